@@ -1,0 +1,14 @@
+import react from "@astrojs/react";
+import UnoCSS from "@unocss/astro";
+import { defineConfig } from "astro/config";
+
+export default defineConfig({
+  site: process.env.PUBLIC_SITE_URL ?? "http://localhost:4321",
+  // Islands are React; everything else ships as plain HTML and CSS.
+  integrations: [UnoCSS({ injectReset: true }), react()],
+  build: {
+    // The stylesheet is small: inlining it saves a render-blocking request.
+    inlineStylesheets: "always",
+  },
+  devToolbar: { enabled: false },
+});
