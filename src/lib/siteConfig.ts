@@ -1,0 +1,142 @@
+/**
+ * Parses the operator-facing settings (addresses, embeds, links) from PUBLIC_* variables.
+ * Pure and environment-agnostic so it can be tested without Vite: src/config.ts feeds it import.meta.env.
+ */
+
+export const VIDEO_SLOTS = [
+  "promo",
+  "wheel",
+  "fortune",
+  "auction",
+  "calculator",
+  "captcha",
+  "reviews",
+  "donation",
+] as const;
+export type VideoSlot = (typeof VIDEO_SLOTS)[number];
+
+export interface SiteConfig {
+  contractAddress: string;
+  paymentAddress: string;
+  donationAddress: string;
+  nativeCoin: string;
+  communityUrl: string;
+  chartUrl: string;
+  videoEmbedOrigin: string;
+  videoIds: Record<VideoSlot, string>;
+  /** Socket URL of the realtime service; empty means "same origin, /realtime". */
+  realtimeUrl: string;
+  /** Names of settings still on their placeholder defaults, for the operator's eyes. */
+  placeholders: string[];
+}
+
+type Env = Record<string, string | boolean | undefined>;
+
+// Clearly fake defaults: an operator must set the PUBLIC_* variable before launch.
+export const PLACEHOLDER_DEFAULTS = {
+  PUBLIC_CONTRACT_ADDRESS: "ZNcontractPLACEHoLDERxxxxxxxxxxxxxxxxxxxxxxx",
+  PUBLIC_PAYMENT_ADDRESS: "ZNpaymentPLACEHoLDERxxxxxxxxxxxxxxxxxxxxxxxx",
+  PUBLIC_DONATION_ADDRESS: "ZNdonationPLACEHoLDERxxxxxxxxxxxxxxxxxxxxxxx",
+  PUBLIC_COMMUNITY_URL: "https://t.me/PLACEHOLDER_nothing_store",
+  PUBLIC_CHART_URL: "https://dexscreener.com/solana/PLACEHOLDER?embed=1&theme=dark&info=0",
+  PUBLIC_VIDEO_ID: "PLACEHOLDER",
+} as const;
+
+const VIDEO_ID = /^[A-Za-z0-9_-]{11}$/;
+const ADDRESS = /^[A-Za-z0-9]{20,128}$/;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+function read(env: Env, key: string): string | undefined {
+  const value = env[key];
+  if (typeof value !== "string") return undefined;
+  const trimmed = value.trim();
+  return trimmed === "" ? undefined : trimmed;
+}
+
+function httpsUrl(key: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${key} must be an absolute URL, got "${value}"`);
+  }
+  if (url.protocol !== "https:") throw new ConfigError(`${key} must use https, got "${value}"`);
+  return url.href;
+}
+
+function origin(key: string, value: string): string {
+  const url = new URL(httpsUrl(key, value));
+  if (url.pathname !== "/" || url.search || url.hash) {
+    throw new ConfigError(`${key} must be an origin like https://example.com, got "${value}"`);
+  }
+  return url.origin;
+}
+
+function socketUrl(key: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${key} must be an absolute ws:// or wss:// URL, got "${value}"`);
+  }
+  if (url.protocol !== "wss:" && url.protocol !== "ws:") {
+    throw new ConfigError(`${key} must use ws:// or wss://, got "${value}"`);
+  }
+  return url.href;
+}
+
+export function parseSiteConfig(env: Env): SiteConfig {
+  const placeholders: string[] = [];
+  const setting = (key: keyof typeof PLACEHOLDER_DEFAULTS | string, fallback: string) => {
+    const value = read(env, key);
+    if (value === undefined) placeholders.push(key);
+    return value ?? fallback;
+  };
+
+  const address = (key: keyof typeof PLACEHOLDER_DEFAULTS) => {
+    const value = setting(key, PLACEHOLDER_DEFAULTS[key]);
+    if (!ADDRESS.test(value)) {
+      throw new ConfigError(`${key} must be 20 to 128 letters and digits, got "${value}"`);
+    }
+    return value;
+  };
+
+  const videoIds = {} as Record<VideoSlot, string>;
+  for (const slot of VIDEO_SLOTS) {
+    const key = `PUBLIC_VIDEO_${slot.toUpperCase()}`;
+    const value = setting(key, PLACEHOLDER_DEFAULTS.PUBLIC_VIDEO_ID);
+    if (!VIDEO_ID.test(value)) {
+      throw new ConfigError(`${key} must be an 11-character video id, got "${value}"`);
+    }
+    videoIds[slot] = value;
+  }
+
+  const realtime = read(env, "PUBLIC_REALTIME_URL");
+
+  return {
+    contractAddress: address("PUBLIC_CONTRACT_ADDRESS"),
+    paymentAddress: address("PUBLIC_PAYMENT_ADDRESS"),
+    donationAddress: address("PUBLIC_DONATION_ADDRESS"),
+    nativeCoin: read(env, "PUBLIC_NATIVE_COIN") ?? "SOL",
+    communityUrl: httpsUrl(
+      "PUBLIC_COMMUNITY_URL",
+      setting("PUBLIC_COMMUNITY_URL", PLACEHOLDER_DEFAULTS.PUBLIC_COMMUNITY_URL),
+    ),
+    chartUrl: httpsUrl("PUBLIC_CHART_URL", setting("PUBLIC_CHART_URL", PLACEHOLDER_DEFAULTS.PUBLIC_CHART_URL)),
+    videoEmbedOrigin: origin(
+      "PUBLIC_VIDEO_EMBED_ORIGIN",
+      read(env, "PUBLIC_VIDEO_EMBED_ORIGIN") ?? "https://www.youtube-nocookie.com",
+    ),
+    videoIds,
+    realtimeUrl: realtime === undefined ? "" : socketUrl("PUBLIC_REALTIME_URL", realtime),
+    placeholders,
+  };
+}
+
+/** The embed URL for a video id on the configured video host. */
+export function videoEmbedUrl(config: Pick<SiteConfig, "videoEmbedOrigin">, videoId: string): string {
+  return `${config.videoEmbedOrigin}/embed/${encodeURIComponent(videoId)}?autoplay=1&rel=0`;
+}
