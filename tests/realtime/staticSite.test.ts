@@ -1,0 +1,100 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { gzipSync } from "node:zlib";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createLogger } from "../../realtime/logger.ts";
+import { createAppServer } from "../../realtime/server.ts";
+
+interface LogLine {
+  level: number;
+  msg: string;
+  path?: string;
+}
+
+let site: string;
+let server: Server;
+let base: string;
+let logs: LogLine[];
+
+async function startServer(staticDir: string) {
+  logs = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split("\n").filter(Boolean)) logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  server = createAppServer({ port: 0, host: "127.0.0.1", staticDir, logLevel: "info" }, createLogger("info", sink));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+beforeEach(async () => {
+  site = await mkdtemp(join(tmpdir(), "nothing-site-"));
+  const home = `<!doctype html><title>home</title>${"<p>nothing</p>".repeat(200)}`;
+  await writeFile(join(site, "index.html"), home);
+  await writeFile(join(site, "index.html.gz"), gzipSync(home));
+  await writeFile(join(site, "404.html"), "<!doctype html><h1>Oops! Page not found</h1>");
+  await mkdir(join(site, "leaderboard"));
+  await writeFile(join(site, "leaderboard", "index.html"), "<!doctype html><h1>Wall of Fame</h1>");
+  await mkdir(join(site, "_astro"));
+  await writeFile(join(site, "_astro", "app.abc123.js"), "console.log('nothing')");
+  await startServer(site);
+});
+
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await rm(site, { recursive: true, force: true });
+});
+
+describe("static site serving", () => {
+  it("serves pages with revalidation and hashed assets as immutable", async () => {
+    const home = await fetch(`${base}/`);
+    expect(home.status).toBe(200);
+    expect(home.headers.get("content-type")).toMatch(/text\/html/);
+    expect(home.headers.get("cache-control")).toBe("public, max-age=0, must-revalidate");
+
+    const fame = await fetch(`${base}/leaderboard`);
+    expect(fame.status).toBe(200);
+    expect(await fame.text()).toContain("Wall of Fame");
+
+    const asset = await fetch(`${base}/_astro/app.abc123.js`);
+    expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+  });
+
+  it("sends the precompressed variant to clients that accept it", async () => {
+    const response = await fetch(`${base}/`, { headers: { "Accept-Encoding": "gzip" } });
+    expect(response.headers.get("content-encoding")).toBe("gzip");
+    expect(await response.text()).toContain("<title>home</title>");
+  });
+
+  it("answers unknown paths 404 with the 404 page and logs the path", async () => {
+    const response = await fetch(`${base}/no/such/nothing?x=1`);
+    expect(response.status).toBe(404);
+    expect(await response.text()).toContain("Oops! Page not found");
+    expect(logs).toContainEqual(expect.objectContaining({ msg: "page not found", path: "/no/such/nothing" }));
+  });
+
+  it("survives a file that disappears while the server runs", async () => {
+    await rm(join(site, "index.html.gz"));
+    await rm(join(site, "index.html"));
+    await expect(fetch(`${base}/`, { headers: { "Accept-Encoding": "gzip" } })).rejects.toThrow();
+    expect(logs).toContainEqual(expect.objectContaining({ msg: "static file read failed" }));
+    // Still serving.
+    expect((await fetch(`${base}/leaderboard`)).status).toBe(200);
+  });
+
+  it("refuses to start without a built site, saying what to run", () => {
+    expect(() =>
+      createAppServer(
+        { port: 0, host: "127.0.0.1", staticDir: join(site, "missing"), logLevel: "info" },
+        createLogger("silent"),
+      ),
+    ).toThrow(/run "npm run build" first/);
+  });
+});
