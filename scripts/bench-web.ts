@@ -1,0 +1,607 @@
+/**
+ * Web benchmark of the built store, served by the real server on loopback:
+ *  - Lighthouse scores (performance, accessibility, best practices, SEO) of each page, mobile and
+ *    desktop, with the audits that keep a score below 100;
+ *  - the bytes the home page fetches before any interaction and after scrolling to its bottom.
+ *
+ * Usage: npm run bench:web [-- --no-build]
+ * Prints one summary line per measurement and writes everything to bench/results/web-<date>.json.
+ * Every Chromium here can only resolve 127.0.0.1, so no request leaves the machine.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { cp, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
+import os from "node:os";
+import { join, relative } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { chromium, type Page, type Request, type Response } from "@playwright/test";
+import * as chromeLauncher from "chrome-launcher";
+import lighthouse, { type Result as LighthouseResult } from "lighthouse";
+import desktopConfig from "lighthouse/core/config/desktop-config.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const BUILD_DIR = join(ROOT, "dist");
+const RESULTS_DIR = join(ROOT, "bench", "results");
+
+const LIGHTHOUSE_PAGES = ["/", "/leaderboard"];
+const BYTES_PAGE = "/";
+const FORM_FACTORS = ["mobile", "desktop"] as const;
+const CATEGORIES = ["performance", "accessibility", "best-practices", "seo"];
+
+const CHROMIUM_PATH = "/usr/bin/chromium";
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  // Every host but 127.0.0.1 fails to resolve: a third-party link on a page is counted, never fetched.
+  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+];
+
+const BUILD_TIMEOUT_MS = 5 * 60_000;
+const SERVER_START_TIMEOUT_MS = 30_000;
+const SERVER_STOP_TIMEOUT_MS = 5_000;
+const LIGHTHOUSE_RUN_TIMEOUT_MS = 3 * 60_000;
+const BROWSER_TIMEOUT_MS = 30_000;
+const BYTES_RUN_TIMEOUT_MS = 2 * 60_000;
+const NETWORK_IDLE_TIMEOUT_MS = 10_000;
+// As Playwright's "networkidle": no request open for this long.
+const NETWORK_QUIET_MS = 500;
+const MAX_SCROLL_STEPS = 50;
+const SCROLL_PAUSE_MS = 200;
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+type FormFactor = (typeof FORM_FACTORS)[number];
+
+interface FailingAudit {
+  category: string;
+  id: string;
+  title: string;
+  /** 0-1, or null when the audit itself errored. */
+  score: number | null;
+  /** Its share in the category score; 0 means it is advice that does not move the score. */
+  weight: number;
+  displayValue?: string;
+  errorMessage?: string;
+}
+
+interface LighthouseReport {
+  page: string;
+  formFactor: FormFactor;
+  /** Category id -> score 0-100. */
+  scores: Record<string, number>;
+  failingAudits: FailingAudit[];
+  runWarnings: string[];
+  lighthouseVersion: string;
+  userAgent: string;
+}
+
+const RESOURCE_TYPES = ["document", "script", "stylesheet", "font", "image", "other"] as const;
+type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+interface FetchedResource {
+  type: ResourceType;
+  url: string;
+  status: number;
+  /** Decoded body length, whatever the transfer encoding was. */
+  rawBytes: number;
+  /** gzip -9 of the body, computed here so it does not depend on what the server sent. */
+  gzipBytes: number;
+  thirdParty: boolean;
+}
+
+interface Totals {
+  count: number;
+  rawBytes: number;
+  gzipBytes: number;
+}
+
+interface FetchSnapshot {
+  /** False when requests were still open after NETWORK_IDLE_TIMEOUT_MS. */
+  networkIdle: boolean;
+  all: Totals;
+  byType: Record<ResourceType, Totals>;
+  thirdPartyRequests: string[];
+  resources: FetchedResource[];
+}
+
+interface InlineScripts {
+  count: number;
+  rawBytes: number;
+  moduleCount: number;
+  moduleRawBytes: number;
+}
+
+interface BytesReport {
+  page: string;
+  beforeInteraction: FetchSnapshot;
+  afterScrolling: FetchSnapshot;
+  scrollSteps: number;
+  inlineScripts: InlineScripts;
+  browserVersion: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${timeoutMs / 1000} s`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function exitStatus(child: ChildProcess): string {
+  return child.signalCode ? `killed by ${child.signalCode}` : `code ${child.exitCode}`;
+}
+
+/** True when the child exited within the time given. */
+async function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (hasExited(child)) return true;
+  // An unref'd timer, so a child that exits early does not keep this process waiting.
+  return Promise.race([once(child, "exit").then(() => true), sleep(timeoutMs, false, { ref: false })]);
+}
+
+function bytes(count: number): string {
+  return `${count.toLocaleString("en-US")} B`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Build and server
+
+async function runBuild(): Promise<void> {
+  // Through npm, as a person would: the script's PATH (set by `npm run`) puts the pinned Node 24 first.
+  const build = spawn("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit", timeout: BUILD_TIMEOUT_MS });
+  const [code, signal] = (await once(build, "exit")) as [number | null, NodeJS.Signals | null];
+  if (signal) throw new Error(`npm run build was stopped by ${signal} (limit ${BUILD_TIMEOUT_MS / 1000} s)`);
+  if (code !== 0) throw new Error(`npm run build exited with code ${code}`);
+}
+
+async function findFreePort(): Promise<number> {
+  const probe = createServer();
+  probe.listen(0, "127.0.0.1");
+  await once(probe, "listening");
+  const { port } = probe.address() as AddressInfo;
+  probe.close();
+  await once(probe, "close");
+  return port;
+}
+
+/**
+ * A private copy of the built site: another build or test run in this work tree rewrites dist/,
+ * and the server must not lose files (or serve a newer build) in the middle of a measurement.
+ */
+async function snapshotBuild(): Promise<string> {
+  const copy = await mkdtemp(join(os.tmpdir(), "bench-web-site-"));
+  try {
+    await cp(BUILD_DIR, copy, { recursive: true });
+    return copy;
+  } catch (error) {
+    await rm(copy, { recursive: true, force: true });
+    throw new Error(`could not copy ${BUILD_DIR} (is a build running?): ${errorMessage(error)}`);
+  }
+}
+
+function startServer(port: number, staticDir: string): ChildProcess {
+  // process.execPath is the Node 24 running this script. The server's JSON log goes to stderr so
+  // that stdout carries only the summary lines.
+  const server = spawn(process.execPath, ["realtime/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", STATIC_DIR: staticDir },
+    stdio: ["ignore", process.stderr, "inherit"],
+  });
+  // Last resort if this script dies without reaching its cleanup: never leave a server behind.
+  process.once("exit", () => server.kill("SIGKILL"));
+  return server;
+}
+
+async function waitUntilServing(url: string, server: ChildProcess): Promise<void> {
+  const deadline = Date.now() + SERVER_START_TIMEOUT_MS;
+  let lastProblem = "no answer yet";
+  while (Date.now() < deadline) {
+    if (hasExited(server)) throw new Error(`the server exited (${exitStatus(server)}) before serving ${url}`);
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await response.body?.cancel();
+      if (response.status === 200) return;
+      lastProblem = `status ${response.status}`;
+    } catch (error) {
+      lastProblem = errorMessage(error);
+    }
+    await sleep(200);
+  }
+  throw new Error(
+    `the server did not answer 200 at ${url} within ${SERVER_START_TIMEOUT_MS / 1000} s (${lastProblem})`,
+  );
+}
+
+async function stopServer(server: ChildProcess): Promise<void> {
+  if (hasExited(server)) return;
+  server.kill("SIGTERM");
+  if (await waitForExit(server, SERVER_STOP_TIMEOUT_MS)) return;
+  server.kill("SIGKILL");
+  await waitForExit(server, SERVER_STOP_TIMEOUT_MS);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lighthouse
+
+async function runLighthouse(origin: string, page: string, formFactor: FormFactor): Promise<LighthouseReport> {
+  // A fresh Chromium and profile per run, so no run sees another's cache.
+  const userDataDir = await mkdtemp(join(os.tmpdir(), "bench-web-lighthouse-"));
+  try {
+    const chrome = await chromeLauncher.launch({
+      chromePath: CHROMIUM_PATH,
+      chromeFlags: CHROMIUM_FLAGS,
+      userDataDir,
+      logLevel: "silent",
+    });
+    try {
+      return await lighthouseOnChrome(chrome.port, origin, page, formFactor);
+    } finally {
+      chrome.kill();
+      await waitForExit(chrome.process, BROWSER_TIMEOUT_MS);
+    }
+  } finally {
+    await rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+async function lighthouseOnChrome(
+  port: number,
+  origin: string,
+  page: string,
+  formFactor: FormFactor,
+): Promise<LighthouseReport> {
+  const flags = { port, logLevel: "error" as const, onlyCategories: CATEGORIES };
+  // No config means Lighthouse's default, which is the mobile one.
+  const config = formFactor === "desktop" ? desktopConfig : undefined;
+  const what = `Lighthouse ${formFactor} ${page}`;
+  const result = await withTimeout(lighthouse(origin + page, flags, config), LIGHTHOUSE_RUN_TIMEOUT_MS, what);
+  if (!result) throw new Error(`${what} returned no result`);
+  return summarizeLighthouse(result.lhr, page, formFactor);
+}
+
+function summarizeLighthouse(lhr: LighthouseResult, page: string, formFactor: FormFactor): LighthouseReport {
+  const what = `Lighthouse ${formFactor} ${page}`;
+  if (lhr.runtimeError) throw new Error(`${what}: ${lhr.runtimeError.code} ${lhr.runtimeError.message}`);
+  const scores: Record<string, number> = {};
+  for (const id of CATEGORIES) {
+    const score = lhr.categories[id]?.score;
+    if (score === null || score === undefined) throw new Error(`${what}: no score for ${id}`);
+    scores[id] = Math.round(score * 100);
+  }
+  return {
+    page,
+    formFactor,
+    scores,
+    failingAudits: failingAudits(lhr),
+    runWarnings: lhr.runWarnings,
+    lighthouseVersion: lhr.lighthouseVersion,
+    userAgent: lhr.environment.hostUserAgent,
+  };
+}
+
+// Audits whose score is null by design: they explain, they do not judge.
+const UNSCORED_MODES = new Set(["informative", "notApplicable", "manual"]);
+
+/** The audits that tell a reader why a score is below 100 (and those that could not run). */
+function failingAudits(lhr: LighthouseResult): FailingAudit[] {
+  const failing: FailingAudit[] = [];
+  for (const category of CATEGORIES) {
+    for (const ref of lhr.categories[category]?.auditRefs ?? []) {
+      const audit = lhr.audits[ref.id];
+      if (!audit || UNSCORED_MODES.has(audit.scoreDisplayMode)) continue;
+      const errored = audit.scoreDisplayMode === "error";
+      if (!errored && (audit.score === null || audit.score >= 1)) continue;
+      failing.push({
+        category,
+        id: audit.id,
+        title: audit.title,
+        score: audit.score,
+        weight: ref.weight,
+        displayValue: audit.displayValue,
+        errorMessage: audit.errorMessage,
+      });
+    }
+  }
+  // Heaviest first: those are what move the score.
+  return failing.sort((a, b) => b.weight - a.weight);
+}
+
+function lighthouseLines(report: LighthouseReport): string[] {
+  const scores = CATEGORIES.map((id) => `${id} ${report.scores[id]}`).join(", ");
+  const lines = [`lighthouse ${report.formFactor} ${report.page}: ${scores}`];
+  for (const audit of report.failingAudits) {
+    const score = audit.score === null ? "error" : `score ${audit.score}`;
+    const detail = audit.errorMessage ?? audit.displayValue;
+    lines.push(
+      `  failing ${audit.category}/${audit.id} (${score}, weight ${audit.weight}): ${audit.title}` +
+        (detail ? ` [${detail}]` : ""),
+    );
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bytes fetched by a page
+
+async function measureBytes(origin: string, path: string): Promise<BytesReport> {
+  // launch() gives every browser a fresh temporary profile of its own.
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_FLAGS,
+    timeout: BROWSER_TIMEOUT_MS,
+  });
+  try {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(BROWSER_TIMEOUT_MS);
+    const fetches = watchFetches(page, new URL(origin).host);
+
+    await page.goto(origin + path, { waitUntil: "load" });
+    // Quiet is a best effort: a page that keeps polling is still measured, and flagged.
+    const beforeInteraction = await fetches.snapshot(await fetches.waitForQuiet());
+    const scrollSteps = await scrollToBottom(page);
+    const afterScrolling = await fetches.snapshot(await fetches.waitForQuiet());
+
+    const html = await (await fetch(origin + path, { signal: AbortSignal.timeout(BROWSER_TIMEOUT_MS) })).text();
+    return {
+      page: path,
+      beforeInteraction,
+      afterScrolling,
+      scrollSteps,
+      inlineScripts: inlineScripts(html),
+      browserVersion: browser.version(),
+    };
+  } finally {
+    await browser.close();
+  }
+}
+
+/** Records every response (with its body sizes) and every third-party request the page makes. */
+function watchFetches(page: Page, pageHost: string) {
+  const pending: Promise<FetchedResource | undefined>[] = [];
+  const thirdPartyRequests: string[] = [];
+  const inFlight = new Set<Request>();
+  page.on("request", (request) => {
+    inFlight.add(request);
+    if (isThirdParty(request.url(), pageHost)) thirdPartyRequests.push(request.url());
+  });
+  page.on("requestfinished", (request) => inFlight.delete(request));
+  page.on("requestfailed", (request) => inFlight.delete(request));
+  page.on("response", (response) => {
+    const described = describeResponse(response, pageHost);
+    // Marked handled now; a failure still surfaces when snapshot() awaits it.
+    described.catch(() => {});
+    pending.push(described);
+  });
+  return {
+    /**
+     * Waits until no request has been open for NETWORK_QUIET_MS. Playwright's "networkidle" load
+     * state fires once per document, so it cannot tell when the fetches that scrolling set off end.
+     * Returns false when the network never went quiet within NETWORK_IDLE_TIMEOUT_MS.
+     */
+    async waitForQuiet(): Promise<boolean> {
+      const deadline = Date.now() + NETWORK_IDLE_TIMEOUT_MS;
+      let quietSince = Date.now();
+      while (Date.now() < deadline) {
+        if (inFlight.size > 0) quietSince = Date.now();
+        else if (Date.now() - quietSince >= NETWORK_QUIET_MS) return true;
+        await sleep(50);
+      }
+      return false;
+    },
+    async snapshot(networkIdle: boolean): Promise<FetchSnapshot> {
+      const resources = (await Promise.all(pending)).filter((resource) => resource !== undefined);
+      return {
+        networkIdle,
+        all: total(resources),
+        byType: totalsByType(resources),
+        thirdPartyRequests: [...thirdPartyRequests],
+        resources,
+      };
+    },
+  };
+}
+
+function isThirdParty(url: string, pageHost: string): boolean {
+  const { protocol, host } = new URL(url);
+  // data: and blob: URLs are not fetched from anyone.
+  return (protocol === "http:" || protocol === "https:") && host !== pageHost;
+}
+
+async function describeResponse(response: Response, pageHost: string): Promise<FetchedResource | undefined> {
+  const url = response.url();
+  if (!url.startsWith("http:") && !url.startsWith("https:")) return undefined;
+  const status = response.status();
+  // Redirects and 204/304 answers carry no body to weigh (and Playwright refuses to read one).
+  const hasBody = !(status >= 300 && status < 400) && status !== 204;
+  const body = hasBody ? await response.body() : Buffer.alloc(0);
+  return {
+    type: resourceType(response.request().resourceType()),
+    url,
+    status,
+    rawBytes: body.length,
+    gzipBytes: body.length > 0 ? gzipSync(body, { level: 9 }).length : 0,
+    thirdParty: isThirdParty(url, pageHost),
+  };
+}
+
+/** Playwright's many request types, folded into the few this report compares. */
+function resourceType(playwrightType: string): ResourceType {
+  const known = RESOURCE_TYPES as readonly string[];
+  return known.includes(playwrightType) ? (playwrightType as ResourceType) : "other";
+}
+
+function total(resources: FetchedResource[]): Totals {
+  return {
+    count: resources.length,
+    rawBytes: resources.reduce((sum, resource) => sum + resource.rawBytes, 0),
+    gzipBytes: resources.reduce((sum, resource) => sum + resource.gzipBytes, 0),
+  };
+}
+
+function totalsByType(resources: FetchedResource[]): Record<ResourceType, Totals> {
+  const byType = {} as Record<ResourceType, Totals>;
+  for (const type of RESOURCE_TYPES) byType[type] = total(resources.filter((resource) => resource.type === type));
+  return byType;
+}
+
+/** Scrolls one viewport at a time to the bottom, so lazy images and client:visible islands load. */
+async function scrollToBottom(page: Page): Promise<number> {
+  for (let step = 1; step <= MAX_SCROLL_STEPS; step++) {
+    await page.evaluate(() => window.scrollBy(0, window.innerHeight));
+    await sleep(SCROLL_PAUSE_MS);
+    const atBottom = await page.evaluate(
+      () => window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 1,
+    );
+    if (atBottom) return step;
+  }
+  return MAX_SCROLL_STEPS;
+}
+
+/**
+ * JavaScript written into the HTML itself (Astro inlines small scripts): the browser runs it but
+ * never fetches it as a file, so the script totals above do not include it.
+ */
+function inlineScripts(html: string): InlineScripts {
+  const found: InlineScripts = { count: 0, rawBytes: 0, moduleCount: 0, moduleRawBytes: 0 };
+  for (const [, attributes = "", body = ""] of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script\s*>/gi)) {
+    if (/\bsrc\s*=/i.test(attributes)) continue;
+    const type = /\btype\s*=\s*["']?([^"'\s>]+)/i.exec(attributes)?.[1]?.toLowerCase();
+    const isModule = type === "module";
+    // JSON-LD, import maps and the like are data, not code.
+    if (!isModule && type !== undefined && type !== "text/javascript" && type !== "application/javascript") continue;
+    const size = Buffer.byteLength(body);
+    found.count += 1;
+    found.rawBytes += size;
+    if (isModule) {
+      found.moduleCount += 1;
+      found.moduleRawBytes += size;
+    }
+  }
+  return found;
+}
+
+/** E.g. "3 files 12,345 B raw, 4,567 B gzip". */
+function totalsText(totals: Totals, unit: "file" | "request"): string {
+  const counted = `${totals.count} ${unit}${totals.count === 1 ? "" : "s"}`;
+  return `${counted} ${bytes(totals.rawBytes)} raw, ${bytes(totals.gzipBytes)} gzip`;
+}
+
+function byTypeText(snapshot: FetchSnapshot): string {
+  return RESOURCE_TYPES.filter((type) => snapshot.byType[type].count > 0)
+    .map((type) => `${type} ${totalsText(snapshot.byType[type], "file")}`)
+    .join("; ");
+}
+
+function bytesLines(report: BytesReport): string[] {
+  const { beforeInteraction: before, afterScrolling: after, inlineScripts: inline } = report;
+  const lines = [
+    `js ${report.page}: ${totalsText(before.byType.script, "file")} ` +
+      `(inline scripts: ${inline.count}, ${bytes(inline.rawBytes)} raw, of which modules ${bytes(inline.moduleRawBytes)}); ` +
+      `js after scrolling: ${totalsText(after.byType.script, "file")}; ` +
+      `all types before interaction: ${totalsText(before.all, "request")}; ` +
+      `after scrolling: ${totalsText(after.all, "request")}; ` +
+      `third-party requests: ${after.thirdPartyRequests.length}`,
+    `bytes ${report.page} before interaction by type: ${byTypeText(before)}`,
+    `bytes ${report.page} after scrolling (${report.scrollSteps} steps) by type: ${byTypeText(after)}`,
+  ];
+  if (!before.networkIdle || !after.networkIdle) {
+    lines.push(`  warning: the network of ${report.page} never went idle; sizes are what had arrived by then`);
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function writeResults(results: object, isoDate: string): Promise<string> {
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `web-${isoDate.slice(0, 10)}.json`);
+  // Written whole then renamed, so a reader never sees half a file (*.tmp is git-ignored).
+  await writeFile(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
+  await rename(`${file}.tmp`, file);
+  return file;
+}
+
+function parseArgs(args: string[]): { build: boolean } {
+  const unknown = args.filter((arg) => arg !== "--no-build");
+  if (unknown.length > 0) throw new Error(`unknown argument ${unknown.join(" ")} (usage: bench-web.ts [--no-build])`);
+  return { build: !args.includes("--no-build") };
+}
+
+async function main(): Promise<void> {
+  const { build } = parseArgs(process.argv.slice(2));
+  if (build) await runBuild();
+
+  const siteDir = await snapshotBuild();
+  const port = await findFreePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const server = startServer(port, siteDir);
+  try {
+    await waitUntilServing(`${origin}/`, server);
+
+    const lighthouseReports: LighthouseReport[] = [];
+    for (const formFactor of FORM_FACTORS) {
+      for (const page of LIGHTHOUSE_PAGES) {
+        const report = await runLighthouse(origin, page, formFactor);
+        for (const line of lighthouseLines(report)) console.log(line);
+        lighthouseReports.push(report);
+      }
+    }
+
+    const bytesReport = await withTimeout(measureBytes(origin, BYTES_PAGE), BYTES_RUN_TIMEOUT_MS, "Measuring bytes");
+    for (const line of bytesLines(bytesReport)) console.log(line);
+
+    const date = new Date().toISOString();
+    const cpus = os.cpus();
+    const machine = {
+      cpus: cpus.length,
+      cpuModel: cpus[0]?.model ?? "unknown",
+      node: process.version,
+      totalMemoryBytes: os.totalmem(),
+      platform: `${os.platform()} ${os.release()}`,
+      chromium: bytesReport.browserVersion,
+    };
+    const file = await writeResults({ date, machine, lighthouse: lighthouseReports, bytes: bytesReport }, date);
+    console.log(`results written to ${relative(ROOT, file)}`);
+  } catch (error) {
+    // "fetch failed" and the like mean little until one knows the server had died.
+    if (hasExited(server)) {
+      throw new Error(`${errorMessage(error)} (the server had exited, ${exitStatus(server)}; its log is above)`);
+    }
+    throw error;
+  } finally {
+    await stopServer(server);
+    await rm(siteDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`bench:web failed: ${errorMessage(error)}`);
+  // A run that timed out may leave a browser connection open; do not hang on it.
+  process.exit(1);
+});
