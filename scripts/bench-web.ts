@@ -21,6 +21,7 @@ import { chromium, type Page, type Request, type Response } from "@playwright/te
 import * as chromeLauncher from "chrome-launcher";
 import lighthouse, { type Result as LighthouseResult } from "lighthouse";
 import desktopConfig from "lighthouse/core/config/desktop-config.js";
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BUILD_DIR = join(ROOT, "dist");
@@ -31,16 +32,9 @@ const BYTES_PAGE = "/";
 const FORM_FACTORS = ["mobile", "desktop"] as const;
 const CATEGORIES = ["performance", "accessibility", "best-practices", "seo"];
 
-const CHROMIUM_PATH = "/usr/bin/chromium";
 const CHROMIUM_FLAGS = [
   "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
+  ...CHROMIUM_ARGS,
   // Every host but 127.0.0.1 fails to resolve: a third-party link on a page is counted, never fetched.
   "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ];
