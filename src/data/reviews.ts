@@ -21,7 +21,8 @@ export const REVIEWS: readonly Review[] = [
     date: "2026-09-14",
     rating: 5,
     tier: "Ultimate Nothing",
-    review: "Ordered the Ultimate Nothing and it arrived instantly. By which I mean it didn't. Best purchase of my life.",
+    review:
+      "Ordered the Ultimate Nothing and it arrived instantly. By which I mean it didn't. Best purchase of my life.",
   },
   {
     id: 2,
