@@ -9,5 +9,5 @@ export const config = parseSiteConfig(import.meta.env);
 
 // Once per build (the module is evaluated once on the server side): an operator sees what is unset.
 if (import.meta.env.SSR && config.placeholders.length > 0) {
-  console.warn(`[nothing-store] placeholder values in use, set before launch: ${config.placeholders.join(", ")}`);
+  console.warn(`\n[nothing-store] placeholder values in use, set before launch: ${config.placeholders.join(", ")}`);
 }
