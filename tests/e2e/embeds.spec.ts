@@ -80,6 +80,7 @@ test.describe("third-party embeds", () => {
     const note = promoSection(page).getByText("This embed couldn't load. Nothing to see here, even more than usual.");
     await expect(note).toBeVisible();
     await expect(page.locator('iframe[title="Experience the Nothing Revolution"]')).toHaveCount(0);
+    await expect(promoSection(page).getByRole("button", { name: "Try again" })).toBeFocused();
 
     await page.unroute(`${VIDEO_HOST}/**`);
     await page.route(`${VIDEO_HOST}/**`, (route) => route.fulfill({ contentType: "text/html", body: "<p>back</p>" }));
@@ -98,5 +99,6 @@ test.describe("third-party embeds", () => {
       promoSection(page).getByText("This embed couldn't load. Nothing to see here, even more than usual."),
     ).toBeVisible();
     await expect(page.locator("iframe")).toHaveCount(0);
+    await expect(promoSection(page).getByRole("button", { name: "Try again" })).toBeFocused();
   });
 });
