@@ -19,7 +19,7 @@ export default defineConfig({
       args: CHROMIUM_ARGS,
     },
   },
-  projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"], channel: undefined } }],
+  projects: [{ name: "chromium", use: devices["Desktop Chrome"] }],
   webServer: {
     // The same entry point as `npm start`, on the site that `npm run build` left in dist/.
     command: "node realtime/main.ts",

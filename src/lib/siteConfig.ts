@@ -56,41 +56,35 @@ function read(env: Env, key: string): string | undefined {
   return trimmed === "" ? undefined : trimmed;
 }
 
-function httpsUrl(key: string, value: string): string {
+/** Parses an absolute URL whose scheme is one of `protocols` ("https:", "wss:", ...). */
+function absoluteUrl(key: string, value: string, protocols: readonly string[]): URL {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw new ConfigError(`${key} must be an absolute URL, got "${value}"`);
   }
-  if (url.protocol !== "https:") throw new ConfigError(`${key} must use https, got "${value}"`);
-  return url.href;
+  if (!protocols.includes(url.protocol)) {
+    const schemes = protocols.map((protocol) => `${protocol}//`).join(" or ");
+    throw new ConfigError(`${key} must use ${schemes}, got "${value}"`);
+  }
+  return url;
 }
 
+const httpsUrl = (key: string, value: string) => absoluteUrl(key, value, ["https:"]).href;
+const socketUrl = (key: string, value: string) => absoluteUrl(key, value, ["ws:", "wss:"]).href;
+
 function origin(key: string, value: string): string {
-  const url = new URL(httpsUrl(key, value));
+  const url = absoluteUrl(key, value, ["https:"]);
   if (url.pathname !== "/" || url.search || url.hash) {
     throw new ConfigError(`${key} must be an origin like https://example.com, got "${value}"`);
   }
   return url.origin;
 }
 
-function socketUrl(key: string, value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(`${key} must be an absolute ws:// or wss:// URL, got "${value}"`);
-  }
-  if (url.protocol !== "wss:" && url.protocol !== "ws:") {
-    throw new ConfigError(`${key} must use ws:// or wss://, got "${value}"`);
-  }
-  return url.href;
-}
-
 export function parseSiteConfig(env: Env): SiteConfig {
   const placeholders: string[] = [];
-  const setting = (key: keyof typeof PLACEHOLDER_DEFAULTS | string, fallback: string) => {
+  const setting = (key: string, fallback: string) => {
     const value = read(env, key);
     if (value === undefined) placeholders.push(key);
     return value ?? fallback;
