@@ -4,6 +4,8 @@ import { defineConfig } from "astro/config";
 
 export default defineConfig({
   site: process.env.PUBLIC_SITE_URL ?? "http://localhost:4321",
+  // A separate output folder lets parallel checkouts build and serve without clobbering dist/.
+  outDir: process.env.ASTRO_OUT_DIR ?? "./dist",
   // Islands are React; everything else ships as plain HTML and CSS.
   integrations: [UnoCSS({ injectReset: true }), react()],
   build: {

@@ -1,0 +1,73 @@
+import { useStore } from "@nanostores/react";
+import { useLayoutEffect, useRef, useState } from "react";
+import { $toasts, dismissToast } from "../stores/toasts.ts";
+import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
+
+type Edge = "bottom" | "top";
+
+/**
+ * The page's one toaster. Its list is server-rendered empty, so the live region exists before the
+ * first toast. It sits at the bottom, above the chatbot button, and moves to the top whenever it
+ * would cover the focused element (DESIGN.md 3a).
+ */
+function Toaster() {
+  const toasts = useStore($toasts);
+  const [edge, setEdge] = useState<Edge>("bottom");
+  const regionRef = useRef<HTMLElement>(null);
+
+  useLayoutEffect(() => {
+    const moveOffFocus = () => {
+      const region = regionRef.current;
+      const focused = document.activeElement;
+      if (!region || toasts.length === 0 || !focused || focused === document.body || region.contains(focused)) return;
+      if (overlaps(region.getBoundingClientRect(), focused.getBoundingClientRect())) {
+        setEdge((current) => (current === "bottom" ? "top" : "bottom"));
+      }
+    };
+    moveOffFocus();
+    document.addEventListener("focusin", moveOffFocus);
+    return () => document.removeEventListener("focusin", moveOffFocus);
+  }, [toasts]);
+
+  return (
+    <section
+      ref={regionRef}
+      aria-label="Notifications"
+      data-edge={edge}
+      className={`pointer-events-none fixed right-0 z-50 w-full max-w-sm p-4 ${edge === "bottom" ? "bottom-20" : "top-16"}`}
+    >
+      <ol aria-live="polite" className="m-0 flex list-none flex-col gap-2 p-0">
+        {toasts.map((toast) => (
+          <li
+            key={toast.id}
+            role={toast.variant === "destructive" ? "alert" : "status"}
+            aria-atomic="true"
+            data-variant={toast.variant}
+            className={`pointer-events-auto relative rounded-xl border p-4 pr-10 shadow-lg ${
+              toast.variant === "destructive"
+                ? "border-danger bg-[#3a1219] text-ink"
+                : "border-void-600 bg-void-700 text-ink"
+            }`}
+          >
+            <p className="m-0 font-semibold">{toast.title}</p>
+            {toast.description && <p className="m-0 mt-1 text-sm text-ink-muted">{toast.description}</p>}
+            <button
+              type="button"
+              aria-label="Dismiss notification"
+              onClick={() => dismissToast(toast.id)}
+              className="absolute right-2 top-2 grid h-8 w-8 place-items-center rounded-md text-ink-muted hover:text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"
+            >
+              <span aria-hidden="true">×</span>
+            </button>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+function overlaps(a: DOMRect, b: DOMRect) {
+  return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+}
+
+export default withErrorBoundary(Toaster);

@@ -1,0 +1,41 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { $toasts, dismissToast, MAX_VISIBLE_TOASTS, showToast, TOAST_DURATION_MS } from "../../src/stores/toasts.ts";
+
+describe("toasts store", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => {
+    for (const toast of $toasts.get()) dismissToast(toast.id);
+    vi.useRealTimers();
+  });
+
+  it("stacks the newest first and keeps at most three", () => {
+    for (const title of ["one", "two", "three", "four"]) showToast({ title });
+    expect($toasts.get().map((toast) => toast.title)).toEqual(["four", "three", "two"]);
+    expect($toasts.get()).toHaveLength(MAX_VISIBLE_TOASTS);
+  });
+
+  it("dismisses a toast after 5 s, or after its own duration", () => {
+    showToast({ title: "Bid Placed!", description: "You bid $1.00 for absolutely nothing!" });
+    showToast({ title: "News", durationMs: 4_000 });
+    vi.advanceTimersByTime(3_999);
+    expect($toasts.get()).toHaveLength(2);
+    vi.advanceTimersByTime(1);
+    expect($toasts.get().map((toast) => toast.title)).toEqual(["Bid Placed!"]);
+    vi.advanceTimersByTime(TOAST_DURATION_MS - 4_000);
+    expect($toasts.get()).toEqual([]);
+  });
+
+  it("defaults to the plain variant and keeps the destructive one", () => {
+    showToast({ title: "Bid Failed", variant: "destructive" });
+    showToast({ title: "Copied" });
+    expect($toasts.get().map((toast) => toast.variant)).toEqual(["default", "destructive"]);
+  });
+
+  it("dismisses by id and ignores an unknown id", () => {
+    const id = showToast({ title: "gone" });
+    dismissToast(id + 100);
+    expect($toasts.get()).toHaveLength(1);
+    dismissToast(id);
+    expect($toasts.get()).toEqual([]);
+  });
+});
