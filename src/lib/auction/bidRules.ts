@@ -1,0 +1,56 @@
+/**
+ * The bid rules of DESIGN.md section 3, with no I/O: the service applies them authoritatively and
+ * the island applies the same ones first for quick feedback. Money is integer cents throughout.
+ */
+
+export const BIDDER_NAME_MAX_CODE_POINTS = 40;
+/** $1,000,000,000.00, the largest bid the auction accepts. */
+export const MAX_BID_CENTS = 100_000_000_000;
+
+export type BidRuleViolation = "invalid_name" | "invalid_amount" | "too_low";
+
+export type RuleResult<T> = { ok: true; value: T } | { ok: false; code: BidRuleViolation };
+
+// Cc (control) and Cf (format: bidi overrides, zero-width characters) never belong in a name.
+const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}]/u;
+
+/** The stored form of a bidder's name: trimmed, 1 to 40 code points, no control or format characters. */
+export function checkBidderName(raw: string): RuleResult<string> {
+  const name = raw.trim();
+  const codePoints = [...name].length;
+  if (codePoints < 1 || codePoints > BIDDER_NAME_MAX_CODE_POINTS || CONTROL_OR_FORMAT.test(name)) {
+    return { ok: false, code: "invalid_name" };
+  }
+  return { ok: true, value: name };
+}
+
+// A plain decimal with at most 2 places; String(number) never uses an exponent below 1e21.
+const DOLLARS_WITH_CENTS = /^\d+(\.\d{1,2})?$/;
+
+/** An amount in dollars (a JSON number) as integer cents: finite, above 0, at most 2 decimals and the maximum. */
+export function checkAmount(dollars: number): RuleResult<number> {
+  if (!Number.isFinite(dollars) || !DOLLARS_WITH_CENTS.test(String(dollars))) {
+    return { ok: false, code: "invalid_amount" };
+  }
+  const cents = Math.round(dollars * 100);
+  if (cents <= 0 || cents > MAX_BID_CENTS) return { ok: false, code: "invalid_amount" };
+  return { ok: true, value: cents };
+}
+
+/** What a visitor typed into the amount field, as cents; the same rule as checkAmount. */
+export function parseAmountInput(text: string): RuleResult<number> {
+  const trimmed = text.trim();
+  if (trimmed === "") return { ok: false, code: "invalid_amount" };
+  return checkAmount(Number(trimmed));
+}
+
+/** Strictly above the highest accepted bid (the database enforces this atomically too). */
+export function checkAboveHighest(amountCents: number, highestCents: number | null): RuleResult<number> {
+  if (highestCents !== null && amountCents <= highestCents) return { ok: false, code: "too_low" };
+  return { ok: true, value: amountCents };
+}
+
+/** The smallest bid that can win now: the placeholder of the amount field. */
+export function minimumNextBidCents(highestCents: number | null): number {
+  return highestCents === null ? 1 : highestCents + 1;
+}

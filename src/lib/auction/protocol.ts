@@ -1,0 +1,143 @@
+/**
+ * The auction's wire protocol: one JSON object per WebSocket text frame. The service and the
+ * island both import this module, so the message shapes and their validation exist once.
+ *
+ * Connect to PROTOCOL_PATH for a snapshot, or to `PROTOCOL_PATH?after=<last id seen>` to resume:
+ * the service then sends every bid after that id, oldest first (a snapshot instead when more than
+ * RESUME_LIMIT were missed). Then, per accepted bid from any instance, one "bid" message.
+ */
+import * as v from "valibot";
+
+export const PROTOCOL_PATH = "/realtime";
+/** Frames larger than this are refused by the socket (close 1009). A bid needs about 120 bytes. */
+export const MAX_MESSAGE_BYTES = 4 * 1024;
+/** Newest bids in a snapshot (DESIGN.md 3). */
+export const SNAPSHOT_SIZE = 50;
+/** Most missed bids a resume replays; beyond it the client gets a fresh snapshot. */
+export const RESUME_LIMIT = 1_000;
+
+/** Close codes the service uses, beyond the ones `ws` sends itself (1009 for an oversized frame). */
+export const CLOSE_CODES = {
+  /** Service shutting down (SIGTERM): reconnect, another instance or the restarted one answers. */
+  goingAway: 1001,
+  /** Protocol violation the connection cannot recover from, e.g. a binary frame. */
+  unsupportedData: 1003,
+  /** No pong to the service's heartbeat ping in time. */
+  heartbeatTimeout: 4408,
+} as const;
+
+export const ERROR_CODES = [
+  "invalid_name",
+  "invalid_amount",
+  "too_low",
+  "rate_limited",
+  "unavailable",
+  "bad_message",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const BidId = v.pipe(v.number(), v.integer(), v.minValue(1));
+const Cents = v.pipe(v.number(), v.integer(), v.minValue(1));
+const RequestId = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
+
+export const WireBidSchema = v.object({
+  id: BidId,
+  bidderName: v.string(),
+  amountCents: Cents,
+  /** ISO 8601 timestamp of the insert. */
+  createdAt: v.string(),
+});
+export type WireBid = v.InferOutput<typeof WireBidSchema>;
+
+// Client to service. Unknown fields are refused (bad_message), so a typo never passes silently.
+export const PlaceBidSchema = v.strictObject({
+  type: v.literal("bid"),
+  requestId: RequestId,
+  bidderName: v.string(),
+  /** Dollars as a JSON number, at most 2 decimals: the bid rules decide whether it is acceptable. */
+  amount: v.number(),
+});
+export const PingSchema = v.strictObject({ type: v.literal("ping") });
+export const ClientMessageSchema = v.variant("type", [PlaceBidSchema, PingSchema]);
+export type PlaceBidMessage = v.InferOutput<typeof PlaceBidSchema>;
+export type ClientMessage = v.InferOutput<typeof ClientMessageSchema>;
+
+// Service to client.
+export const SnapshotSchema = v.object({
+  type: v.literal("snapshot"),
+  /** Newest first, at most SNAPSHOT_SIZE. */
+  bids: v.array(WireBidSchema),
+  highest: v.nullable(WireBidSchema),
+  /** Distinct trimmed names over all bids. */
+  bidders: v.pipe(v.number(), v.integer(), v.minValue(0)),
+});
+export const ResumeSchema = v.object({
+  type: v.literal("resume"),
+  /** Every bid after the requested id, oldest first. */
+  bids: v.array(WireBidSchema),
+  highest: v.nullable(WireBidSchema),
+  bidders: v.pipe(v.number(), v.integer(), v.minValue(0)),
+});
+export const BidBroadcastSchema = v.object({
+  type: v.literal("bid"),
+  bid: WireBidSchema,
+  bidders: v.pipe(v.number(), v.integer(), v.minValue(1)),
+});
+export const AcceptedSchema = v.object({
+  type: v.literal("accepted"),
+  requestId: RequestId,
+  bid: WireBidSchema,
+});
+export const ErrorSchema = v.object({
+  type: v.literal("error"),
+  /** Present when the refused message carried a usable requestId. */
+  requestId: v.optional(RequestId),
+  code: v.picklist(ERROR_CODES),
+  message: v.string(),
+  /** The highest accepted bid when the error was decided (null: no bids yet); sent with bid errors. */
+  highestCents: v.optional(v.nullable(Cents)),
+});
+export const PongSchema = v.object({ type: v.literal("pong") });
+export const ServerMessageSchema = v.variant("type", [
+  SnapshotSchema,
+  ResumeSchema,
+  BidBroadcastSchema,
+  AcceptedSchema,
+  ErrorSchema,
+  PongSchema,
+]);
+export type ServerMessage = v.InferOutput<typeof ServerMessageSchema>;
+export type SnapshotMessage = v.InferOutput<typeof SnapshotSchema>;
+export type ResumeMessage = v.InferOutput<typeof ResumeSchema>;
+export type BidBroadcastMessage = v.InferOutput<typeof BidBroadcastSchema>;
+export type ErrorMessage = v.InferOutput<typeof ErrorSchema>;
+
+export type Parsed<T> = { ok: true; message: T } | { ok: false; requestId?: string; reason: string };
+
+/** Parses one text frame from a client; a refusal keeps the requestId when one can be read. */
+export function parseClientMessage(text: string): Parsed<ClientMessage> {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: "Message is not valid JSON." };
+  }
+  const result = v.safeParse(ClientMessageSchema, data);
+  if (result.success) return { ok: true, message: result.output };
+  const requestId = v.is(v.object({ requestId: RequestId }), data) ? data.requestId : undefined;
+  const issue = result.issues[0];
+  const where = issue.path?.map((item) => String(item.key)).join(".");
+  return { ok: false, requestId, reason: where ? `${where}: ${issue.message}` : issue.message };
+}
+
+/** Parses one text frame from the service; anything unexpected is reported, never trusted. */
+export function parseServerMessage(text: string): Parsed<ServerMessage> {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: "Message is not valid JSON." };
+  }
+  const result = v.safeParse(ServerMessageSchema, data);
+  return result.success ? { ok: true, message: result.output } : { ok: false, reason: result.issues[0].message };
+}
