@@ -1,0 +1,155 @@
+import { useStore } from "@nanostores/react";
+import { type SubmitEvent, useEffect, useId, useState } from "react";
+import { checkAboveHighest, checkBidderName, minimumNextBidCents, parseAmountInput } from "../lib/auction/bidRules.ts";
+import {
+  BID_FAILED,
+  type BidToast,
+  bidPlaced,
+  bidRefusedToast,
+  bidTooLow,
+  INVALID_BID,
+  INVALID_NAME,
+  NAME_REQUIRED,
+} from "../lib/auction/bidToasts.ts";
+import { formatCents, formatCount } from "../lib/format.ts";
+import { $auction, $typedBidderName, connectAuction, placeBid } from "../stores/auction.ts";
+import { showToast } from "../stores/toasts.ts";
+import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
+import { useHydrated } from "./useHydrated.ts";
+
+/** Recent Bids lists this many, newest first (SPEC.md 9). */
+export const RECENT_BIDS_SHOWN = 10;
+
+const STATUS_TEXT = { idle: "Connecting…", connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…" };
+
+function Auction() {
+  const hydrated = useHydrated();
+  const { status, bids, highest, bidders } = useStore($auction);
+  const typedName = useStore($typedBidderName);
+  const [amount, setAmount] = useState("");
+  const [placing, setPlacing] = useState(false);
+  const ids = useId();
+  const highestCents = highest?.amountCents ?? null;
+  // The page-idle script normally connects first; if the island hydrates sooner, this does (once).
+  useEffect(connectAuction, []);
+
+  async function submit(event: SubmitEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (placing) return;
+    const toast = (message: BidToast) => showToast(message);
+    if (typedName.trim() === "") return toast(NAME_REQUIRED);
+    const name = checkBidderName(typedName);
+    if (!name.ok) return toast(INVALID_NAME);
+    const cents = parseAmountInput(amount);
+    if (!cents.ok) return toast(INVALID_BID);
+    if (!checkAboveHighest(cents.value, highestCents).ok) return toast(bidTooLow(highestCents));
+
+    setPlacing(true);
+    try {
+      const outcome = await placeBid(name.value, cents.value);
+      if (outcome.ok) {
+        setAmount("");
+        toast(bidPlaced(outcome.bid.amountCents));
+      } else {
+        const current =
+          outcome.highestCents === undefined ? ($auction.get().highest?.amountCents ?? null) : outcome.highestCents;
+        toast(bidRefusedToast(outcome.code, { typedName, highestCents: current }));
+      }
+    } catch (error) {
+      console.error("Auction: placing a bid failed", error);
+      toast(BID_FAILED);
+    } finally {
+      setPlacing(false);
+    }
+  }
+
+  return (
+    <div className="grid gap-6 lg:grid-cols-3">
+      <section aria-labelledby={`${ids}-current`} className="card flex flex-col gap-3">
+        <div className="flex items-center justify-between gap-2">
+          <h3 id={`${ids}-current`} className="text-lg font-bold">
+            Current Auction
+          </h3>
+          <span className="badge bg-accent text-void">
+            {formatCount(bidders)} {bidders === 1 ? "Bidder" : "Bidders"}
+          </span>
+        </div>
+        <p className="text-3xl font-black text-gold">{highest ? formatCents(highest.amountCents) : "$0.00"}</p>
+        <p className="text-ink-muted">{highest ? `Leading: ${highest.bidderName}` : "No bids yet"}</p>
+        <p className="mt-auto flex items-center gap-2 text-sm text-ink-muted" data-connection={status}>
+          <span
+            aria-hidden="true"
+            className={`inline-block h-2.5 w-2.5 rounded-full ${status === "live" ? "bg-[#5ee6a0]" : "bg-gold"}`}
+          />
+          {STATUS_TEXT[status]}
+        </p>
+      </section>
+
+      <section aria-labelledby={`${ids}-place`} className="card">
+        <h3 id={`${ids}-place`} className="text-lg font-bold">
+          Place Your Bid
+        </h3>
+        <form noValidate onSubmit={submit} className="mt-4 flex flex-col gap-4">
+          <div className="flex flex-col gap-1.5">
+            <label htmlFor={`${ids}-name`} className="text-sm font-semibold">
+              Your Name
+            </label>
+            <input
+              id={`${ids}-name`}
+              name="bidderName"
+              autoComplete="nickname"
+              value={typedName}
+              onChange={(event) => $typedBidderName.set(event.target.value)}
+              className="min-h-11 rounded-lg border border-void-600 bg-void px-3 text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"
+            />
+          </div>
+          <div className="flex flex-col gap-1.5">
+            <label htmlFor={`${ids}-amount`} className="text-sm font-semibold">
+              Bid Amount ($)
+            </label>
+            <input
+              id={`${ids}-amount`}
+              name="amount"
+              type="number"
+              inputMode="decimal"
+              step="0.01"
+              min="0"
+              placeholder={formatCents(minimumNextBidCents(highestCents))}
+              value={amount}
+              onChange={(event) => setAmount(event.target.value)}
+              className="min-h-11 rounded-lg border border-void-600 bg-void px-3 text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"
+            />
+          </div>
+          <button type="submit" className="btn-primary" disabled={!hydrated || placing}>
+            {placing ? "Placing Bid..." : "Place Bid"}
+          </button>
+        </form>
+      </section>
+
+      <section aria-labelledby={`${ids}-recent`} className="card">
+        <h3 id={`${ids}-recent`} className="text-lg font-bold">
+          Recent Bids
+        </h3>
+        {bids.length === 0 ? (
+          <p className="mt-4 text-ink-muted">No bids yet. Be the first to bid on nothing.</p>
+        ) : (
+          <ol
+            // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable list must be reachable by keyboard.
+            tabIndex={0}
+            aria-labelledby={`${ids}-recent`}
+            className="mt-4 flex max-h-72 list-none flex-col gap-2 overflow-y-auto p-0 focus-visible:outline-2 focus-visible:outline-accent-strong"
+          >
+            {bids.slice(0, RECENT_BIDS_SHOWN).map((bid) => (
+              <li key={bid.id} className="flex items-center justify-between gap-3 rounded-lg bg-void-700 px-3 py-2">
+                <span className="min-w-0 truncate">{bid.bidderName}</span>
+                <span className="shrink-0 font-mono font-semibold text-gold">{formatCents(bid.amountCents)}</span>
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </div>
+  );
+}
+
+export default withErrorBoundary(Auction);

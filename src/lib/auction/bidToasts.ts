@@ -1,0 +1,55 @@
+/**
+ * Every toast the bid form shows, in one place: SPEC.md sections 5 and 8, and DESIGN.md 3a for the
+ * cases the spec has no text for. A refusal from the service maps to the same toast as the
+ * client-side rule it matches.
+ */
+import { formatCents } from "../format.ts";
+import type { ErrorCode } from "./protocol.ts";
+
+export interface BidToast {
+  title: string;
+  description: string;
+  variant: "default" | "destructive";
+}
+
+const failure = (title: string, description: string): BidToast => ({ title, description, variant: "destructive" });
+
+export const BID_FAILED = failure("Bid Failed", "Failed to place your bid. Please try again.");
+export const NAME_REQUIRED = failure("Name Required", "Please enter your name to place a bid");
+export const INVALID_NAME = failure("Invalid Name", "Use 1 to 40 characters, no control characters.");
+export const INVALID_BID = failure("Invalid Bid", "Please enter a valid bid amount");
+export const SLOW_DOWN = failure("Slow Down", "You're bidding too fast. Nothing will still be here in a moment.");
+
+export function bidTooLow(highestCents: number | null): BidToast {
+  return failure("Bid Too Low", `Your bid must be higher than ${formatCents(highestCents ?? 0)}`);
+}
+
+export function bidPlaced(amountCents: number): BidToast {
+  return {
+    title: "Bid Placed!",
+    description: `You bid ${formatCents(amountCents)} for absolutely nothing!`,
+    variant: "default",
+  };
+}
+
+/** The toast for a bid the service (or the connection) refused. */
+export function bidRefusedToast(
+  code: ErrorCode | "no_connection" | "timeout",
+  context: { typedName: string; highestCents: number | null },
+): BidToast {
+  switch (code) {
+    case "invalid_name":
+      return context.typedName.trim() === "" ? NAME_REQUIRED : INVALID_NAME;
+    case "invalid_amount":
+      return INVALID_BID;
+    case "too_low":
+      return bidTooLow(context.highestCents);
+    case "rate_limited":
+      return SLOW_DOWN;
+    case "unavailable":
+    case "bad_message":
+    case "no_connection":
+    case "timeout":
+      return BID_FAILED;
+  }
+}

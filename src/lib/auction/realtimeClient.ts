@@ -1,0 +1,160 @@
+/**
+ * The browser's side of the auction socket, without DOM or React: connect, heartbeat, reconnect
+ * with SPEC.md's backoff and resume from the last bid id seen. The WebSocket constructor and the
+ * timers are injected, so tests drive it against a real server with a controllable clock.
+ */
+import { type ClientMessage, PROTOCOL_PATH, parseServerMessage, type ServerMessage } from "./protocol.ts";
+
+export const HEARTBEAT_INTERVAL_MS = 25_000;
+export const HEARTBEAT_TIMEOUT_MS = 10_000;
+/** Reconnect after 1, 2, 5, 10 s, then every 10 s. */
+const STEADY_RECONNECT_DELAY_MS = 10_000;
+export const RECONNECT_DELAYS_MS = [1_000, 2_000, 5_000, STEADY_RECONNECT_DELAY_MS] as const;
+
+export type ConnectionStatus = "connecting" | "live" | "reconnecting";
+
+/** The part of the WebSocket API the client uses (the browser's and Node's global WebSocket fit). */
+export interface SocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((event: unknown) => void) | null;
+  onclose: ((event: unknown) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
+}
+
+export interface Timers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface RealtimeClientOptions {
+  /** ws: or wss: URL of the endpoint, without query. */
+  url: string;
+  onMessage(message: ServerMessage): void;
+  onStatus(status: ConnectionStatus): void;
+  /** The highest bid id this client has seen; the next connect resumes after it. */
+  lastSeenId(): number | null;
+  createSocket?: (url: string) => SocketLike;
+  timers?: Timers;
+  log?: Pick<Console, "error">;
+}
+
+export interface RealtimeClient {
+  start(): void;
+  /** Sends when live; false when there is no open connection to send on. */
+  send(message: ClientMessage): boolean;
+  stop(): void;
+}
+
+const OPEN = 1;
+
+export function createRealtimeClient(options: RealtimeClientOptions): RealtimeClient {
+  const createSocket = options.createSocket ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
+  const timers: Timers = options.timers ?? {
+    setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
+    clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
+  };
+  const log = options.log ?? console;
+
+  let socket: SocketLike | null = null;
+  let failedAttempts = 0;
+  let stopped = true;
+  let reconnectTimer: unknown;
+  let heartbeatTimer: unknown;
+  let heartbeatDeadline: unknown;
+
+  function connect() {
+    const url = new URL(options.url);
+    const after = options.lastSeenId();
+    if (after !== null) url.searchParams.set("after", String(after));
+    let opened = false;
+    const current = createSocket(url.href);
+    socket = current;
+
+    current.onopen = () => {
+      opened = true;
+      failedAttempts = 0;
+      options.onStatus("live");
+      scheduleHeartbeat();
+    };
+    current.onmessage = (event) => {
+      // Any message proves the connection alive, not only the pong.
+      timers.clearTimeout(heartbeatDeadline);
+      if (typeof event.data !== "string") return;
+      const parsed = parseServerMessage(event.data);
+      if (parsed.ok) options.onMessage(parsed.message);
+      else log.error("Auction: ignored a malformed message from the service:", parsed.reason);
+    };
+    current.onerror = () => {
+      // The close event follows and schedules the retry; a failed load is only logged (SPEC.md 8).
+      if (!opened) log.error(`Auction: could not load bids from ${options.url}`);
+    };
+    current.onclose = () => {
+      if (socket !== current) return;
+      socket = null;
+      stopHeartbeat();
+      if (stopped) return;
+      options.onStatus("reconnecting");
+      const delay = RECONNECT_DELAYS_MS[failedAttempts] ?? STEADY_RECONNECT_DELAY_MS;
+      failedAttempts += 1;
+      reconnectTimer = timers.setTimeout(connect, delay);
+    };
+  }
+
+  function scheduleHeartbeat() {
+    heartbeatTimer = timers.setTimeout(() => {
+      if (!socket || socket.readyState !== OPEN) return;
+      socket.send(JSON.stringify({ type: "ping" } satisfies ClientMessage));
+      heartbeatDeadline = timers.setTimeout(() => {
+        log.error("Auction: no answer to the heartbeat in time; reconnecting");
+        dropConnection();
+      }, HEARTBEAT_TIMEOUT_MS);
+      scheduleHeartbeat();
+    }, HEARTBEAT_INTERVAL_MS);
+  }
+
+  function stopHeartbeat() {
+    timers.clearTimeout(heartbeatTimer);
+    timers.clearTimeout(heartbeatDeadline);
+  }
+
+  /** Treats the connection as lost now; a half-open socket may never deliver its close event. */
+  function dropConnection() {
+    const lost = socket;
+    if (!lost) return;
+    lost.onclose?.({});
+    lost.onopen = lost.onmessage = lost.onerror = lost.onclose = null;
+    lost.close();
+  }
+
+  return {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      options.onStatus("connecting");
+      connect();
+    },
+    send(message) {
+      if (!socket || socket.readyState !== OPEN) return false;
+      socket.send(JSON.stringify(message));
+      return true;
+    },
+    stop() {
+      stopped = true;
+      timers.clearTimeout(reconnectTimer);
+      stopHeartbeat();
+      const current = socket;
+      socket = null;
+      current?.close(1000);
+    },
+  };
+}
+
+/** The socket URL: PUBLIC_REALTIME_URL when set, else this page's origin with /realtime. */
+export function realtimeEndpoint(configured: string, location: { protocol: string; host: string }): string {
+  if (configured) return configured;
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}${PROTOCOL_PATH}`;
+}

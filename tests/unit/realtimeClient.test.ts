@@ -1,0 +1,186 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type WebSocket as ServerSocket, WebSocketServer } from "ws";
+import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
+import {
+  type ConnectionStatus,
+  createRealtimeClient,
+  HEARTBEAT_INTERVAL_MS,
+  HEARTBEAT_TIMEOUT_MS,
+  type RealtimeClient,
+  realtimeEndpoint,
+  type Timers,
+} from "../../src/lib/auction/realtimeClient.ts";
+
+/** A clock the test advances by hand; sockets stay real. */
+class ManualTimers implements Timers {
+  now = 0;
+  private queue: { due: number; callback: () => void; id: number }[] = [];
+  private lastId = 0;
+  readonly scheduled: number[] = [];
+
+  setTimeout(callback: () => void, ms: number) {
+    const id = ++this.lastId;
+    this.queue.push({ due: this.now + ms, callback, id });
+    this.scheduled.push(ms);
+    return id;
+  }
+
+  clearTimeout(handle: unknown) {
+    this.queue = this.queue.filter((timer) => timer.id !== handle);
+  }
+
+  advance(ms: number) {
+    const until = this.now + ms;
+    for (;;) {
+      const next = this.queue.filter((timer) => timer.due <= until).sort((a, b) => a.due - b.due)[0];
+      if (!next) break;
+      this.queue = this.queue.filter((timer) => timer !== next);
+      this.now = next.due;
+      next.callback();
+    }
+    this.now = until;
+  }
+}
+
+async function until(condition: () => boolean, what: string) {
+  const deadline = Date.now() + 5_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const snapshot: ServerMessage = {
+  type: "snapshot",
+  bids: [{ id: 7, bidderName: "Ada", amountCents: 1_250, createdAt: "2026-11-21T12:00:00.000Z" }],
+  highest: { id: 7, bidderName: "Ada", amountCents: 1_250, createdAt: "2026-11-21T12:00:00.000Z" },
+  bidders: 1,
+};
+
+describe("realtime client against a real socket server", () => {
+  let server: WebSocketServer;
+  let url: string;
+  let timers: ManualTimers;
+  let client: RealtimeClient;
+  const connections: { socket: ServerSocket; url: string; received: string[] }[] = [];
+  const statuses: ConnectionStatus[] = [];
+  const messages: ServerMessage[] = [];
+  const errors: string[] = [];
+  let lastSeen: number | null = null;
+
+  beforeEach(async () => {
+    connections.length = statuses.length = messages.length = errors.length = 0;
+    lastSeen = null;
+    server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise((resolve) => server.once("listening", resolve));
+    const address = server.address();
+    url = `ws://127.0.0.1:${typeof address === "object" ? address.port : 0}/realtime`;
+    server.on("connection", (socket, request) => {
+      const connection = { socket, url: request.url ?? "", received: [] as string[] };
+      socket.on("message", (data) => connection.received.push(String(data)));
+      connections.push(connection);
+    });
+    timers = new ManualTimers();
+    client = createRealtimeClient({
+      url,
+      timers,
+      lastSeenId: () => lastSeen,
+      onStatus: (status) => statuses.push(status),
+      onMessage: (message) => messages.push(message),
+      log: { error: (...parts: unknown[]) => errors.push(parts.join(" ")) },
+    });
+  });
+
+  afterEach(async () => {
+    client.stop();
+    for (const { socket } of connections) socket.terminate();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("goes live, hands over validated messages and logs malformed ones", async () => {
+    client.start();
+    await until(() => statuses.includes("live"), "live");
+    expect(statuses).toEqual(["connecting", "live"]);
+    expect(connections[0]?.url).toBe("/realtime");
+    connections[0]?.socket.send(JSON.stringify(snapshot));
+    connections[0]?.socket.send('{"type":"bid","bid":{"id":"x"}}');
+    await until(() => messages.length === 1 && errors.length === 1, "a message and an error");
+    expect(messages).toEqual([snapshot]);
+    expect(errors[0]).toContain("malformed");
+  });
+
+  it("sends only while connected", async () => {
+    expect(client.send({ type: "ping" })).toBe(false);
+    client.start();
+    await until(() => statuses.includes("live"), "live");
+    expect(client.send({ type: "bid", requestId: "r1", bidderName: "Ada", amount: 12.5 })).toBe(true);
+    await until(() => connections[0]?.received.length === 1, "the bid");
+    expect(JSON.parse(connections[0]?.received[0] ?? "")).toEqual({
+      type: "bid",
+      requestId: "r1",
+      bidderName: "Ada",
+      amount: 12.5,
+    });
+  });
+
+  it("reconnects after 1, 2, 5, 10 and then every 10 s, resuming after the last id seen", async () => {
+    client.start();
+    await until(() => statuses.includes("live"), "live");
+    lastSeen = 42;
+    // The service goes away entirely: every attempt fails until it is back.
+    const port = new URL(url).port;
+    for (const { socket } of connections) socket.terminate();
+    await new Promise((resolve) => server.close(resolve));
+    await until(() => statuses.at(-1) === "reconnecting", "reconnecting");
+    const delays: number[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const pending = timers.scheduled.at(-1) ?? 0;
+      delays.push(pending);
+      const errorsBefore = errors.length;
+      timers.advance(pending);
+      await until(() => errors.length > errorsBefore && statuses.at(-1) === "reconnecting", `attempt ${attempt + 1}`);
+      await until(() => timers.scheduled.length > delays.length, "the next retry");
+    }
+    delays.push(timers.scheduled.at(-1) ?? 0);
+    expect(delays).toEqual([1_000, 2_000, 5_000, 10_000, 10_000, 10_000]);
+    expect(errors.every((line) => line.includes("could not load bids"))).toBe(true);
+
+    server = new WebSocketServer({ host: "127.0.0.1", port: Number(port) });
+    server.on("connection", (socket, request) => connections.push({ socket, url: request.url ?? "", received: [] }));
+    await new Promise((resolve) => server.once("listening", resolve));
+    timers.advance(10_000);
+    await until(() => statuses.at(-1) === "live", "live again");
+    expect(connections.at(-1)?.url).toBe("/realtime?after=42");
+  });
+
+  it("pings every 25 s and drops a connection that leaves a ping unanswered for 10 s", async () => {
+    client.start();
+    await until(() => statuses.includes("live"), "live");
+    const first = connections[0];
+    timers.advance(HEARTBEAT_INTERVAL_MS);
+    await until(() => first?.received.length === 1, "a ping");
+    expect(first?.received[0]).toBe('{"type":"ping"}');
+    first?.socket.send('{"type":"pong"}');
+    await until(() => messages.length === 1, "the pong");
+    timers.advance(HEARTBEAT_TIMEOUT_MS);
+    expect(statuses.at(-1)).toBe("live");
+
+    // The second ping goes unanswered: the client gives up on this socket and reconnects.
+    timers.advance(HEARTBEAT_INTERVAL_MS - HEARTBEAT_TIMEOUT_MS);
+    await until(() => first?.received.length === 2, "the second ping");
+    timers.advance(HEARTBEAT_TIMEOUT_MS);
+    expect(statuses.at(-1)).toBe("reconnecting");
+    timers.advance(1_000);
+    await until(() => connections.length === 2 && statuses.at(-1) === "live", "a new connection");
+  });
+});
+
+describe("realtimeEndpoint", () => {
+  it("uses the configured URL, else this page's origin with the scheme that matches", () => {
+    expect(realtimeEndpoint("wss://live.example.com/realtime", { protocol: "https:", host: "shop.example" })).toBe(
+      "wss://live.example.com/realtime",
+    );
+    expect(realtimeEndpoint("", { protocol: "https:", host: "shop.example" })).toBe("wss://shop.example/realtime");
+    expect(realtimeEndpoint("", { protocol: "http:", host: "127.0.0.1:4321" })).toBe("ws://127.0.0.1:4321/realtime");
+  });
+});
