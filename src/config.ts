@@ -8,6 +8,6 @@ import { parseSiteConfig } from "./lib/siteConfig.ts";
 export const config = parseSiteConfig(import.meta.env);
 
 // Once per build (the module is evaluated once on the server side): an operator sees what is unset.
-if (import.meta.env.SSR && config.placeholders.length > 0) {
+if (import.meta.env.SSR && import.meta.env.MODE !== "test" && config.placeholders.length > 0) {
   console.warn(`\n[nothing-store] placeholder values in use, set before launch: ${config.placeholders.join(", ")}`);
 }

@@ -31,7 +31,7 @@ function Auction() {
   const ids = useId();
   const highestCents = highest?.amountCents ?? null;
   // The page-idle script normally connects first; if the island hydrates sooner, this does (once).
-  useEffect(connectAuction, []);
+  useEffect(() => connectAuction(), []);
 
   async function submit(event: SubmitEvent<HTMLFormElement>) {
     event.preventDefault();

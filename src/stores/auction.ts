@@ -39,10 +39,10 @@ let lastRequestNumber = 0;
 const pendingBids = new Map<string, { settle: (outcome: BidOutcome) => void; timer: ReturnType<typeof setTimeout> }>();
 
 /** Opens the connection once; later calls do nothing. */
-export function connectAuction() {
+export function connectAuction(url = realtimeEndpoint(config.realtimeUrl, window.location)) {
   if (client) return;
   client = createRealtimeClient({
-    url: realtimeEndpoint(config.realtimeUrl, window.location),
+    url,
     lastSeenId: () => $auction.get().bids[0]?.id ?? null,
     onStatus: (status) => $auction.setKey("status", status),
     onMessage: receive,

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import {
+  BID_FAILED,
+  bidPlaced,
+  bidRefusedToast,
+  bidTooLow,
+  INVALID_BID,
+  INVALID_NAME,
+  NAME_REQUIRED,
+  SLOW_DOWN,
+} from "../../src/lib/auction/bidToasts.ts";
+import { ERROR_CODES } from "../../src/lib/auction/protocol.ts";
+
+describe("bid toasts", () => {
+  it("uses SPEC.md's texts with en-US money", () => {
+    expect(bidPlaced(123_450)).toEqual({
+      title: "Bid Placed!",
+      description: "You bid $1,234.50 for absolutely nothing!",
+      variant: "default",
+    });
+    expect(bidTooLow(1_000)).toMatchObject({
+      title: "Bid Too Low",
+      description: "Your bid must be higher than $10.00",
+    });
+    expect(NAME_REQUIRED).toMatchObject({
+      title: "Name Required",
+      description: "Please enter your name to place a bid",
+    });
+    expect(INVALID_BID).toMatchObject({ title: "Invalid Bid", description: "Please enter a valid bid amount" });
+    expect(BID_FAILED).toEqual({
+      title: "Bid Failed",
+      description: "Failed to place your bid. Please try again.",
+      variant: "destructive",
+    });
+  });
+
+  it("maps each refusal to the toast of the rule it matches", () => {
+    const context = { typedName: "Ada", highestCents: 5_000 };
+    expect(bidRefusedToast("invalid_name", context)).toBe(INVALID_NAME);
+    expect(bidRefusedToast("invalid_name", { ...context, typedName: "   " })).toBe(NAME_REQUIRED);
+    expect(bidRefusedToast("invalid_amount", context)).toBe(INVALID_BID);
+    expect(bidRefusedToast("too_low", context).description).toBe("Your bid must be higher than $50.00");
+    expect(bidRefusedToast("rate_limited", context)).toBe(SLOW_DOWN);
+    for (const code of ["unavailable", "bad_message", "no_connection", "timeout"] as const) {
+      expect(bidRefusedToast(code, context)).toBe(BID_FAILED);
+    }
+  });
+
+  it("has a toast for every error code of the protocol, all destructive", () => {
+    for (const code of ERROR_CODES) {
+      expect(bidRefusedToast(code, { typedName: "Ada", highestCents: null }).variant).toBe("destructive");
+    }
+  });
+});
