@@ -1,0 +1,37 @@
+/** The certificate of nothing (SPEC.md sections 3 and 4): serial and icon, pure and injectable. */
+import type { RandomSource } from "./prizeDraw.ts";
+
+export const SERIAL_PREFIX = "NO-";
+export const SERIAL_LENGTH = 9;
+const SERIAL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+/** "NO-" and 9 uppercase letters or digits, each chosen by one call of `random`. */
+export function generateSerial(random: RandomSource): string {
+  let serial = SERIAL_PREFIX;
+  for (let i = 0; i < SERIAL_LENGTH; i += 1) {
+    const index = Math.min(Math.floor(random() * SERIAL_ALPHABET.length), SERIAL_ALPHABET.length - 1);
+    serial += SERIAL_ALPHABET[index];
+  }
+  return serial;
+}
+
+export type CertificateIcon = "trophy" | "crown" | "gem" | "star" | "empty";
+
+/** Lowest price (in $ZN) for each icon, highest first; below the last one the box is empty. */
+export const CERTIFICATE_ICON_THRESHOLDS: readonly (readonly [minPrice: number, icon: CertificateIcon])[] = [
+  [10_000, "trophy"],
+  [1_000, "crown"],
+  [500, "gem"],
+  [100, "star"],
+];
+
+export function certificateIcon(price: number): CertificateIcon {
+  return CERTIFICATE_ICON_THRESHOLDS.find(([minPrice]) => price >= minPrice)?.[1] ?? "empty";
+}
+
+/** What the certificate shows of a tier. */
+export interface CertificateTier {
+  name: string;
+  price: number;
+  variant: "nothing" | "premium";
+}

@@ -1,0 +1,36 @@
+/**
+ * Buying a tier (SPEC.md sections 4 and 8, DESIGN.md 3a): the planPurchased window event, the one
+ * path by which a purchase credits spins, and the text of the purchase alert.
+ */
+import { formatCount, formatZn } from "./format.ts";
+
+export const PLAN_PURCHASED_EVENT = "planPurchased";
+
+export interface PlanPurchasedDetail {
+  planId: number;
+  spins: number;
+}
+
+/** The spins a planPurchased event credits: a positive whole number, or nothing for a malformed event. */
+export function purchasedSpins(detail: unknown): number | undefined {
+  if (typeof detail !== "object" || detail === null) return undefined;
+  const { spins } = detail as Partial<PlanPurchasedDetail>;
+  return typeof spins === "number" && Number.isSafeInteger(spins) && spins > 0 ? spins : undefined;
+}
+
+export interface PurchasedTier {
+  name: string;
+  price: number;
+  spins: number;
+}
+
+/** The payment instructions, paragraphs separated by blank lines. */
+export function purchaseAlertText(tier: PurchasedTier, paymentAddress: string): string {
+  const price = formatZn(tier.price);
+  return [
+    `Congratulations! You selected ${tier.name} for ${price}!`,
+    `Send ${price} tokens to this address:\n${paymentAddress}`,
+    `Once payment is confirmed, you'll receive +${formatCount(tier.spins)} lottery spins!`,
+    "Because nothing is worth everything.",
+  ].join("\n\n");
+}
