@@ -1,4 +1,4 @@
-/** Service settings, from the environment only (DESIGN.md section 4). */
+/** Service settings, from the environment only (DESIGN.md section 4; docs/realtime.md lists them). */
 import { resolve } from "node:path";
 
 export interface ServiceConfig {
@@ -7,27 +7,102 @@ export interface ServiceConfig {
   /** Built pages to serve; empty string disables static serving. */
   staticDir: string;
   logLevel: string;
+  /** PostgreSQL connection string; null runs embedded PGlite in dataDir. */
+  databaseUrl: string | null;
+  /** PGlite's data directory (absolute). */
+  dataDir: string;
+  /**
+   * Origins allowed to open the socket, normalised (`https://example.com`). Empty: same origin only
+   * (the Origin's host equals the request's Host). `*` allows any.
+   */
+  allowedOrigins: string[];
+  maxSocketsPerAddress: number;
+  /** Bids one client address may place per bidRateWindowMs. */
+  bidRateLimit: number;
+  bidRateWindowMs: number;
+  /** Proxy hops in front of the service whose X-Forwarded-For entries are trusted; 0 uses the peer address. */
+  trustProxy: number;
+  /** The service pings every socket this often and closes the ones that did not answer the previous ping. */
+  heartbeatIntervalMs: number;
+  /** Longest a SIGTERM drain may take before the process exits anyway. */
+  shutdownTimeoutMs: number;
 }
 
 export class ServiceConfigError extends Error {
   override name = "ServiceConfigError";
 }
 
-function port(value: string | undefined, fallback: number): number {
-  if (value === undefined || value.trim() === "") return fallback;
+function isBlank(value: string | undefined): value is undefined {
+  return value === undefined || value.trim() === "";
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const value = env[name];
+  if (isBlank(value)) return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) {
-    throw new ServiceConfigError(`PORT must be an integer from 0 to 65535, got "${value}"`);
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+    throw new ServiceConfigError(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
   }
   return parsed;
 }
 
+function origins(value: string | undefined): string[] {
+  if (isBlank(value)) return [];
+  return value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
+    .map((entry) => {
+      if (entry === "*") return entry;
+      let url: URL;
+      try {
+        url = new URL(entry);
+      } catch {
+        throw new ServiceConfigError(`ALLOWED_ORIGINS must be a comma-separated list of origins, got "${entry}"`);
+      }
+      // "null" is what URL reports for schemes without an origin (file:, data:).
+      if (url.origin === "null" || url.pathname !== "/" || url.search || url.hash) {
+        throw new ServiceConfigError(
+          `ALLOWED_ORIGINS entries must be origins such as https://example.com (no path), got "${entry}"`,
+        );
+      }
+      return url.origin;
+    });
+}
+
+function databaseUrl(value: string | undefined): string | null {
+  if (isBlank(value)) return null;
+  const trimmed = value.trim();
+  let protocol: string;
+  try {
+    protocol = new URL(trimmed).protocol;
+  } catch {
+    throw new ServiceConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL");
+  }
+  // The URL itself is never echoed: it usually carries a password.
+  if (protocol !== "postgres:" && protocol !== "postgresql:") {
+    throw new ServiceConfigError(`DATABASE_URL must be a postgres:// or postgresql:// URL, got a ${protocol} URL`);
+  }
+  return trimmed;
+}
+
+const DAY_MS = 86_400_000;
+
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   return {
-    port: port(env.PORT, 4321),
+    port: integer(env, "PORT", 4321, 0, 65535),
     // Loopback unless told otherwise: the container sets HOST=0.0.0.0 on purpose.
     host: env.HOST?.trim() || "127.0.0.1",
     staticDir: env.STATIC_DIR === "" ? "" : resolve(env.STATIC_DIR ?? "dist"),
     logLevel: env.LOG_LEVEL?.trim() || "info",
+    databaseUrl: databaseUrl(env.DATABASE_URL),
+    dataDir: resolve(env.DATA_DIR?.trim() || "data"),
+    allowedOrigins: origins(env.ALLOWED_ORIGINS),
+    maxSocketsPerAddress: integer(env, "MAX_SOCKETS_PER_ADDRESS", 50, 1, 1_000_000),
+    bidRateLimit: integer(env, "BID_RATE_LIMIT", 10, 1, 1_000_000),
+    bidRateWindowMs: integer(env, "BID_RATE_WINDOW_MS", 10_000, 1, DAY_MS),
+    trustProxy: integer(env, "TRUST_PROXY", 0, 0, 100),
+    heartbeatIntervalMs: integer(env, "HEARTBEAT_INTERVAL_MS", 30_000, 10, DAY_MS),
+    shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1, DAY_MS),
   };
 }

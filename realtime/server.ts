@@ -1,19 +1,42 @@
 /**
- * The one HTTP server of the store: the built pages today; the /realtime WebSocket endpoint and
- * the health and metrics routes join it with the live auction.
+ * The one HTTP server of the store: the operations routes, the built pages, and the /realtime
+ * WebSocket endpoint of the live auction on the same port.
  */
 import { createServer, type Server } from "node:http";
+import type { SocketServer } from "./auction/socketServer.ts";
 import type { ServiceConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
+import type { Metrics } from "./metrics.ts";
+import { handleOperations } from "./operations.ts";
 import { createStaticSite } from "./staticSite.ts";
 
-export function createAppServer(config: ServiceConfig, logger: Logger): Server {
+export interface AuctionEndpoint {
+  socketServer: SocketServer;
+  metrics: Metrics;
+}
+
+/** Without an auction (pages only) there is no socket endpoint and no operations routes. */
+export function createAppServer(
+  // Only staticDir is read; the rest is accepted so callers can pass a whole ServiceConfig.
+  config: Pick<ServiceConfig, "staticDir"> & Partial<ServiceConfig>,
+  logger: Logger,
+  auction?: AuctionEndpoint,
+): Server {
   const site = config.staticDir ? createStaticSite(config.staticDir, logger) : undefined;
-  return createServer((req, res) => {
+  const operations = auction && {
+    isReady: () => auction.socketServer.isReady(),
+    registry: auction.metrics.registry,
+  };
+  const server = createServer((req, res) => {
+    if (operations && handleOperations(req, res, operations)) return;
     if (site) {
       site(req, res);
       return;
     }
     res.writeHead(404, { "Content-Type": "application/json" }).end('{"error":"not_found"}');
   });
+  if (auction) {
+    server.on("upgrade", (req, socket, head) => auction.socketServer.handleUpgrade(req, socket, head));
+  }
+  return server;
 }

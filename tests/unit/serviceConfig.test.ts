@@ -3,14 +3,27 @@ import { describe, expect, it } from "vitest";
 import { readServiceConfig } from "../../realtime/config.ts";
 
 describe("service configuration", () => {
-  it("defaults to port 4321 on loopback, serving dist/", () => {
-    const config = readServiceConfig({});
-    expect(config).toEqual({ port: 4321, host: "127.0.0.1", staticDir: resolve("dist"), logLevel: "info" });
+  it("defaults to port 4321 on loopback, serving dist/, PGlite in ./data, same-origin sockets", () => {
+    expect(readServiceConfig({})).toEqual({
+      port: 4321,
+      host: "127.0.0.1",
+      staticDir: resolve("dist"),
+      logLevel: "info",
+      databaseUrl: null,
+      dataDir: resolve("data"),
+      allowedOrigins: [],
+      maxSocketsPerAddress: 50,
+      bidRateLimit: 10,
+      bidRateWindowMs: 10_000,
+      trustProxy: 0,
+      heartbeatIntervalMs: 30_000,
+      shutdownTimeoutMs: 10_000,
+    });
   });
 
   it("reads PORT, HOST, STATIC_DIR and LOG_LEVEL", () => {
     const config = readServiceConfig({ PORT: "8080", HOST: "0.0.0.0", STATIC_DIR: "/srv/site", LOG_LEVEL: "debug" });
-    expect(config).toEqual({ port: 8080, host: "0.0.0.0", staticDir: "/srv/site", logLevel: "debug" });
+    expect(config).toMatchObject({ port: 8080, host: "0.0.0.0", staticDir: "/srv/site", logLevel: "debug" });
   });
 
   it("turns static serving off with an empty STATIC_DIR", () => {
@@ -21,5 +34,70 @@ describe("service configuration", () => {
     expect(() => readServiceConfig({ PORT: "http" })).toThrow(/PORT must be an integer from 0 to 65535, got "http"/);
     expect(() => readServiceConfig({ PORT: "70000" })).toThrow(/PORT must be/);
     expect(() => readServiceConfig({ PORT: "12.5" })).toThrow(/PORT must be/);
+  });
+
+  it("uses PostgreSQL when DATABASE_URL is set, PGlite in DATA_DIR otherwise", () => {
+    const url = "postgres://auction:secret@db.internal:5432/nothing";
+    expect(readServiceConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    expect(readServiceConfig({ DATABASE_URL: "postgresql://localhost/x" }).databaseUrl).toBe(
+      "postgresql://localhost/x",
+    );
+    expect(readServiceConfig({ DATABASE_URL: "  " }).databaseUrl).toBeNull();
+    expect(readServiceConfig({ DATA_DIR: "/var/lib/nothing" }).dataDir).toBe("/var/lib/nothing");
+    expect(readServiceConfig({ DATA_DIR: "tmp/pg" }).dataDir).toBe(resolve("tmp/pg"));
+  });
+
+  it("rejects a DATABASE_URL that is not PostgreSQL's, without echoing it", () => {
+    expect(() => readServiceConfig({ DATABASE_URL: "mysql://root:hunter2@db/x" })).toThrow(
+      /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL, got a mysql: URL/,
+    );
+    expect(() => readServiceConfig({ DATABASE_URL: "hunter2" })).toThrow(/^DATABASE_URL must be/);
+    expect(() => readServiceConfig({ DATABASE_URL: "hunter2" })).not.toThrow(/hunter2/);
+  });
+
+  it("reads ALLOWED_ORIGINS as a comma list of normalised origins", () => {
+    expect(
+      readServiceConfig({ ALLOWED_ORIGINS: "https://Nothing.Store, http://localhost:4321/ ," }).allowedOrigins,
+    ).toEqual(["https://nothing.store", "http://localhost:4321"]);
+    expect(readServiceConfig({ ALLOWED_ORIGINS: "*" }).allowedOrigins).toEqual(["*"]);
+  });
+
+  it("rejects an ALLOWED_ORIGINS entry that is not an origin, naming it", () => {
+    expect(() => readServiceConfig({ ALLOWED_ORIGINS: "nothing.store" })).toThrow(
+      /ALLOWED_ORIGINS must be a comma-separated list of origins, got "nothing.store"/,
+    );
+    expect(() => readServiceConfig({ ALLOWED_ORIGINS: "https://nothing.store/auction" })).toThrow(
+      /ALLOWED_ORIGINS entries must be origins .* got "https:\/\/nothing.store\/auction"/,
+    );
+  });
+
+  it("reads the limits, proxy hops and timings", () => {
+    const config = readServiceConfig({
+      MAX_SOCKETS_PER_ADDRESS: "5000",
+      BID_RATE_LIMIT: "100",
+      BID_RATE_WINDOW_MS: "1000",
+      TRUST_PROXY: "2",
+      HEARTBEAT_INTERVAL_MS: "25000",
+      SHUTDOWN_TIMEOUT_MS: "3000",
+    });
+    expect(config).toMatchObject({
+      maxSocketsPerAddress: 5000,
+      bidRateLimit: 100,
+      bidRateWindowMs: 1000,
+      trustProxy: 2,
+      heartbeatIntervalMs: 25_000,
+      shutdownTimeoutMs: 3000,
+    });
+  });
+
+  it("rejects a limit that is not a positive integer, naming the variable", () => {
+    expect(() => readServiceConfig({ MAX_SOCKETS_PER_ADDRESS: "0" })).toThrow(
+      /MAX_SOCKETS_PER_ADDRESS must be an integer from 1 to 1000000, got "0"/,
+    );
+    expect(() => readServiceConfig({ BID_RATE_LIMIT: "ten" })).toThrow(/BID_RATE_LIMIT must be an integer/);
+    expect(() => readServiceConfig({ BID_RATE_WINDOW_MS: "-1" })).toThrow(/BID_RATE_WINDOW_MS must be/);
+    expect(() => readServiceConfig({ TRUST_PROXY: "true" })).toThrow(/TRUST_PROXY must be an integer from 0 to 100/);
+    expect(() => readServiceConfig({ HEARTBEAT_INTERVAL_MS: "1.5" })).toThrow(/HEARTBEAT_INTERVAL_MS must be/);
+    expect(() => readServiceConfig({ SHUTDOWN_TIMEOUT_MS: "soon" })).toThrow(/SHUTDOWN_TIMEOUT_MS must be/);
   });
 });

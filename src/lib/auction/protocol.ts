@@ -24,6 +24,8 @@ export const CLOSE_CODES = {
   unsupportedData: 1003,
   /** No pong to the service's heartbeat ping in time. */
   heartbeatTimeout: 4408,
+  /** The database could not be read for the snapshot: reconnect later (the usual backoff). */
+  tryAgainLater: 1013,
 } as const;
 
 export const ERROR_CODES = [

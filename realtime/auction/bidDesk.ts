@@ -1,0 +1,93 @@
+/**
+ * Takes one bid from a client to an answer: the bid rules, then the per-address rate limit, then
+ * the atomic insert. Knows nothing of sockets, so its answers are plain protocol messages.
+ */
+import { checkAboveHighest, checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
+import type { ErrorCode, PlaceBidMessage, ServerMessage } from "../../src/lib/auction/protocol.ts";
+import { formatCents } from "../../src/lib/format.ts";
+import type { Logger } from "../logger.ts";
+import type { Metrics } from "../metrics.ts";
+import { type BidStore, StoreUnavailableError } from "../storage/types.ts";
+import type { RateLimiter } from "./rateLimiter.ts";
+import { toWireBid } from "./wire.ts";
+
+export const ERROR_MESSAGES = {
+  invalid_name: "Use 1 to 40 characters, no control characters.",
+  invalid_amount: "Bid more than $0.00 and at most $1,000,000,000.00, with at most 2 decimals.",
+  too_low: "Your bid must be higher than the current highest bid.",
+  rate_limited: "You're bidding too fast. Nothing will still be here in a moment.",
+  unavailable: "The auction is unavailable right now. Try again in a moment.",
+  bad_message: "The message could not be read.",
+} as const satisfies Record<ErrorCode, string>;
+
+export interface BidDeskOptions {
+  store: BidStore;
+  rateLimiter: RateLimiter;
+  metrics: Metrics;
+  logger: Logger;
+  /** The newest amount this instance knows of, for refusals decided before the database is asked. */
+  knownHighestCents(): number | null;
+}
+
+export interface BidDesk {
+  place(message: PlaceBidMessage, clientAddress: string): Promise<ServerMessage>;
+  /** From now on every bid is answered unavailable; resolves once the bids already at the store are answered. */
+  close(): Promise<void>;
+  readonly inFlight: number;
+}
+
+export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighestCents }: BidDeskOptions): BidDesk {
+  const pending = new Set<Promise<unknown>>();
+  let closed = false;
+
+  function refuse(requestId: string, code: ErrorCode, highestCents: number | null, message?: string): ServerMessage {
+    metrics.bidsRejected.inc({ code });
+    return { type: "error", requestId, code, message: message ?? ERROR_MESSAGES[code], highestCents };
+  }
+
+  async function atStore(requestId: string, name: string, amountCents: number): Promise<ServerMessage> {
+    try {
+      const outcome = await store.placeBid(name, amountCents);
+      if (!outcome.accepted) {
+        const higherThan = formatCents(outcome.highestCents);
+        return refuse(requestId, "too_low", outcome.highestCents, `Your bid must be higher than ${higherThan}`);
+      }
+      metrics.bidsAccepted.inc();
+      return { type: "accepted", requestId, bid: toWireBid(outcome.bid) };
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) logger.error({ err: error }, "placing a bid failed");
+      return refuse(requestId, "unavailable", knownHighestCents());
+    }
+  }
+
+  return {
+    async place(message, clientAddress) {
+      const { requestId } = message;
+      const name = checkBidderName(message.bidderName);
+      if (!name.ok) return refuse(requestId, name.code, knownHighestCents());
+      const amount = checkAmount(message.amount);
+      if (!amount.ok) return refuse(requestId, amount.code, knownHighestCents());
+      // A quick answer from what this instance knows; the database decides for real, atomically.
+      const known = knownHighestCents();
+      if (!checkAboveHighest(amount.value, known).ok && known !== null) {
+        return refuse(requestId, "too_low", known, `Your bid must be higher than ${formatCents(known)}`);
+      }
+      if (closed) return refuse(requestId, "unavailable", known);
+      if (!rateLimiter.take(clientAddress)) return refuse(requestId, "rate_limited", known);
+      const answer = atStore(requestId, name.value, amount.value);
+      pending.add(answer);
+      try {
+        return await answer;
+      } finally {
+        pending.delete(answer);
+      }
+    },
+    async close() {
+      closed = true;
+      await Promise.allSettled([...pending]);
+    },
+    get inFlight() {
+      return pending.size;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Prometheus metrics of one service instance. Each instance has its own registry (tests run two
+ * in one process), with Node's default process metrics in it.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { ERROR_CODES } from "../src/lib/auction/protocol.ts";
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const bidsRejected = new Counter({
+    name: "auction_bids_rejected_total",
+    help: "Bids refused, by error code.",
+    labelNames: ["code"] as const,
+    registers: [registry],
+  });
+  // Every code appears from the start, so a rate() over it never begins with a gap.
+  for (const code of ERROR_CODES) bidsRejected.inc({ code }, 0);
+  return {
+    registry,
+    openSockets: new Gauge({
+      name: "auction_open_sockets",
+      help: "WebSocket connections open on this instance.",
+      registers: [registry],
+    }),
+    bidsAccepted: new Counter({
+      name: "auction_bids_accepted_total",
+      help: "Bids accepted through this instance.",
+      registers: [registry],
+    }),
+    bidsRejected,
+    broadcastLatency: new Histogram({
+      name: "auction_broadcast_latency_seconds",
+      help: "From a bid notification's arrival to its frame being written to every socket of this instance.",
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers: [registry],
+    }),
+    slowSocketsDropped: new Counter({
+      name: "auction_slow_sockets_dropped_total",
+      help: "Sockets closed because they could not keep up with the broadcasts.",
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import {
+  BIDDER_NAME_MAX_CODE_POINTS,
+  checkAboveHighest,
+  checkAmount,
+  checkBidderName,
+  MAX_BID_CENTS,
+  minimumNextBidCents,
+  parseAmountInput,
+} from "../../src/lib/auction/bidRules.ts";
+
+const invalidName = { ok: false, code: "invalid_name" };
+const invalidAmount = { ok: false, code: "invalid_amount" };
+
+describe("bidder name", () => {
+  it("is trimmed before it is checked and stored", () => {
+    expect(checkBidderName("  Nobody  ")).toEqual({ ok: true, value: "Nobody" });
+    expect(checkBidderName("\t\nNobody\r\n")).toEqual({ ok: true, value: "Nobody" });
+  });
+
+  it("must keep at least one character after trimming", () => {
+    expect(checkBidderName("")).toEqual(invalidName);
+    expect(checkBidderName("   ")).toEqual(invalidName);
+    expect(checkBidderName("\u3000\u00a0")).toEqual(invalidName);
+  });
+
+  it("counts Unicode code points, not UTF-16 units: 40 pass, 41 do not", () => {
+    expect(BIDDER_NAME_MAX_CODE_POINTS).toBe(40);
+    expect(checkBidderName("a".repeat(40)).ok).toBe(true);
+    expect(checkBidderName("a".repeat(41))).toEqual(invalidName);
+    // Each emoji is one code point but two UTF-16 units.
+    const emoji40 = "😀".repeat(40);
+    expect(emoji40.length).toBe(80);
+    expect(checkBidderName(emoji40)).toEqual({ ok: true, value: emoji40 });
+    expect(checkBidderName(`${emoji40}😀`)).toEqual(invalidName);
+  });
+
+  it("counts a combining mark as a code point of its own", () => {
+    const accented20 = "e\u0301".repeat(20);
+    expect([...accented20].length).toBe(40);
+    expect(checkBidderName(accented20).ok).toBe(true);
+    expect(checkBidderName(`${accented20}a`)).toEqual(invalidName);
+    expect(checkBidderName(`${"e\u0301".repeat(19)}ee\u0301`)).toEqual(invalidName);
+  });
+
+  it("refuses control characters (Cc) anywhere", () => {
+    for (const control of ["\u0000", "\u0007", "\t", "\n", "\u001b", "\u007f", "\u0085", "\u009f"]) {
+      expect(checkBidderName(`No${control}body`), JSON.stringify(control)).toEqual(invalidName);
+    }
+  });
+
+  it("refuses format characters (Cf): bidi overrides, zero-width characters", () => {
+    for (const format of ["\u202e", "\u202d", "\u2066", "\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff"]) {
+      expect(checkBidderName(`No${format}body`), JSON.stringify(format)).toEqual(invalidName);
+    }
+    expect(checkBidderName("\u202egnihton")).toEqual(invalidName);
+  });
+
+  it("accepts letters, marks, symbols and inner spaces of any script", () => {
+    for (const name of ["Zoë", "Nguyễn Văn A", "山田 太郎", "Ω-Bidder #1", "🦊"]) {
+      expect(checkBidderName(name)).toEqual({ ok: true, value: name });
+    }
+  });
+});
+
+describe("bid amount", () => {
+  it("converts dollars to integer cents", () => {
+    expect(checkAmount(0.01)).toEqual({ ok: true, value: 1 });
+    expect(checkAmount(1)).toEqual({ ok: true, value: 100 });
+    expect(checkAmount(1.1)).toEqual({ ok: true, value: 110 });
+    expect(checkAmount(19.99)).toEqual({ ok: true, value: 1999 });
+    expect(checkAmount(1234.5)).toEqual({ ok: true, value: 123450 });
+  });
+
+  it("must be a finite number", () => {
+    expect(checkAmount(Number.NaN)).toEqual(invalidAmount);
+    expect(checkAmount(Number.POSITIVE_INFINITY)).toEqual(invalidAmount);
+    expect(checkAmount(Number.NEGATIVE_INFINITY)).toEqual(invalidAmount);
+  });
+
+  it("must be more than 0", () => {
+    expect(checkAmount(0)).toEqual(invalidAmount);
+    expect(checkAmount(-0)).toEqual(invalidAmount);
+    expect(checkAmount(-0.01)).toEqual(invalidAmount);
+    expect(checkAmount(-5)).toEqual(invalidAmount);
+  });
+
+  it("has at most 2 decimals, also when tiny or written with an exponent", () => {
+    expect(checkAmount(1.005)).toEqual(invalidAmount);
+    expect(checkAmount(0.001)).toEqual(invalidAmount);
+    expect(checkAmount(1e-7)).toEqual(invalidAmount);
+    expect(checkAmount(0.1 + 0.2)).toEqual(invalidAmount);
+  });
+
+  it("is at most $1,000,000,000.00", () => {
+    expect(MAX_BID_CENTS).toBe(100_000_000_000);
+    expect(checkAmount(1_000_000_000)).toEqual({ ok: true, value: MAX_BID_CENTS });
+    expect(checkAmount(999_999_999.99)).toEqual({ ok: true, value: MAX_BID_CENTS - 1 });
+    expect(checkAmount(1_000_000_000.01)).toEqual(invalidAmount);
+    expect(checkAmount(1e21)).toEqual(invalidAmount);
+    expect(checkAmount(Number.MAX_VALUE)).toEqual(invalidAmount);
+  });
+
+  it("reads the amount field's text with the same rule", () => {
+    expect(parseAmountInput(" 12.50 ")).toEqual({ ok: true, value: 1250 });
+    expect(parseAmountInput("")).toEqual(invalidAmount);
+    expect(parseAmountInput("   ")).toEqual(invalidAmount);
+    expect(parseAmountInput("twelve")).toEqual(invalidAmount);
+    expect(parseAmountInput("1.005")).toEqual(invalidAmount);
+  });
+});
+
+describe("strictly above the highest bid", () => {
+  it("accepts any valid amount when there are no bids yet", () => {
+    expect(checkAboveHighest(1, null)).toEqual({ ok: true, value: 1 });
+  });
+
+  it("refuses an equal or lower amount as too_low, accepts one cent more", () => {
+    expect(checkAboveHighest(5000, 5000)).toEqual({ ok: false, code: "too_low" });
+    expect(checkAboveHighest(4999, 5000)).toEqual({ ok: false, code: "too_low" });
+    expect(checkAboveHighest(5001, 5000)).toEqual({ ok: true, value: 5001 });
+  });
+
+  it("puts the smallest winning bid one cent above the highest", () => {
+    expect(minimumNextBidCents(null)).toBe(1);
+    expect(minimumNextBidCents(5000)).toBe(5001);
+  });
+});

@@ -1,0 +1,92 @@
+import type { IncomingMessage } from "node:http";
+import { describe, expect, it } from "vitest";
+import { clientAddress, maskAddress } from "../../realtime/auction/clientAddress.ts";
+import { createConnectionCap } from "../../realtime/auction/connectionCap.ts";
+import { isOriginAllowed } from "../../realtime/auction/originPolicy.ts";
+import { createRateLimiter } from "../../realtime/auction/rateLimiter.ts";
+
+function request(peer: string, headers: Record<string, string> = {}): IncomingMessage {
+  return { socket: { remoteAddress: peer }, headers } as unknown as IncomingMessage;
+}
+
+describe("client address", () => {
+  it("is the socket's peer unless proxies are trusted", () => {
+    expect(clientAddress(request("203.0.113.7", { "x-forwarded-for": "198.51.100.1" }), 0)).toBe("203.0.113.7");
+  });
+
+  it("reads one X-Forwarded-For entry per trusted hop, from the right", () => {
+    const req = request("10.0.0.2", { "x-forwarded-for": "6.6.6.6, 198.51.100.1, 10.0.0.1" });
+    expect(clientAddress(req, 1)).toBe("10.0.0.1");
+    expect(clientAddress(req, 2)).toBe("198.51.100.1");
+    // More hops than entries: the leftmost, never beyond.
+    expect(clientAddress(request("10.0.0.2", { "x-forwarded-for": "198.51.100.1" }), 5)).toBe("198.51.100.1");
+    expect(clientAddress(request("10.0.0.2"), 1)).toBe("10.0.0.2");
+  });
+
+  it("counts an IPv4-mapped IPv6 peer as its IPv4 address", () => {
+    expect(clientAddress(request("::ffff:192.0.2.5"), 0)).toBe("192.0.2.5");
+  });
+
+  it("is masked to its network part for the logs", () => {
+    expect(maskAddress("203.0.113.7")).toBe("203.0.113.x");
+    expect(maskAddress("2001:db8:85a3::8a2e:370:7334")).toBe("2001:db8:85a3::x");
+    expect(maskAddress("::1")).toBe("0:0:0::x");
+    expect(maskAddress("unknown")).toBe("unknown");
+  });
+});
+
+describe("origin policy", () => {
+  it("allows the same origin by default and refuses others", () => {
+    expect(isOriginAllowed(request("", { host: "shop.test:4321", origin: "http://shop.test:4321" }), [])).toBe(true);
+    expect(isOriginAllowed(request("", { host: "shop.test", origin: "https://shop.test" }), [])).toBe(true);
+    expect(isOriginAllowed(request("", { host: "shop.test:443", origin: "https://shop.test" }), [])).toBe(true);
+    expect(isOriginAllowed(request("", { host: "shop.test", origin: "https://evil.test" }), [])).toBe(false);
+    expect(isOriginAllowed(request("", { host: "shop.test", origin: "null" }), [])).toBe(false);
+  });
+
+  it("allows exactly the listed origins when configured", () => {
+    const allowed = ["https://nothing.store"];
+    expect(isOriginAllowed(request("", { host: "api.test", origin: "https://nothing.store" }), allowed)).toBe(true);
+    expect(isOriginAllowed(request("", { host: "api.test", origin: "http://nothing.store" }), allowed)).toBe(false);
+    expect(isOriginAllowed(request("", { host: "api.test", origin: "http://api.test" }), allowed)).toBe(false);
+    expect(isOriginAllowed(request("", { host: "api.test", origin: "https://anything.test" }), ["*"])).toBe(true);
+  });
+
+  it("allows clients that send no Origin (not browsers)", () => {
+    expect(isOriginAllowed(request("", { host: "shop.test" }), ["https://nothing.store"])).toBe(true);
+  });
+});
+
+describe("rate limiter", () => {
+  it("allows the limit within any window and forgets events as they age out", () => {
+    let now = 0;
+    const limiter = createRateLimiter(3, 1000, () => now);
+    expect([1, 2, 3, 4].map(() => limiter.take("a"))).toEqual([true, true, true, false]);
+    expect(limiter.take("b")).toBe(true);
+    now = 999;
+    expect(limiter.take("a")).toBe(false);
+    // All three events at 0 leave the window at 1000.
+    now = 1000;
+    expect([1, 2, 3, 4].map(() => limiter.take("a"))).toEqual([true, true, true, false]);
+  });
+
+  it("forgets idle keys on sweep", () => {
+    let now = 0;
+    const limiter = createRateLimiter(1, 100, () => now);
+    limiter.take("a");
+    limiter.take("b");
+    now = 150;
+    limiter.sweep();
+    expect(limiter.size).toBe(0);
+  });
+});
+
+describe("connection cap", () => {
+  it("holds at most the maximum per address and frees slots on release", () => {
+    const cap = createConnectionCap(2);
+    expect([cap.tryOpen("a"), cap.tryOpen("a"), cap.tryOpen("a"), cap.tryOpen("b")]).toEqual([true, true, false, true]);
+    cap.release("a");
+    expect(cap.count("a")).toBe(1);
+    expect(cap.tryOpen("a")).toBe(true);
+  });
+});

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { parseClientMessage, parseServerMessage } from "../../src/lib/auction/protocol.ts";
+
+const bid = { type: "bid", requestId: "r1", bidderName: "Nobody", amount: 12.5 };
+
+function refusal(text: string) {
+  const parsed = parseClientMessage(text);
+  if (parsed.ok) throw new Error(`expected a refusal for ${text}`);
+  return parsed;
+}
+
+describe("client messages", () => {
+  it("reads a bid and a ping", () => {
+    expect(parseClientMessage(JSON.stringify(bid))).toEqual({ ok: true, message: bid });
+    expect(parseClientMessage('{"type":"ping"}')).toEqual({ ok: true, message: { type: "ping" } });
+  });
+
+  it("refuses text that is not JSON", () => {
+    expect(refusal("{type:bid")).toEqual({ ok: false, reason: "Message is not valid JSON." });
+    expect(refusal("")).toEqual({ ok: false, reason: "Message is not valid JSON." });
+  });
+
+  it("refuses JSON that is not a message object", () => {
+    for (const text of ["null", "42", '"bid"', "[]", "{}"]) expect(refusal(text).ok).toBe(false);
+  });
+
+  it("refuses an unknown type", () => {
+    expect(refusal('{"type":"sell","requestId":"r9"}')).toMatchObject({ ok: false, requestId: "r9" });
+  });
+
+  it("refuses a bid with a missing field, keeping its requestId", () => {
+    const { amount: _amount, ...noAmount } = bid;
+    expect(refusal(JSON.stringify(noAmount))).toMatchObject({
+      requestId: "r1",
+      reason: expect.stringContaining("amount"),
+    });
+    const { bidderName: _name, ...noName } = bid;
+    expect(refusal(JSON.stringify(noName))).toMatchObject({
+      requestId: "r1",
+      reason: expect.stringContaining("bidderName"),
+    });
+    const { requestId: _id, ...noId } = bid;
+    expect(refusal(JSON.stringify(noId)).requestId).toBeUndefined();
+  });
+
+  it("refuses extra fields, so a typo never passes silently", () => {
+    expect(refusal(JSON.stringify({ ...bid, amout: 13 }))).toMatchObject({ requestId: "r1" });
+    expect(refusal('{"type":"ping","requestId":"p1"}')).toMatchObject({ requestId: "p1" });
+  });
+
+  it("refuses fields of the wrong type, keeping a readable requestId", () => {
+    expect(refusal(JSON.stringify({ ...bid, amount: "12.50" }))).toMatchObject({
+      requestId: "r1",
+      reason: expect.stringContaining("amount"),
+    });
+    expect(refusal(JSON.stringify({ ...bid, bidderName: 7 }))).toMatchObject({ requestId: "r1" });
+    expect(refusal(JSON.stringify({ ...bid, amount: null }))).toMatchObject({ requestId: "r1" });
+  });
+
+  it("leaves out a requestId it cannot use", () => {
+    expect(refusal(JSON.stringify({ ...bid, requestId: 5 })).requestId).toBeUndefined();
+    expect(refusal(JSON.stringify({ ...bid, requestId: "" })).requestId).toBeUndefined();
+    expect(refusal(JSON.stringify({ ...bid, requestId: "x".repeat(65) })).requestId).toBeUndefined();
+    expect(parseClientMessage(JSON.stringify({ ...bid, requestId: "x".repeat(64) })).ok).toBe(true);
+  });
+
+  it("leaves the bid rules to the rules: any name and number pass the schema", () => {
+    expect(parseClientMessage(JSON.stringify({ ...bid, bidderName: "", amount: -1 })).ok).toBe(true);
+  });
+});
+
+describe("service messages", () => {
+  it("reads what the service sends and refuses anything else", () => {
+    const wire = { id: 1, bidderName: "Nobody", amountCents: 1250, createdAt: "2026-01-01T00:00:00.000Z" };
+    const snapshot = { type: "snapshot", bids: [wire], highest: wire, bidders: 1 };
+    expect(parseServerMessage(JSON.stringify(snapshot))).toEqual({ ok: true, message: snapshot });
+    expect(parseServerMessage('{"type":"bid","bid":{"id":0}}').ok).toBe(false);
+    expect(parseServerMessage("nope").ok).toBe(false);
+  });
+});
