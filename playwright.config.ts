@@ -1,8 +1,12 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { defineConfig, devices } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./scripts/chromium.ts";
 
 const PORT = Number(process.env.E2E_PORT ?? 4329);
 const baseURL = `http://127.0.0.1:${PORT}`;
+// The auction starts empty on every run: a PGlite directory of its own, wiped before the server starts.
+const DATA_DIR = join(tmpdir(), `nothing-store-e2e-${PORT}`);
 
 export default defineConfig({
   testDir: "tests/e2e",
@@ -22,10 +26,20 @@ export default defineConfig({
   projects: [{ name: "chromium", use: devices["Desktop Chrome"] }],
   webServer: {
     // The same entry point as `npm start`, on the site that `npm run build` left in dist/.
-    command: "node realtime/main.ts",
+    command: `rm -rf "${DATA_DIR}" && node realtime/main.ts`,
     url: baseURL,
-    env: { PORT: String(PORT), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    env: {
+      PORT: String(PORT),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      DATA_DIR,
+      // Every browser of the suite bids and connects from 127.0.0.1: lift the per-address limits.
+      BID_RATE_LIMIT: "10000",
+      MAX_SOCKETS_PER_ADDRESS: "10000",
+    },
     reuseExistingServer: !process.env.CI,
+    // SIGTERM lets the service close its sockets and release the data directory's lock.
+    gracefulShutdown: { signal: "SIGTERM", timeout: 5_000 },
     stdout: "pipe",
     timeout: 30_000,
   },

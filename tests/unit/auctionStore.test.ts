@@ -1,3 +1,4 @@
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type WebSocket as ServerSocket, WebSocketServer } from "ws";
 import type { WireBid } from "../../src/lib/auction/protocol.ts";
@@ -28,8 +29,7 @@ describe("auction store over a real socket", () => {
   beforeAll(async () => {
     server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
     await new Promise((resolve) => server.once("listening", resolve));
-    const address = server.address();
-    url = `ws://127.0.0.1:${typeof address === "object" ? address.port : 0}/realtime`;
+    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/realtime`;
     server.on("connection", (socket) => {
       serverSocket = socket;
       socket.on("message", (data) => received.push(JSON.parse(String(data))));

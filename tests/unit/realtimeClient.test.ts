@@ -1,3 +1,4 @@
+import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type WebSocket as ServerSocket, WebSocketServer } from "ws";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
@@ -73,8 +74,7 @@ describe("realtime client against a real socket server", () => {
     lastSeen = null;
     server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
     await new Promise((resolve) => server.once("listening", resolve));
-    const address = server.address();
-    url = `ws://127.0.0.1:${typeof address === "object" ? address.port : 0}/realtime`;
+    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/realtime`;
     server.on("connection", (socket, request) => {
       const connection = { socket, url: request.url ?? "", received: [] as string[] };
       socket.on("message", (data) => connection.received.push(String(data)));

@@ -1,0 +1,210 @@
+import AxeBuilder from "@axe-core/playwright";
+import { type BrowserContext, expect, type Page, test, type WebSocketRoute } from "@playwright/test";
+import { openPage, openWithPausedClock } from "./fixtures.ts";
+
+// Every test here shares the one auction of the e2e server (a fresh PGlite directory per run), so each
+// bids above whatever is highest when it starts and uses its own bidder names.
+
+const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
+const money = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
+
+function auction(page: Page) {
+  const section = page.locator("#auction");
+  return {
+    section,
+    name: section.getByLabel("Your Name"),
+    amount: section.getByLabel("Bid Amount ($)"),
+    submit: section.getByRole("button", { name: "Place Bid" }),
+    recent: section.getByRole("list", { name: "Recent Bids" }),
+    live: section.locator('[data-connection="live"]'),
+  };
+}
+
+function toast(page: Page, title: string) {
+  return page.getByRole("region", { name: "Notifications" }).getByRole("listitem").filter({ hasText: title });
+}
+
+/** Opens the home page at the auction, once the island is hydrated and its socket is live. */
+async function openAuction(page: Page) {
+  const opened = await openPage(page, "/");
+  const form = auction(page);
+  await form.section.scrollIntoViewIfNeeded();
+  await expect(form.submit).toBeEnabled();
+  await expect(form.live).toBeVisible();
+  return { ...form, assertNoErrors: opened.assertNoErrors };
+}
+
+/** The smallest winning bid, in cents, read from the amount field's placeholder ("$12.35"). */
+async function nextBidCents(page: Page) {
+  const placeholder = (await auction(page).amount.getAttribute("placeholder")) ?? "";
+  return Math.round(Number(placeholder.replace(/[$,]/g, "")) * 100);
+}
+
+const dollars = (cents: number) => (cents / 100).toFixed(2);
+const unique = (prefix: string) => `${prefix} ${test.info().workerIndex}-${Date.now() % 1_000_000}`;
+
+test("two visitors see each other's bids live, with a New Bid! toast for the other's", async ({ browser }) => {
+  const contexts: BrowserContext[] = [await browser.newContext(), await browser.newContext()];
+  try {
+    const [alicePage, bobPage] = await Promise.all(contexts.map((context) => context.newPage()));
+    if (!alicePage || !bobPage) throw new Error("no pages");
+    const alice = await openAuction(alicePage);
+    const bob = await openAuction(bobPage);
+    const aliceName = unique("Alice");
+
+    const cents = (await nextBidCents(alicePage)) + 100;
+    await alice.name.fill(aliceName);
+    await alice.amount.fill(dollars(cents));
+    await alice.amount.press("Enter");
+
+    await expect(toast(alicePage, "Bid Placed!")).toContainText(
+      `You bid ${money.format(cents / 100)} for absolutely nothing!`,
+    );
+    await expect(alice.amount).toHaveValue("");
+    await expect(alice.name).toHaveValue(aliceName);
+    await expect(toast(alicePage, "New Bid!")).toHaveCount(0);
+
+    await expect(toast(bobPage, "New Bid!")).toContainText(`${aliceName} bid ${money.format(cents / 100)}`);
+    await expect(bob.recent.getByRole("listitem").first()).toContainText(aliceName);
+    await expect(bob.section).toContainText(`Leading: ${aliceName}`);
+
+    // And back: Bob outbids, Alice hears of it.
+    const bobName = unique("Bob");
+    await bob.name.fill(bobName);
+    await bob.amount.fill(dollars(cents + 1));
+    await bob.name.press("Enter");
+    await expect(toast(bobPage, "Bid Placed!")).toBeVisible();
+    await expect(toast(alicePage, "New Bid!").filter({ hasText: bobName })).toContainText(
+      `${bobName} bid ${money.format((cents + 1) / 100)}`,
+    );
+    await expect(alice.recent.getByRole("listitem").first()).toContainText(money.format((cents + 1) / 100));
+    await expect(alice.section.getByText(/^\d+ Bidders?$/)).toBeVisible();
+    alice.assertNoErrors();
+    bob.assertNoErrors();
+  } finally {
+    await Promise.all(contexts.map((context) => context.close()));
+  }
+});
+
+test("the form answers bad input with the spec's toasts and keeps the amount", async ({ page }) => {
+  const form = await openAuction(page);
+  const highest = (await nextBidCents(page)) - 1;
+
+  await form.amount.fill("5");
+  await form.submit.click();
+  await expect(toast(page, "Name Required")).toContainText("Please enter your name to place a bid");
+  await expect(form.amount).toHaveValue("5");
+
+  await form.name.fill("x".repeat(41));
+  await form.submit.click();
+  await expect(toast(page, "Invalid Name")).toContainText("Use 1 to 40 characters, no control characters.");
+
+  await form.name.fill(unique("Val"));
+  for (const bad of ["", "0", "-3", "1.005"]) {
+    await form.amount.fill(bad);
+    await form.submit.click();
+    await expect(toast(page, "Invalid Bid").first()).toContainText("Please enter a valid bid amount");
+    await expect(form.amount).toHaveValue(bad);
+  }
+
+  if (highest > 0) {
+    await form.amount.fill(dollars(highest));
+    await form.submit.click();
+    await expect(toast(page, "Bid Too Low").first()).toContainText(
+      `Your bid must be higher than ${money.format(highest / 100)}`,
+    );
+    await expect(form.amount).toHaveValue(dollars(highest));
+  }
+  await expect(toast(page, "Bid Placed!")).toHaveCount(0);
+});
+
+test("a bid outbid in between by another visitor gets the service's Bid Too Low", async ({ page, browser }) => {
+  // This visitor's socket stops hearing broadcasts, so only the service knows of the rival's bid.
+  let deaf = false;
+  await page.routeWebSocket(/\/realtime/, (socket) => {
+    const server = socket.connectToServer();
+    server.onMessage((message) => {
+      if (deaf && typeof message === "string" && message.startsWith('{"type":"bid"')) return;
+      socket.send(message);
+    });
+  });
+  const form = await openAuction(page);
+  deaf = true;
+  const start = await nextBidCents(page);
+
+  const rivalContext = await browser.newContext();
+  try {
+    const rival = await openAuction(await rivalContext.newPage());
+    const rivalPage = rival.section.page();
+    const rivalCents = Math.max(start, await nextBidCents(rivalPage)) + 500;
+    await rival.name.fill(unique("Rival"));
+    await rival.amount.fill(dollars(rivalCents));
+    await rival.submit.click();
+    await expect(toast(rivalPage, "Bid Placed!")).toBeVisible();
+
+    await form.name.fill(unique("Slow"));
+    await form.amount.fill(dollars(rivalCents - 100));
+    await form.submit.click();
+    await expect(toast(page, "Bid Too Low")).toContainText(
+      `Your bid must be higher than ${money.format(rivalCents / 100)}`,
+    );
+    await expect(form.amount).toHaveValue(dollars(rivalCents - 100));
+  } finally {
+    await rivalContext.close();
+  }
+});
+
+test("a reload shows the bid history, newest first", async ({ page }) => {
+  const form = await openAuction(page);
+  const name = unique("Reloader");
+  const cents = await nextBidCents(page);
+  await form.name.fill(name);
+  await form.amount.fill(dollars(cents));
+  await form.submit.click();
+  await expect(toast(page, "Bid Placed!")).toBeVisible();
+
+  await page.reload();
+  const reloaded = auction(page);
+  await reloaded.section.scrollIntoViewIfNeeded();
+  await expect(reloaded.recent.getByRole("listitem").first()).toContainText(name);
+  await expect(reloaded.recent.getByRole("listitem").first()).toContainText(money.format(cents / 100));
+  expect(await reloaded.recent.getByRole("listitem").count()).toBeLessThanOrEqual(10);
+});
+
+test("with the connection lost, the indicator says so and a bid fails with the amount kept", async ({ page }) => {
+  const routes: WebSocketRoute[] = [];
+  await page.routeWebSocket(/\/realtime/, (socket) => {
+    routes.push(socket);
+    socket.connectToServer();
+  });
+  // The paused clock holds the client's reconnect timer, so it stays disconnected while the bid is tried.
+  await openWithPausedClock(page, "/");
+  const form = auction(page);
+  await form.section.scrollIntoViewIfNeeded();
+  await expect(form.live).toBeVisible();
+  await routes[0]?.close({ code: 1011, reason: "test: connection lost" });
+  await expect(form.section.locator('[data-connection="reconnecting"]')).toHaveText("Reconnecting…");
+
+  await form.name.fill(unique("Offline"));
+  await form.amount.fill("999999");
+  await form.submit.click();
+  await expect(toast(page, "Bid Failed")).toContainText("Failed to place your bid. Please try again.");
+  await expect(toast(page, "Bid Failed")).toHaveAttribute("role", "alert");
+  await expect(form.amount).toHaveValue("999999");
+
+  // Time moves on: the client reconnects after 1 s and is live again.
+  await page.clock.runFor(1_000);
+  await expect(form.live).toBeVisible();
+  expect(routes.length).toBe(2);
+});
+
+test("axe finds no WCAG 2.2 AA violation in the auction section, with bids listed", async ({ page }) => {
+  const form = await openAuction(page);
+  const cents = await nextBidCents(page);
+  await form.name.fill(unique("Axe"));
+  await form.amount.fill(dollars(cents));
+  await form.submit.click();
+  await expect(toast(page, "Bid Placed!")).toBeVisible();
+  const results = await new AxeBuilder({ page }).include("#auction").withTags(WCAG_TAGS).analyze();
+  expect(results.violations.map((violation) => violation.id)).toEqual([]);
+});
