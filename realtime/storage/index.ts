@@ -1,0 +1,39 @@
+/**
+ * Opens the auction's store: PostgreSQL when a DATABASE_URL is given, otherwise embedded PGlite in
+ * dataDir. Either way the migrations in sql/ have run when the returned promise resolves.
+ */
+import type { Logger } from "../logger.ts";
+import { openPgliteStore } from "./pglite.ts";
+import { openPostgresStore } from "./postgres.ts";
+import type { BidStore } from "./types.ts";
+
+export { DataDirLockedError } from "./dataDirLock.ts";
+export type { AuctionView, BidNotice, BidStore, PlaceBidOutcome, StoredBid } from "./types.ts";
+export { StoreUnavailableError } from "./types.ts";
+
+export interface OpenBidStoreOptions {
+  /** postgres://… of a PostgreSQL server; empty or absent: PGlite in dataDir. */
+  databaseUrl?: string;
+  /** PGlite's data directory (created if missing, locked while open); unused with databaseUrl. */
+  dataDir: string;
+  logger: Logger;
+  /** PostgreSQL pool size, the LISTEN connection not counted (default 10). */
+  poolSize?: number;
+}
+
+/**
+ * Throws StoreUnavailableError when PostgreSQL cannot be reached, DataDirLockedError when another
+ * process (or this one) holds the PGlite data directory.
+ */
+export async function openBidStore(options: OpenBidStoreOptions): Promise<BidStore> {
+  const databaseUrl = options.databaseUrl?.trim();
+  const logger = options.logger.child({ component: "storage" });
+  if (databaseUrl) {
+    const store = await openPostgresStore({ databaseUrl, logger, poolSize: options.poolSize });
+    logger.info("auction store open on PostgreSQL");
+    return store;
+  }
+  const store = await openPgliteStore({ dataDir: options.dataDir, logger });
+  logger.info({ dataDir: options.dataDir }, "auction store open on PGlite");
+  return store;
+}

@@ -1,0 +1,84 @@
+/**
+ * The migrations runner: applies sql/NNN_name.sql in numeric order, each recorded in
+ * schema_migrations, all inside one transaction that holds an advisory lock, so two instances
+ * starting together on one database apply each migration once and a restart applies nothing.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "../logger.ts";
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL("../../sql/", import.meta.url));
+
+// Any constant works; it only has to be the same for every instance of this service.
+const MIGRATIONS_LOCK_KEY = 4_711_001;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** What a backend lends the runner inside one transaction. */
+export interface MigrationTransaction {
+  query(text: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /** Runs a script of several statements. */
+  exec(script: string): Promise<void>;
+}
+
+export type InTransaction = <T>(work: (tx: MigrationTransaction) => Promise<T>) => Promise<T>;
+
+const MIGRATION_FILE = /^(\d+)_([\w-]+)\.sql$/;
+
+export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migration[]> {
+  const migrations: Migration[] = [];
+  for (const file of await readdir(dir)) {
+    const match = MIGRATION_FILE.exec(file);
+    if (!match) continue;
+    migrations.push({ version: Number(match[1]), name: file, sql: await readFile(join(dir, file), "utf8") });
+  }
+  migrations.sort((a, b) => a.version - b.version);
+  for (let i = 1; i < migrations.length; i++) {
+    const [previous, current] = [migrations[i - 1], migrations[i]];
+    if (previous && current && previous.version === current.version) {
+      throw new Error(`Two migrations share version ${current.version}: ${previous.name} and ${current.name}`);
+    }
+  }
+  return migrations;
+}
+
+/** Applies the migrations not yet recorded; returns the names it applied. */
+export async function applyMigrations(
+  inTransaction: InTransaction,
+  migrations: Migration[],
+  logger: Logger,
+): Promise<string[]> {
+  return inTransaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATIONS_LOCK_KEY]);
+    await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const recorded = new Set(
+      (await tx.query("SELECT version FROM schema_migrations")).map((row) => Number(row.version)),
+    );
+    const known = new Set(migrations.map((migration) => migration.version));
+    const unknown = [...recorded].filter((version) => !known.has(version));
+    if (unknown.length > 0) {
+      logger.warn({ versions: unknown }, "the database has migrations this code does not know (a newer release?)");
+    }
+    const applied: string[] = [];
+    for (const migration of migrations) {
+      if (recorded.has(migration.version)) continue;
+      await tx.exec(migration.sql);
+      await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
+        migration.version,
+        migration.name,
+      ]);
+      applied.push(migration.name);
+      logger.info({ migration: migration.name }, "migration applied");
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,226 @@
+/**
+ * The PostgreSQL backend through postgres.js: a small pool for bids and reads, and one dedicated
+ * connection that LISTENs. postgres.js's own `listen()` re-LISTENs once after a drop and gives up
+ * if the server is still down, so this adapter keeps that connection itself: it reports not ready
+ * the moment the connection closes and retries LISTEN until it succeeds.
+ */
+import postgres from "postgres";
+import type { Logger } from "../logger.ts";
+import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
+import {
+  BIDS_AFTER_SQL,
+  NOTIFY_CHANNEL,
+  PLACE_BID_SQL,
+  parseBidNotice,
+  toAuctionView,
+  toBidsAfter,
+  toPlaceBidOutcome,
+  VIEW_SQL,
+} from "./queries.ts";
+import { type BidNotice, type BidStore, StoreUnavailableError } from "./types.ts";
+
+export interface PostgresStoreOptions {
+  databaseUrl: string;
+  logger: Logger;
+  /** Connections for bids and reads; the LISTEN connection comes on top. */
+  poolSize?: number;
+  migrations?: Migration[];
+}
+
+const DEFAULT_POOL_SIZE = 10;
+const CONNECT_TIMEOUT_S = 5;
+// A bid waits on the auction_state row lock; far beyond the client's 10 s acknowledgement it is moot.
+const STATEMENT_TIMEOUT_MS = 5_000;
+const RELISTEN_FIRST_DELAY_MS = 100;
+const RELISTEN_MAX_DELAY_MS = 2_000;
+
+// Node socket errors, postgres.js's own connection errors, and the SQLSTATEs of a server that is
+// down, starting, shutting down, out of connections or too slow (statement_timeout).
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "57014",
+]);
+
+export function isUnavailableError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return UNAVAILABLE_CODES.has(code) || code.startsWith("08") || code.startsWith("57P") || code.startsWith("53");
+}
+
+function describe(error: unknown): string {
+  const { code, message } = error as { code?: string; message?: string };
+  return code ? `${code}: ${message}` : String(message ?? error);
+}
+
+async function unavailableOnLostConnection<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUnavailableError(error)) {
+      throw new StoreUnavailableError(`PostgreSQL is unavailable (${describe(error)})`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+// postgres.js would back off up to 20 s after repeated failures; an outage should end in about a second.
+function reconnectBackoffSeconds(attempt: number): number {
+  return Math.min(0.05 * 2 ** attempt, 1);
+}
+
+function connectionOptions(logger: Logger) {
+  return {
+    connect_timeout: CONNECT_TIMEOUT_S,
+    backoff: reconnectBackoffSeconds,
+    onnotice: (notice: postgres.Notice) => logger.debug({ notice }, "postgres notice"),
+    connection: { application_name: "nothing-store", statement_timeout: STATEMENT_TIMEOUT_MS },
+  };
+}
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<BidStore> {
+  const { databaseUrl, logger } = options;
+  const sql = postgres(databaseUrl, { ...connectionOptions(logger), max: options.poolSize ?? DEFAULT_POOL_SIZE });
+  try {
+    const migrations = options.migrations ?? (await readMigrations());
+    await unavailableOnLostConnection(() =>
+      applyMigrations(
+        (work) =>
+          sql.begin((tx) =>
+            work({
+              query: async (text, params) =>
+                (await tx.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as Record<
+                  string,
+                  unknown
+                >[],
+              exec: async (script) => {
+                await tx.unsafe(script).simple();
+              },
+            }),
+          ) as never,
+        migrations,
+        logger,
+      ),
+    );
+    return await createPostgresStore(sql, databaseUrl, logger);
+  } catch (error) {
+    await sql.end({ timeout: 1 });
+    throw error;
+  }
+}
+
+async function createPostgresStore(sql: postgres.Sql, databaseUrl: string, logger: Logger): Promise<BidStore> {
+  const bidListeners = new Set<(notice: BidNotice) => void>();
+  const readyListeners = new Set<(ready: boolean) => void>();
+  let ready = false;
+  let closing = false;
+  // Counts closes of the LISTEN connection, so a LISTEN that succeeded on a connection which has
+  // closed since is not taken for an active one.
+  let listenConnectionCloses = 0;
+  let relistening: Promise<void> | null = null;
+
+  function setReady(value: boolean) {
+    if (ready === value || (closing && value)) return;
+    ready = value;
+    if (value) logger.info("auction store ready: LISTEN active");
+    else logger.warn("auction store not ready: the LISTEN connection to PostgreSQL is lost");
+    for (const listener of readyListeners) listener(value);
+  }
+
+  function deliver(channel: string, payload: string) {
+    if (channel !== NOTIFY_CHANNEL) return;
+    const notice = parseBidNotice(payload);
+    if (!notice) {
+      logger.error({ payload }, "unreadable auction notification");
+      return;
+    }
+    for (const listener of bidListeners) listener(notice);
+  }
+
+  const listenSql = postgres(databaseUrl, {
+    ...connectionOptions(logger),
+    max: 1,
+    idle_timeout: 0,
+    max_lifetime: null,
+    fetch_types: false,
+    onclose: () => {
+      listenConnectionCloses++;
+      if (closing) return;
+      setReady(false);
+      relisten();
+    },
+    // Not in postgres.js's types, but the option its own listen() uses: every NotificationResponse.
+    ...({ onnotify: deliver } as object),
+  });
+
+  function relisten(): Promise<void> {
+    relistening ??= (async () => {
+      let delay = RELISTEN_FIRST_DELAY_MS;
+      while (!closing) {
+        const closesBefore = listenConnectionCloses;
+        try {
+          await listenSql.unsafe(`LISTEN ${NOTIFY_CHANNEL}`);
+          if (listenConnectionCloses === closesBefore) {
+            setReady(true);
+            return;
+          }
+        } catch (error) {
+          logger.debug({ err: describe(error) }, "LISTEN failed, retrying");
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, RELISTEN_MAX_DELAY_MS);
+      }
+    })().finally(() => {
+      relistening = null;
+    });
+    return relistening;
+  }
+
+  await relisten();
+
+  return {
+    backend: "postgres",
+    placeBid(bidderName, amountCents) {
+      return unavailableOnLostConnection(async () =>
+        toPlaceBidOutcome((await sql.unsafe(PLACE_BID_SQL, [bidderName, amountCents]))[0]),
+      );
+    },
+    view(limit) {
+      return unavailableOnLostConnection(async () => toAuctionView((await sql.unsafe(VIEW_SQL, [limit]))[0]));
+    },
+    bidsAfter(afterId, limit) {
+      return unavailableOnLostConnection(async () =>
+        toBidsAfter((await sql.unsafe(BIDS_AFTER_SQL, [afterId, limit]))[0]),
+      );
+    },
+    onBid(listener) {
+      bidListeners.add(listener);
+      return () => bidListeners.delete(listener);
+    },
+    onReadyChange(listener) {
+      readyListeners.add(listener);
+      return () => readyListeners.delete(listener);
+    },
+    isReady() {
+      return ready;
+    },
+    async close() {
+      if (closing) return;
+      closing = true;
+      ready = false;
+      bidListeners.clear();
+      readyListeners.clear();
+      await Promise.all([sql.end({ timeout: 5 }), listenSql.end({ timeout: 1 })]);
+    },
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * Where a test keeps its auction data, for both backends, and stores opened on it.
+ *
+ *   const location = await createTestLocation("postgres"); // or "pglite"
+ *   const store = await openTestStore(location);           // openBidStore on it, logs discarded
+ *   ...
+ *   await store.close(); await location.remove();
+ *
+ * PostgreSQL: a fresh database per location on the run's cluster (see globalSetup.ts), dropped by
+ * remove(). PGlite: a fresh data directory per location, copied from a migrated template built once
+ * per run (a new PGlite directory takes seconds to initialise, a copy a fraction of one).
+ * `location.databaseUrl` / `location.dataDir` are what a service under test is configured with
+ * (DATABASE_URL / DATA_DIR).
+ */
+import { randomUUID } from "node:crypto";
+import { cp, mkdir, rename, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { PGlite } from "@electric-sql/pglite";
+import postgres from "postgres";
+import { inject } from "vitest";
+import { createLogger, type Logger } from "../../../realtime/logger.ts";
+import { openBidStore } from "../../../realtime/storage/index.ts";
+import type { BidStore } from "../../../realtime/storage/types.ts";
+
+/**
+ * For beforeEach/beforeAll hooks that open stores: the first PGlite location of a run builds the
+ * template (seconds, more on a loaded machine).
+ */
+export const STORE_HOOK_TIMEOUT_MS = 60_000;
+
+export type Backend = "postgres" | "pglite";
+export const BACKENDS: Backend[] = ["postgres", "pglite"];
+
+export interface TestLocation {
+  backend: Backend;
+  /** Set for "postgres": a database of its own. */
+  databaseUrl?: string;
+  /** For "pglite" the data directory; for "postgres" an empty directory nobody uses. */
+  dataDir: string;
+  /** Drops the database or removes the directory; close the stores on it first. */
+  remove(): Promise<void>;
+}
+
+/** A logger that drops everything, or hands each parsed line to `onLine` (to assert on logs). */
+export function testLogger(onLine?: (line: Record<string, unknown>) => void): Logger {
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      if (onLine) for (const line of String(chunk).split("\n").filter(Boolean)) onLine(JSON.parse(line));
+      done();
+    },
+  });
+  return createLogger(onLine ? "debug" : "warn", sink);
+}
+
+export function postgresUrl(): string {
+  const url = inject("postgresUrl");
+  if (!url) throw new Error(`No PostgreSQL for the tests: ${inject("postgresMissing")}`);
+  return url;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** A new empty database on the run's PostgreSQL. */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = postgresUrl();
+  const name = `test_${randomUUID().replaceAll("-", "")}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: withDatabase(adminUrl, name),
+    async drop() {
+      const dropper = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      try {
+        await dropper.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await dropper.end();
+      }
+    },
+  };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The migrated PGlite template of this run: built by the first worker that needs it, then shared. */
+async function pgliteTemplate(): Promise<string> {
+  const root = inject("storageTempRoot");
+  const template = join(root, "pglite-template");
+  if (await exists(template)) return template;
+  const building = join(root, `pglite-template-building-${randomUUID()}`);
+  const store = await openBidStore({ dataDir: building, logger: testLogger() });
+  await store.close();
+  try {
+    await rename(building, template);
+  } catch {
+    // Another worker finished first: theirs is as good.
+    await rm(building, { recursive: true, force: true });
+  }
+  return template;
+}
+
+/** A new PGlite data directory, already migrated (a copy of the run's template). */
+export async function createTestDataDir(options: { empty?: boolean } = {}): Promise<{
+  dir: string;
+  remove(): Promise<void>;
+}> {
+  const dir = join(inject("storageTempRoot"), `pglite-${randomUUID()}`);
+  if (options.empty) await mkdir(dir);
+  else await cp(await pgliteTemplate(), dir, { recursive: true });
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export async function createTestLocation(backend: Backend): Promise<TestLocation> {
+  if (backend === "postgres") {
+    const database = await createTestDatabase();
+    const unused = await createTestDataDir({ empty: true });
+    return {
+      backend,
+      databaseUrl: database.url,
+      dataDir: unused.dir,
+      async remove() {
+        await database.drop();
+        await unused.remove();
+      },
+    };
+  }
+  const data = await createTestDataDir();
+  return { backend, dataDir: data.dir, remove: data.remove };
+}
+
+/** openBidStore on a test location; logs are discarded unless a logger is given. */
+export function openTestStore(
+  location: TestLocation,
+  options: { logger?: Logger; poolSize?: number } = {},
+): Promise<BidStore> {
+  return openBidStore({
+    databaseUrl: location.databaseUrl,
+    dataDir: location.dataDir,
+    logger: options.logger ?? testLogger(),
+    poolSize: options.poolSize,
+  });
+}
+
+/** Polls until `check` returns true, failing with `what` after `timeoutMs`: every wait is bounded. */
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export type DirectQuery = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/**
+ * Runs statements straight on a location's database, bypassing the store (to inspect rows or to
+ * insert what the store never would). PGlite allows one process per directory: close its store first.
+ */
+export async function withDirectSql<T>(location: TestLocation, work: (query: DirectQuery) => Promise<T>): Promise<T> {
+  if (location.databaseUrl) {
+    const sql = postgres(location.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      return await work(async (text, params = []) => [...(await sql.unsafe(text, params as never[]))]);
+    } finally {
+      await sql.end();
+    }
+  }
+  const db = await PGlite.create({ dataDir: location.dataDir });
+  try {
+    return await work(async (text, params = []) => (await db.query<Record<string, unknown>>(text, params)).rows);
+  } finally {
+    await db.close();
+  }
+}
