@@ -1,23 +1,76 @@
-/** Entry point: `npm run serve` (and `npm start`, after a build). */
-import { readServiceConfig } from "./config.ts";
+/**
+ * Entry point: `npm run serve` (and `npm start`, after a build; the container runs it too).
+ * Opens the auction store (PostgreSQL with DATABASE_URL, else PGlite in DATA_DIR), then serves the
+ * pages, the /realtime socket and the operations routes on one port. SIGTERM or SIGINT drains:
+ * no new connections or bids, the bids at the store answered, sockets closed with 1001, exit 0.
+ */
+import { createSocketServer } from "./auction/socketServer.ts";
+import { readServiceConfig, ServiceConfigError } from "./config.ts";
 import { createLogger } from "./logger.ts";
+import { createMetrics } from "./metrics.ts";
 import { createAppServer } from "./server.ts";
+import { openBidStore } from "./storage/index.ts";
+import type { BidStore } from "./storage/types.ts";
 
-const config = readServiceConfig();
+let config: ReturnType<typeof readServiceConfig>;
+try {
+  config = readServiceConfig();
+} catch (error) {
+  if (!(error instanceof ServiceConfigError)) throw error;
+  console.error(`Configuration error: ${error.message}`);
+  process.exit(2);
+}
 const logger = createLogger(config.logLevel);
-const server = createAppServer(config, logger);
+
+let store: BidStore;
+try {
+  store = await openBidStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger });
+} catch (error) {
+  logger.fatal({ err: error }, `could not open the auction store: ${(error as Error).message}`);
+  process.exit(1);
+}
+
+const metrics = createMetrics();
+const socketServer = createSocketServer(store, config, logger, metrics);
+await socketServer.start();
+const server = createAppServer(config, logger, { socketServer, metrics });
+
+server.once("error", async (error) => {
+  logger.fatal({ err: error }, `could not listen on ${config.host}:${config.port}: ${error.message}`);
+  await store.close().catch(() => {});
+  process.exit(1);
+});
 
 server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const shownHost = config.host === "127.0.0.1" || config.host === "0.0.0.0" ? "localhost" : config.host;
-  logger.info({ host: config.host, port }, `The Nothing Store is open at http://${shownHost}:${port}`);
+  logger.info(
+    { host: config.host, port, backend: store.backend },
+    `The Nothing Store is open at http://${shownHost}:${port}`,
+  );
 });
 
-function shutDown(signal: NodeJS.Signals) {
-  logger.info({ signal }, "shutting down");
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
+async function shutDown(signal: NodeJS.Signals) {
+  logger.info({ signal, openSockets: socketServer.openSockets }, "shutting down");
+  const deadline = setTimeout(() => {
+    logger.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; exiting anyway");
+    process.exit(1);
+  }, config.shutdownTimeoutMs);
+  try {
+    // No new connections; idle keep-alive page requests are let go at once.
+    server.close();
+    server.closeIdleConnections();
+    await socketServer.drain();
+    server.closeAllConnections();
+    await store.close();
+    clearTimeout(deadline);
+    logger.info("stopped");
+    process.exit(0);
+  } catch (error) {
+    logger.error({ err: error }, "shutdown failed");
+    process.exit(1);
+  }
 }
 process.once("SIGTERM", shutDown);
 process.once("SIGINT", shutDown);
