@@ -1,0 +1,106 @@
+/**
+ * PostgreSQL goes away and comes back (DESIGN.md 4): the store reports not ready at once, bids fail
+ * fast with StoreUnavailableError instead of hanging, and after the restart it LISTENs again by
+ * itself, with every acknowledged bid still there. This file stops its own cluster, never the
+ * run's shared one.
+ */
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
+import { StoreUnavailableError } from "../../realtime/storage/types.ts";
+import { type PostgresCluster, postgresBinariesPresent, startPostgresCluster } from "./support/postgresCluster.ts";
+import { openTestStore, STORE_HOOK_TIMEOUT_MS, testLogger, waitFor } from "./support/stores.ts";
+
+// Refused connections fail at once; this bounds the worst case (a server mid-shutdown).
+const UNAVAILABLE_WITHIN_MS = 3_000;
+const RECOVERY_WITHIN_MS = 15_000;
+
+describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an outage", () => {
+  let cluster: PostgresCluster;
+  let store: BidStore;
+
+  beforeAll(async () => {
+    cluster = await startPostgresCluster();
+  }, STORE_HOOK_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await store?.close();
+    await cluster?.destroy();
+  }, STORE_HOOK_TIMEOUT_MS);
+
+  it("reports not ready, refuses bids quickly, then recovers with LISTEN and every acknowledged bid", async () => {
+    store = await openTestStore({ backend: "postgres", databaseUrl: cluster.url, dataDir: "", remove: async () => {} });
+    const readiness: boolean[] = [];
+    const notices: BidNotice[] = [];
+    store.onReadyChange((ready) => readiness.push(ready));
+    store.onBid((notice) => notices.push(notice));
+    expect(store.isReady()).toBe(true);
+
+    // Bids keep coming while the server stops: whatever was acknowledged must survive.
+    const acknowledged: number[] = [];
+    let unavailable = 0;
+    let bidding = true;
+    let cents = 100;
+    const bidder = (async () => {
+      while (bidding) {
+        try {
+          const outcome = await store.placeBid("steady", cents++);
+          if (outcome.accepted) acknowledged.push(outcome.bid.id);
+        } catch (error) {
+          expect(error).toBeInstanceOf(StoreUnavailableError);
+          unavailable++;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+    })();
+    await waitFor("some acknowledged bids", () => acknowledged.length >= 20);
+
+    await cluster.stop();
+    await waitFor("not ready", () => !store.isReady(), UNAVAILABLE_WITHIN_MS);
+    expect(readiness).toEqual([false]);
+    await waitFor("bids to be refused", () => unavailable > 0, UNAVAILABLE_WITHIN_MS);
+    bidding = false;
+    await bidder;
+
+    const started = Date.now();
+    await expect(store.placeBid("during", 1_000_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.view(10)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.bidsAfter(0, 10)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(Date.now() - started).toBeLessThan(UNAVAILABLE_WITHIN_MS);
+
+    await cluster.start();
+    await waitFor("ready again", () => store.isReady(), RECOVERY_WITHIN_MS);
+    expect(readiness).toEqual([false, true]);
+
+    // Nothing acknowledged was lost.
+    const stored = (await store.bidsAfter(0, 10_000)).bids.map((bid) => bid.id);
+    expect(stored).toEqual(expect.arrayContaining(acknowledged));
+
+    // LISTEN is back: a new bid, placed through another connection, is heard.
+    const other = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await other`SELECT * FROM place_auction_bid('after the outage', 2000000)`;
+      await waitFor("the notice of the bid after the outage", () =>
+        notices.some((notice) => notice.bid.id === Number(row?.id)),
+      );
+    } finally {
+      await other.end();
+    }
+    const fresh = await store.placeBid("through the store", 3_000_000);
+    expect(fresh.accepted).toBe(true);
+    await waitFor("the notice of the store's own bid", () => notices.at(-1)?.bid.bidderName === "through the store");
+  }, 60_000);
+
+  it("fails to open with StoreUnavailableError when the server is down", async () => {
+    await cluster.stop();
+    const started = Date.now();
+    await expect(
+      openTestStore(
+        { backend: "postgres", databaseUrl: cluster.url, dataDir: "", remove: async () => {} },
+        { logger: testLogger() },
+      ),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(Date.now() - started).toBeLessThan(UNAVAILABLE_WITHIN_MS);
+    await cluster.start();
+  }, 30_000);
+});
