@@ -57,7 +57,7 @@ test.describe("Nothing Lottery", () => {
       ["Total Wins", "0"],
       ["Total Value", "∞"],
       ["Items Shipped", "0"],
-    ]) {
+    ] as const) {
       await expect(stats.locator("div", { has: page.getByText(label, { exact: true }) }).locator("dd")).toHaveText(
         value,
       );
@@ -124,6 +124,20 @@ test.describe("Nothing Lottery", () => {
     await spinButton.click({ force: true });
     await expect(counter).toHaveText("0 Spins Remaining");
     await expect(spinButton).toHaveText("No Spins Left");
+  });
+
+  test("works from the keyboard, and focus stays on the Spin button while it is blocked", async ({ page }) => {
+    await openWithPausedClock(page, "/");
+    const { spinButton, counter } = await showWheel(page);
+    await spinButton.focus();
+    await page.keyboard.press("Enter");
+    await expect(spinButton).toHaveText("Spinning...");
+    await expect(spinButton).toBeFocused();
+    await page.keyboard.press("Enter");
+    await expect(counter).toHaveText("0 Spins Remaining");
+    await page.clock.runFor(2_000);
+    await expect(spinButton).toHaveText("No Spins Left");
+    await expect(spinButton).toBeFocused();
   });
 
   test("a common prize brings no confetti", async ({ page }) => {
