@@ -208,6 +208,7 @@ test.describe("Nothing Lottery", () => {
     await spinButton.click();
     await expect(spinButton).toHaveText("Spinning...");
     await expect(status).toHaveText("Spinning the wheel...");
+    await expect(wheelDisc).toHaveClass(/wheel-spinning/);
     expect(await wheelDisc.evaluate((node) => getComputedStyle(node).animationName)).toBe("none");
 
     await page.clock.runFor(2_000);
@@ -227,6 +228,7 @@ test.describe("Nothing Lottery", () => {
     const { spinButton, section } = await showWheel(page);
     await spinButton.click();
     const wheelDisc = section.locator("[data-wheel]");
+    await expect(wheelDisc).toHaveClass(/wheel-spinning/);
     expect(await wheelDisc.evaluate((node) => getComputedStyle(node).animationName)).toBe("wheel-spin");
   });
 
