@@ -41,6 +41,7 @@ export default defineConfig({
     // SIGTERM lets the service close its sockets and release the data directory's lock.
     gracefulShutdown: { signal: "SIGTERM", timeout: 5_000 },
     stdout: "pipe",
-    timeout: 30_000,
+    // A new PGlite directory takes ~4 s on a quiet machine; far longer when the two cores are busy.
+    timeout: 120_000,
   },
 });
