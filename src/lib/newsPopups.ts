@@ -1,0 +1,53 @@
+/**
+ * The news pop-up schedule (SPEC.md section 9, DESIGN.md 3a): the first joke 10 s after page
+ * load, then each next one 60 s plus a random 30 to 60 s after the previous, each on screen 4 s.
+ * Pure: timers, the random source and the way a toast is shown are injected.
+ */
+import { NEWS_JOKES, type NewsJoke } from "../data/newsJokes.ts";
+
+export const FIRST_POPUP_DELAY_MS = 10_000;
+export const POPUP_INTERVAL_MS = 60_000;
+export const POPUP_EXTRA_MIN_MS = 30_000;
+export const POPUP_EXTRA_MAX_MS = 60_000;
+export const POPUP_DURATION_MS = 4_000;
+
+export interface NewsPopup extends NewsJoke {
+  durationMs: number;
+}
+
+export interface PopupTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface NewsPopupOptions {
+  show: (popup: NewsPopup) => void;
+  random?: () => number;
+  timers?: PopupTimers;
+}
+
+/** Delay from one pop-up to the next: 90 to 120 s for a draw in [0, 1). */
+export function nextPopupDelayMs(random: number): number {
+  return POPUP_INTERVAL_MS + POPUP_EXTRA_MIN_MS + Math.floor(random * (POPUP_EXTRA_MAX_MS - POPUP_EXTRA_MIN_MS));
+}
+
+export function pickJoke(random: number): NewsJoke {
+  const index = Math.min(Math.floor(random * NEWS_JOKES.length), NEWS_JOKES.length - 1);
+  return NEWS_JOKES[Math.max(index, 0)] as NewsJoke;
+}
+
+/** Starts the schedule; the returned function stops it. */
+export function startNewsPopups({
+  show,
+  random = Math.random,
+  timers = {
+    setTimeout: (callback, ms) => setTimeout(callback, ms),
+    clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  },
+}: NewsPopupOptions): () => void {
+  let handle = timers.setTimeout(function popUp() {
+    show({ ...pickJoke(random()), durationMs: POPUP_DURATION_MS });
+    handle = timers.setTimeout(popUp, nextPopupDelayMs(random()));
+  }, FIRST_POPUP_DELAY_MS);
+  return () => timers.clearTimeout(handle);
+}

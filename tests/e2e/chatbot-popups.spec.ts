@@ -1,0 +1,192 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, type Page, test } from "@playwright/test";
+import { CHATBOT_FALLBACK_REPLIES, CHATBOT_GREETING, CHATBOT_KEYWORD_REPLIES } from "../../src/data/chatbot.ts";
+import { NEWS_JOKES } from "../../src/data/newsJokes.ts";
+import { openWithPausedClock, stubRandom } from "./fixtures.ts";
+
+const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
+
+/** The reply of the keyword group whose first keyword is `keyword`. */
+function replyFor(keyword: string): string {
+  const group = CHATBOT_KEYWORD_REPLIES.find((candidate) => candidate.keywords[0] === keyword);
+  if (!group) throw new Error(`no group for ${keyword}`);
+  return group.reply;
+}
+
+/**
+ * The chatbot button hydrates when the page is idle; under the paused clock idle callbacks are
+ * timers, so a little time has to pass (far less than the first pop-up's 10 s).
+ */
+async function openChat(page: Page) {
+  const button = page.getByRole("button", { name: "Open NothingBot" });
+  await page.clock.runFor(500);
+  await button.click();
+  const panel = page.getByRole("dialog", { name: "NothingBot" });
+  await expect(panel).toBeVisible();
+  return panel;
+}
+
+const messages = (page: Page) => page.getByRole("log").locator("[data-chat-message]");
+
+test.describe("NothingBot", () => {
+  test("opens with a greeting and focus in the input; Escape closes and returns focus", async ({ page }) => {
+    await openWithPausedClock(page, "/");
+    const panel = await openChat(page);
+    await expect(panel.getByRole("log")).toContainText(CHATBOT_GREETING);
+    const input = panel.getByRole("textbox", { name: "Message NothingBot" });
+    await expect(input).toBeFocused();
+
+    await page.keyboard.press("Escape");
+    await expect(panel).toBeHidden();
+    const button = page.getByRole("button", { name: "Open NothingBot" });
+    await expect(button).toBeFocused();
+
+    await page.keyboard.press("Enter");
+    await expect(panel).toBeVisible();
+    await expect(input).toBeFocused();
+    await panel.getByRole("button", { name: "Close NothingBot" }).click();
+    await expect(button).toBeFocused();
+  });
+
+  test("Enter sends, a typing indicator shows, the input is disabled, and the reply comes after the delay", async ({
+    page,
+  }) => {
+    await stubRandom(page, 0);
+    await openWithPausedClock(page, "/");
+    const panel = await openChat(page);
+    const input = panel.getByRole("textbox", { name: "Message NothingBot" });
+
+    await input.fill("So what do I actually get?");
+    await input.press("Enter");
+    await expect(messages(page)).toHaveCount(2);
+    await expect(messages(page).last()).toHaveText("You: So what do I actually get?");
+    await expect(input).toHaveValue("");
+    await expect(input).toBeDisabled();
+    await expect(panel.getByRole("button", { name: "Send" })).toBeDisabled();
+    await expect(panel.getByText("NothingBot is typing…")).toBeAttached();
+
+    // Random 0: the shortest delay, 1 s.
+    await page.clock.runFor(999);
+    await expect(messages(page)).toHaveCount(2);
+    await page.clock.runFor(1);
+    await expect(messages(page).last()).toHaveText(`NothingBot: ${replyFor("what")}`);
+    await expect(panel.getByText("NothingBot is typing…")).toHaveCount(0);
+    await expect(input).toBeEnabled();
+    await expect(input).toBeFocused();
+  });
+
+  test("answers each keyword group, first match in SPEC.md's order, case-insensitively", async ({ page }) => {
+    await stubRandom(page, 0);
+    await openWithPausedClock(page, "/");
+    const panel = await openChat(page);
+    const input = panel.getByRole("textbox", { name: "Message NothingBot" });
+    const cases: [string, string][] = [
+      ["I want a REFUND", replyFor("refund")],
+      ["how long is delivery", replyFor("shipping")],
+      ["is Deluxe worth it?", replyFor("premium")],
+      ["what is the point", replyFor("why")],
+      ["help me", replyFor("support")],
+      ["I have a problem with my refund", replyFor("refund")],
+      ["thanks!", replyFor("thank")],
+      ["what is this", CHATBOT_FALLBACK_REPLIES[0]],
+    ];
+    for (const [question, answer] of cases) {
+      await input.fill(question);
+      await panel.getByRole("button", { name: "Send" }).click();
+      await page.clock.runFor(1000);
+      await expect(messages(page).last()).toHaveText(`NothingBot: ${answer}`);
+    }
+  });
+
+  test("Shift+Enter and blank messages do not send", async ({ page }) => {
+    await stubRandom(page, 0.99);
+    await openWithPausedClock(page, "/");
+    const panel = await openChat(page);
+    const input = panel.getByRole("textbox", { name: "Message NothingBot" });
+
+    await input.fill("refund please");
+    await input.press("Shift+Enter");
+    await expect(messages(page)).toHaveCount(1);
+    await expect(input).toHaveValue("refund please");
+    await expect(input).toBeEnabled();
+
+    await input.fill("   ");
+    await input.press("Enter");
+    await panel.getByRole("button", { name: "Send" }).click();
+    await expect(messages(page)).toHaveCount(1);
+    await expect(panel.getByText("NothingBot is typing…")).toHaveCount(0);
+
+    // Random 0.99: the longest delay, just under 3 s.
+    await input.fill("hello there");
+    await input.press("Enter");
+    await page.clock.runFor(2979);
+    await expect(messages(page)).toHaveCount(2);
+    await page.clock.runFor(1);
+    await expect(messages(page).last()).toHaveText(`NothingBot: ${CHATBOT_FALLBACK_REPLIES[4]}`);
+  });
+
+  test("under reduced motion the typing dots hold still, and the reply still comes", async ({ page }) => {
+    await page.emulateMedia({ reducedMotion: "reduce" });
+    await stubRandom(page, 0);
+    await openWithPausedClock(page, "/");
+    const panel = await openChat(page);
+    await panel.getByRole("textbox", { name: "Message NothingBot" }).fill("why?");
+    await page.keyboard.press("Enter");
+    await expect(panel.getByText("NothingBot is typing…")).toBeAttached();
+    expect(await panel.evaluate((element) => element.getAnimations({ subtree: true }).length)).toBe(0);
+    await page.clock.runFor(1000);
+    await expect(messages(page).last()).toHaveText(`NothingBot: ${replyFor("why")}`);
+  });
+
+  test("axe finds no WCAG 2.2 AA violation with the panel open and a conversation in it", async ({ page }) => {
+    await stubRandom(page, 0);
+    await openWithPausedClock(page, "/");
+    const panel = await openChat(page);
+    await panel.getByRole("textbox", { name: "Message NothingBot" }).fill("premium?");
+    await page.keyboard.press("Enter");
+    await page.clock.runFor(1000);
+    await expect(messages(page)).toHaveCount(3);
+    // axe schedules its own timers: let time flow again.
+    await page.clock.resume();
+    const results = await new AxeBuilder({ page }).withTags(AXE_TAGS).analyze();
+    const summary = results.violations.map((violation) => ({
+      id: violation.id,
+      targets: violation.nodes.map((node) => node.target.join(" ")).slice(0, 5),
+    }));
+    expect(summary).toEqual([]);
+  });
+});
+
+test.describe("news pop-ups", () => {
+  test("the first joke pops up 10 s after load for 4 s; the next one 60 s + 30..60 s later", async ({ page }) => {
+    await stubRandom(page, 0);
+    await openWithPausedClock(page, "/");
+    const joke = NEWS_JOKES[0];
+    if (!joke) throw new Error("no jokes");
+    const toast = page.getByRole("status").filter({ hasText: joke.description });
+
+    await page.clock.runFor(9_999);
+    await expect(toast).toHaveCount(0);
+    await page.clock.runFor(1);
+    await expect(toast).toBeVisible();
+    await expect(toast).toContainText(joke.title);
+    await page.clock.runFor(3_999);
+    await expect(toast).toBeVisible();
+    await page.clock.runFor(1);
+    await expect(toast).toHaveCount(0);
+
+    // Random 0: the next one 60 s + 30 s after the first, at 100 s.
+    await page.clock.runFor(100_000 - 14_000 - 1);
+    await expect(toast).toHaveCount(0);
+    await page.clock.runFor(1);
+    await expect(toast).toBeVisible();
+  });
+
+  test("pop-ups still come under reduced motion", async ({ page }) => {
+    await page.emulateMedia({ reducedMotion: "reduce" });
+    await stubRandom(page, 0.5);
+    await openWithPausedClock(page, "/");
+    await page.clock.runFor(10_000);
+    await expect(page.getByRole("status").filter({ hasText: NEWS_JOKES[6]?.description })).toBeVisible();
+  });
+});
