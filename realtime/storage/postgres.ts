@@ -25,9 +25,12 @@ export interface PostgresStoreOptions {
   /** Connections for bids and reads; the LISTEN connection comes on top. */
   poolSize?: number;
   migrations?: Migration[];
+  /** How often the LISTEN connection is asked to answer, and how long it may take (default 10 s). */
+  listenHeartbeatMs?: number;
 }
 
 const DEFAULT_POOL_SIZE = 10;
+const DEFAULT_LISTEN_HEARTBEAT_MS = 10_000;
 const CONNECT_TIMEOUT_S = 5;
 // A bid waits on the auction_state row lock; far beyond the client's 10 s acknowledgement it is moot.
 const STATEMENT_TIMEOUT_MS = 5_000;
@@ -112,14 +115,25 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         logger,
       ),
     );
-    return await createPostgresStore(sql, databaseUrl, logger);
+    return await createPostgresStore(sql, {
+      databaseUrl,
+      logger,
+      heartbeatMs: options.listenHeartbeatMs ?? DEFAULT_LISTEN_HEARTBEAT_MS,
+    });
   } catch (error) {
     await sql.end({ timeout: 1 });
     throw error;
   }
 }
 
-async function createPostgresStore(sql: postgres.Sql, databaseUrl: string, logger: Logger): Promise<BidStore> {
+interface ListenOptions {
+  databaseUrl: string;
+  logger: Logger;
+  heartbeatMs: number;
+}
+
+async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): Promise<BidStore> {
+  const { databaseUrl, logger, heartbeatMs } = options;
   const bidListeners = new Set<(notice: BidNotice) => void>();
   const readyListeners = new Set<(ready: boolean) => void>();
   let ready = false;
@@ -147,21 +161,27 @@ async function createPostgresStore(sql: postgres.Sql, databaseUrl: string, logge
     for (const listener of bidListeners) listener(notice);
   }
 
-  const listenSql = postgres(databaseUrl, {
-    ...connectionOptions(logger),
-    max: 1,
-    idle_timeout: 0,
-    max_lifetime: null,
-    fetch_types: false,
-    onclose: () => {
-      listenConnectionCloses++;
-      if (closing) return;
-      setReady(false);
-      relisten();
-    },
-    // Not in postgres.js's types, but the option its own listen() uses: every NotificationResponse.
-    ...({ onnotify: deliver } as object),
-  });
+  // One connection, replaced whole when it stops answering (postgres.js cannot drop a single one).
+  function connectListener(): postgres.Sql {
+    const connection: postgres.Sql = postgres(databaseUrl, {
+      ...connectionOptions(logger),
+      connection: { application_name: "nothing-store listen" },
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      fetch_types: false,
+      onclose: () => {
+        if (closing || connection !== listenSql) return;
+        listenConnectionCloses++;
+        setReady(false);
+        relisten();
+      },
+      // Not in postgres.js's types, but the option its own listen() uses: every NotificationResponse.
+      ...({ onnotify: deliver } as object),
+    });
+    return connection;
+  }
+  let listenSql = connectListener();
 
   function relisten(): Promise<void> {
     relistening ??= (async () => {
@@ -185,6 +205,40 @@ async function createPostgresStore(sql: postgres.Sql, databaseUrl: string, logge
     });
     return relistening;
   }
+
+  // A server that vanishes without closing the socket (a network cut, a frozen host) is noticed by
+  // TCP only after many minutes: ask the LISTEN connection a question now and then instead.
+  async function checkListenConnection() {
+    if (!ready || closing || relistening) return;
+    const probed = listenSql;
+    let timer: NodeJS.Timeout | undefined;
+    const answered = await Promise.race([
+      probed.unsafe("SELECT 1").then(
+        () => true,
+        () => true, // an error closes the connection: onclose takes it from there
+      ),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), heartbeatMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (answered || closing || probed !== listenSql) return;
+    logger.warn({ waitedMs: heartbeatMs }, "the LISTEN connection stopped answering: replacing it");
+    listenSql = connectListener();
+    listenConnectionCloses++;
+    setReady(false);
+    probed.end({ timeout: 0 }).catch(() => {});
+    relisten();
+  }
+  let heartbeatRunning = false;
+  const heartbeat = setInterval(() => {
+    if (heartbeatRunning) return;
+    heartbeatRunning = true;
+    checkListenConnection().finally(() => {
+      heartbeatRunning = false;
+    });
+  }, heartbeatMs);
+  heartbeat.unref();
 
   await relisten();
 
@@ -218,6 +272,7 @@ async function createPostgresStore(sql: postgres.Sql, databaseUrl: string, logge
       if (closing) return;
       closing = true;
       ready = false;
+      clearInterval(heartbeat);
       bidListeners.clear();
       readyListeners.clear();
       await Promise.all([sql.end({ timeout: 5 }), listenSql.end({ timeout: 1 })]);

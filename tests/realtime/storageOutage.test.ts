@@ -6,6 +6,7 @@
  */
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPostgresStore } from "../../realtime/storage/postgres.ts";
 import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
 import { StoreUnavailableError } from "../../realtime/storage/types.ts";
 import { type PostgresCluster, postgresBinariesPresent, startPostgresCluster } from "./support/postgresCluster.ts";
@@ -89,7 +90,39 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
     const fresh = await store.placeBid("through the store", 3_000_000);
     expect(fresh.accepted).toBe(true);
     await waitFor("the notice of the store's own bid", () => notices.at(-1)?.bid.bidderName === "through the store");
+    await store.close();
   }, 60_000);
+
+  it("replaces a LISTEN connection that stops answering without closing", async () => {
+    store = await openPostgresStore({ databaseUrl: cluster.url, logger: testLogger(), listenHeartbeatMs: 200 });
+    const readiness: boolean[] = [];
+    const notices: BidNotice[] = [];
+    store.onReadyChange((ready) => readiness.push(ready));
+    store.onBid((notice) => notices.push(notice));
+    const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    let frozenPid = 0;
+    try {
+      const listeners = await admin`SELECT pid FROM pg_stat_activity WHERE application_name = 'nothing-store listen'`;
+      expect(listeners).toHaveLength(1);
+      frozenPid = Number(listeners[0]?.pid);
+      // A frozen backend keeps its socket open: only the heartbeat can tell.
+      process.kill(frozenPid, "SIGSTOP");
+      // The new connection usually LISTENs within milliseconds: watch the events, not the state.
+      await waitFor("not ready", () => readiness.includes(false), UNAVAILABLE_WITHIN_MS);
+      await waitFor("ready on a new connection", () => store.isReady(), RECOVERY_WITHIN_MS);
+      expect(readiness).toEqual([false, true]);
+      const outcome = await store.placeBid("heard again", 9_000_000);
+      expect(outcome.accepted).toBe(true);
+      await waitFor("the notice", () => notices.some((notice) => notice.bid.bidderName === "heard again"));
+    } finally {
+      if (frozenPid) {
+        process.kill(frozenPid, "SIGCONT");
+        await admin`SELECT pg_terminate_backend(${frozenPid})`;
+      }
+      await admin.end();
+      await store.close();
+    }
+  }, 30_000);
 
   it("fails to open with StoreUnavailableError when the server is down", async () => {
     await cluster.stop();
