@@ -1,0 +1,48 @@
+# The Nothing Store: the built pages and the realtime auction service in one small non-root image.
+#   docker build -t nothing-store .
+#   docker run -p 4321:4321 -v nothing-data:/data nothing-store                    # embedded PGlite
+#   docker run -p 4321:4321 -e DATABASE_URL=postgres://user:pass@db:5432/nothing nothing-store
+# docs/realtime.md lists every setting.
+
+# The Node version pinned by package.json's `node` devDependency.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci
+COPY . .
+# PUBLIC_* build settings (socket URL, addresses, embeds) can be passed with --build-arg.
+ARG PUBLIC_REALTIME_URL=""
+ENV ASTRO_TELEMETRY_DISABLED=1 PUBLIC_REALTIME_URL=${PUBLIC_REALTIME_URL}
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS runtime-deps
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev && npm cache clean --force
+
+FROM ${NODE_IMAGE}
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=4321 \
+    STATIC_DIR=/app/dist \
+    DATA_DIR=/data \
+    SHUTDOWN_TIMEOUT_MS=8000
+COPY --from=runtime-deps /app/node_modules ./node_modules
+COPY package.json ./
+# The service runs its TypeScript directly (Node's type stripping): the sources it imports, the migrations, the built site.
+COPY realtime ./realtime
+COPY sql ./sql
+COPY src/lib ./src/lib
+COPY --from=build /app/dist ./dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 4321
+# Below Docker's 10 s stop grace: SHUTDOWN_TIMEOUT_MS above leaves the drain time to finish.
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4321) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "realtime/main.ts"]

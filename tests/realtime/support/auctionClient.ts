@@ -1,0 +1,175 @@
+/**
+ * A test client of the /realtime socket (the `ws` client, so tests can set Origin, skip pongs and
+ * send binary or oversized frames): records every message, places bids and waits, always bounded.
+ *
+ *   const client = await connectClient(service.socketUrl);
+ *   const opening = await client.opening();             // snapshot or resume
+ *   const answer = await client.bid("Nobody", 12.5);    // accepted or error, matched by requestId
+ *   await client.waitForBroadcasts(3);
+ *   const { code } = await client.closed;
+ */
+import WebSocket from "ws";
+import {
+  type ErrorMessage,
+  parseServerMessage,
+  type ResumeMessage,
+  type ServerMessage,
+  type SnapshotMessage,
+  type WireBid,
+} from "../../../src/lib/auction/protocol.ts";
+import { waitFor } from "./stores.ts";
+
+type Accepted = Extract<ServerMessage, { type: "accepted" }>;
+export type BidAnswer = Accepted | ErrorMessage;
+
+export interface TestClient {
+  socket: WebSocket;
+  /** Every message received, parsed and checked against the protocol's schemas. */
+  messages: ServerMessage[];
+  /** Resolves with the close code and reason, whoever closes. */
+  closed: Promise<{ code: number; reason: string }>;
+  opening(): Promise<SnapshotMessage | ResumeMessage>;
+  /** The bids broadcast to this client so far, in arrival order. */
+  broadcastBids(): WireBid[];
+  waitForBroadcasts(count: number, timeoutMs?: number): Promise<WireBid[]>;
+  waitForMessage<T extends ServerMessage>(what: string, match: (message: ServerMessage) => message is T): Promise<T>;
+  /** Sends a bid with a fresh requestId; resolves with the answer to it. */
+  bid(bidderName: string, amount: number): Promise<BidAnswer>;
+  /** Sends without waiting: for floods and races. */
+  sendBid(bidderName: string, amount: number): string;
+  answerTo(requestId: string): Promise<BidAnswer>;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  origin?: string;
+  headers?: Record<string, string>;
+  after?: number;
+  /** false: the client ignores the service's heartbeat pings, as a dead peer would. */
+  autoPong?: boolean;
+}
+
+const WAIT_MS = 15_000;
+let requestCounter = 0;
+
+export class UpgradeRefused extends Error {
+  readonly status: number;
+  readonly body: string;
+  constructor(status: number, body: string) {
+    super(`upgrade refused with HTTP ${status}: ${body}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+export function connectClient(url: string, options: ConnectOptions = {}): Promise<TestClient> {
+  const target = new URL(url);
+  if (options.after !== undefined) target.searchParams.set("after", String(options.after));
+  const socket = new WebSocket(target, {
+    origin: options.origin,
+    headers: options.headers,
+    autoPong: options.autoPong ?? true,
+    handshakeTimeout: WAIT_MS,
+  });
+  const messages: ServerMessage[] = [];
+  const malformed: string[] = [];
+  socket.on("message", (data, isBinary) => {
+    const parsed = isBinary ? null : parseServerMessage(String(data));
+    if (parsed?.ok) messages.push(parsed.message);
+    else malformed.push(String(data));
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    socket.on("close", (code, reason) => resolve({ code, reason: String(reason) }));
+  });
+
+  async function waitForMessage<T extends ServerMessage>(
+    what: string,
+    match: (message: ServerMessage) => message is T,
+  ): Promise<T> {
+    let found: T | undefined;
+    await waitFor(
+      what,
+      () => {
+        if (malformed.length > 0) throw new Error(`malformed message from the service: ${malformed[0]}`);
+        found = messages.find(match);
+        return found !== undefined;
+      },
+      WAIT_MS,
+    );
+    return found as T;
+  }
+
+  function broadcastBids(): WireBid[] {
+    return messages.flatMap((message) => (message.type === "bid" ? [message.bid] : []));
+  }
+
+  function sendBid(bidderName: string, amount: number): string {
+    requestCounter += 1;
+    const requestId = `req-${process.pid}-${requestCounter}`;
+    socket.send(JSON.stringify({ type: "bid", requestId, bidderName, amount }));
+    return requestId;
+  }
+
+  function answerTo(requestId: string): Promise<BidAnswer> {
+    return waitForMessage(
+      `the answer to ${requestId}`,
+      (message): message is BidAnswer =>
+        (message.type === "accepted" || message.type === "error") && message.requestId === requestId,
+    );
+  }
+
+  const client: TestClient = {
+    socket,
+    messages,
+    closed,
+    opening: () =>
+      waitForMessage(
+        "the snapshot or resume",
+        (message): message is SnapshotMessage | ResumeMessage =>
+          message.type === "snapshot" || message.type === "resume",
+      ),
+    broadcastBids,
+    async waitForBroadcasts(count, timeoutMs = WAIT_MS) {
+      await waitFor(
+        `${count} broadcast bids (have ${broadcastBids().length})`,
+        () => broadcastBids().length >= count,
+        timeoutMs,
+      );
+      return broadcastBids();
+    },
+    waitForMessage,
+    bid: (bidderName, amount) => answerTo(sendBid(bidderName, amount)),
+    sendBid,
+    answerTo,
+    async close() {
+      if (socket.readyState === WebSocket.CLOSED) return;
+      socket.close(1000);
+      const timer = setTimeout(() => socket.terminate(), 2_000);
+      await closed;
+      clearTimeout(timer);
+    },
+  };
+
+  return new Promise((resolve, reject) => {
+    let opened = false;
+    socket.once("open", () => {
+      opened = true;
+      resolve(client);
+    });
+    // After the handshake, errors end in a close event, which `closed` reports.
+    socket.on("error", (error) => {
+      if (!opened) reject(error);
+    });
+    socket.once("unexpected-response", (_request, response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      response.on("end", () => {
+        socket.terminate();
+        reject(new UpgradeRefused(response.statusCode ?? 0, body));
+      });
+    });
+  });
+}
