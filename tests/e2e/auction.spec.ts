@@ -182,6 +182,8 @@ test("with the connection lost, the indicator says so and a bid fails with the a
   const form = auction(page);
   await form.section.scrollIntoViewIfNeeded();
   await expect(form.live).toBeVisible();
+  // client:idle islands (the toaster) hydrate only when the clock lets the browser go idle.
+  await page.clock.runFor(500);
   await routes[0]?.close({ code: 1011, reason: "test: connection lost" });
   await expect(form.section.locator('[data-connection="reconnecting"]')).toHaveText("Reconnecting…");
 
