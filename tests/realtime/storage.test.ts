@@ -23,192 +23,196 @@ function acceptedBid(outcome: PlaceBidOutcome) {
   return outcome.bid;
 }
 
-describe.each(BACKENDS)("auction storage on %s", (backend) => {
-  let location: TestLocation;
-  let store: BidStore;
+describe.each(BACKENDS)(
+  "auction storage on %s",
+  (backend) => {
+    let location: TestLocation;
+    let store: BidStore;
 
-  beforeEach(async () => {
-    location = await createTestLocation(backend);
-    store = await openTestStore(location);
-  }, STORE_HOOK_TIMEOUT_MS);
+    beforeEach(async () => {
+      location = await createTestLocation(backend);
+      store = await openTestStore(location);
+    }, STORE_HOOK_TIMEOUT_MS);
 
-  afterEach(async () => {
-    await store?.close();
-    await location?.remove();
-  }, STORE_HOOK_TIMEOUT_MS);
+    afterEach(async () => {
+      await store?.close();
+      await location?.remove();
+    }, STORE_HOOK_TIMEOUT_MS);
 
-  it("records each migration once and applies nothing on reopen", async () => {
-    await store.close();
-    const lines: Record<string, unknown>[] = [];
-    store = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
-    expect(lines.filter((line) => line.msg === "migration applied")).toEqual([]);
-    await store.close();
-    const recorded = await withDirectSql(location, (query) =>
-      query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version"),
-    );
-    expect(recorded.map((row) => [Number(row.version), row.name])).toEqual([[1, "001_auction_bids.sql"]]);
-    expect(recorded[0]?.applied_at).toBeTruthy();
-  });
-
-  it("refuses rows that break the bid rules, even inserted directly", async () => {
-    await store.close();
-    const refused = async (
-      query: (text: string, params?: unknown[]) => Promise<unknown>,
-      name: string,
-      amount: string,
-    ) =>
-      query("INSERT INTO auction_bids (bidder_name, amount) VALUES ($1, $2::numeric)", [name, amount]).then(
-        () => `stored ${JSON.stringify(name)} ${amount}`,
-        (error: Error) => error.message,
+    it("records each migration once and applies nothing on reopen", async () => {
+      await store.close();
+      const lines: Record<string, unknown>[] = [];
+      store = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
+      expect(lines.filter((line) => line.msg === "migration applied")).toEqual([]);
+      await store.close();
+      const recorded = await withDirectSql(location, (query) =>
+        query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version"),
       );
-    await withDirectSql(location, async (query) => {
-      const badNames = [
-        "",
-        "x".repeat(41),
-        "bell\u0007",
-        "tab\tinside",
-        "zero\u200Bwidth",
-        "right\u202Eleft",
-        " lead",
-        "trail ",
-        "nbsp\u00A0",
-        "\u3000ideographic",
-      ];
-      for (const name of badNames) {
-        expect(await refused(query, name, "1.00"), JSON.stringify(name)).toMatch(
-          /violates check constraint "auction_bids_name/,
-        );
-      }
-      for (const amount of ["0", "-1.00", "1000000000.01"]) {
-        expect(await refused(query, "ok", amount), amount).toMatch(
-          /violates check constraint "auction_bids_amount_range"/,
-        );
-      }
-      expect(await refused(query, "ok", "10000000000.00")).toMatch(/numeric field overflow/);
+      expect(recorded.map((row) => [Number(row.version), row.name])).toEqual([[1, "001_auction_bids.sql"]]);
+      expect(recorded[0]?.applied_at).toBeTruthy();
+    });
 
-      // The boundaries themselves are fine: 40 code points (emoji are 2 UTF-16 units each), the maximum.
-      const fortyEmoji = "\u{1F4B8}".repeat(40);
-      await query(
-        "INSERT INTO auction_bids (bidder_name, amount) VALUES ($1, 1000000000.00), ('Zoë and Chloé', 0.01)",
-        [fortyEmoji],
-      );
-      // A third decimal never reaches the table: the numeric(12,2) scale rounds it.
-      await query("INSERT INTO auction_bids (bidder_name, amount) VALUES ('three decimals', 1.005)");
-      const rows = await query("SELECT bidder_name, amount::text AS amount FROM auction_bids ORDER BY id");
-      expect(rows.map((row) => [row.bidder_name, row.amount])).toEqual([
-        [fortyEmoji, "1000000000.00"],
-        ["Zoë and Chloé", "0.01"],
-        ["three decimals", "1.01"],
+    it("refuses rows that break the bid rules, even inserted directly", async () => {
+      await store.close();
+      const refused = async (
+        query: (text: string, params?: unknown[]) => Promise<unknown>,
+        name: string,
+        amount: string,
+      ) =>
+        query("INSERT INTO auction_bids (bidder_name, amount) VALUES ($1, $2::numeric)", [name, amount]).then(
+          () => `stored ${JSON.stringify(name)} ${amount}`,
+          (error: Error) => error.message,
+        );
+      await withDirectSql(location, async (query) => {
+        const badNames = [
+          "",
+          "x".repeat(41),
+          "bell\u0007",
+          "tab\tinside",
+          "zero\u200Bwidth",
+          "right\u202Eleft",
+          " lead",
+          "trail ",
+          "nbsp\u00A0",
+          "\u3000ideographic",
+        ];
+        for (const name of badNames) {
+          expect(await refused(query, name, "1.00"), JSON.stringify(name)).toMatch(
+            /violates check constraint "auction_bids_name/,
+          );
+        }
+        for (const amount of ["0", "-1.00", "1000000000.01"]) {
+          expect(await refused(query, "ok", amount), amount).toMatch(
+            /violates check constraint "auction_bids_amount_range"/,
+          );
+        }
+        expect(await refused(query, "ok", "10000000000.00")).toMatch(/numeric field overflow/);
+
+        // The boundaries themselves are fine: 40 code points (emoji are 2 UTF-16 units each), the maximum.
+        const fortyEmoji = "\u{1F4B8}".repeat(40);
+        await query(
+          "INSERT INTO auction_bids (bidder_name, amount) VALUES ($1, 1000000000.00), ('Zoë and Chloé', 0.01)",
+          [fortyEmoji],
+        );
+        // A third decimal never reaches the table: the numeric(12,2) scale rounds it.
+        await query("INSERT INTO auction_bids (bidder_name, amount) VALUES ('three decimals', 1.005)");
+        const rows = await query("SELECT bidder_name, amount::text AS amount FROM auction_bids ORDER BY id");
+        expect(rows.map((row) => [row.bidder_name, row.amount])).toEqual([
+          [fortyEmoji, "1000000000.00"],
+          ["Zoë and Chloé", "0.01"],
+          ["three decimals", "1.01"],
+        ]);
+      });
+    });
+
+    it("accepts only bids strictly above the highest, and says what the highest is", async () => {
+      const first = acceptedBid(await store.placeBid("Alice", 1));
+      expect(first).toEqual({
+        id: expect.any(Number),
+        bidderName: "Alice",
+        amountCents: 1,
+        createdAt: expect.stringMatching(ISO_UTC_MILLIS),
+      });
+      expect(Math.abs(Date.parse(first.createdAt) - Date.now())).toBeLessThan(60_000);
+
+      const second = acceptedBid(await store.placeBid("Bob", 1050));
+      expect(second.id).toBeGreaterThan(first.id);
+      expect(await store.placeBid("Carol", 1050)).toEqual({ accepted: false, highestCents: 1050 });
+      expect(await store.placeBid("Carol", 999)).toEqual({ accepted: false, highestCents: 1050 });
+      const top = acceptedBid(await store.placeBid("Carol", 100_000_000_000));
+      expect(top.amountCents).toBe(100_000_000_000);
+      expect(await store.placeBid("Dave", 100_000_000_000)).toEqual({ accepted: false, highestCents: 100_000_000_000 });
+
+      const view = await store.view(50);
+      expect(view.bids.map((bid) => [bid.bidderName, bid.amountCents])).toEqual([
+        ["Carol", 100_000_000_000],
+        ["Bob", 1050],
+        ["Alice", 1],
       ]);
     });
-  });
 
-  it("accepts only bids strictly above the highest, and says what the highest is", async () => {
-    const first = acceptedBid(await store.placeBid("Alice", 1));
-    expect(first).toEqual({
-      id: expect.any(Number),
-      bidderName: "Alice",
-      amountCents: 1,
-      createdAt: expect.stringMatching(ISO_UTC_MILLIS),
+    it("counts distinct names exactly as stored, refused bids not included", async () => {
+      const outcomes = [];
+      for (const [name, cents] of [
+        ["alice", 100],
+        ["bob", 200],
+        ["alice", 300],
+        ["Alice", 400],
+        ["carol", 400],
+        ["Émile", 500],
+      ] as const) {
+        outcomes.push(await store.placeBid(name, cents));
+      }
+      expect(outcomes.map((outcome) => (outcome.accepted ? outcome.bidders : "refused"))).toEqual([
+        1,
+        2,
+        2,
+        3,
+        "refused",
+        4,
+      ]);
+      expect((await store.view(10)).bidders).toBe(4);
+      expect((await store.bidsAfter(0, 10)).bidders).toBe(4);
     });
-    expect(Math.abs(Date.parse(first.createdAt) - Date.now())).toBeLessThan(60_000);
 
-    const second = acceptedBid(await store.placeBid("Bob", 1050));
-    expect(second.id).toBeGreaterThan(first.id);
-    expect(await store.placeBid("Carol", 1050)).toEqual({ accepted: false, highestCents: 1050 });
-    expect(await store.placeBid("Carol", 999)).toEqual({ accepted: false, highestCents: 1050 });
-    const top = acceptedBid(await store.placeBid("Carol", 100_000_000_000));
-    expect(top.amountCents).toBe(100_000_000_000);
-    expect(await store.placeBid("Dave", 100_000_000_000)).toEqual({ accepted: false, highestCents: 100_000_000_000 });
+    it("shows an empty auction before the first bid", async () => {
+      expect(await store.view(50)).toEqual({ bids: [], highest: null, bidders: 0 });
+      expect(await store.bidsAfter(0, 50)).toEqual({ bids: [], bidders: 0 });
+    });
 
-    const view = await store.view(50);
-    expect(view.bids.map((bid) => [bid.bidderName, bid.amountCents])).toEqual([
-      ["Carol", 100_000_000_000],
-      ["Bob", 1050],
-      ["Alice", 1],
-    ]);
-  });
+    it("reads the newest bids newest first and the bids after an id oldest first, within limits", async () => {
+      const ids: number[] = [];
+      for (let i = 1; i <= 6; i++) ids.push(acceptedBid(await store.placeBid(`bidder ${i % 3}`, i * 100)).id);
 
-  it("counts distinct names exactly as stored, refused bids not included", async () => {
-    const outcomes = [];
-    for (const [name, cents] of [
-      ["alice", 100],
-      ["bob", 200],
-      ["alice", 300],
-      ["Alice", 400],
-      ["carol", 400],
-      ["Émile", 500],
-    ] as const) {
-      outcomes.push(await store.placeBid(name, cents));
-    }
-    expect(outcomes.map((outcome) => (outcome.accepted ? outcome.bidders : "refused"))).toEqual([
-      1,
-      2,
-      2,
-      3,
-      "refused",
-      4,
-    ]);
-    expect((await store.view(10)).bidders).toBe(4);
-    expect((await store.bidsAfter(0, 10)).bidders).toBe(4);
-  });
+      const view = await store.view(4);
+      expect(view.bids.map((bid) => bid.id)).toEqual(ids.slice(2).reverse());
+      expect(view.highest).toEqual(view.bids[0]);
+      expect(view.highest?.amountCents).toBe(600);
+      expect(view.bidders).toBe(3);
+      const noList = await store.view(0);
+      expect(noList.bids).toEqual([]);
+      expect(noList.highest?.id).toBe(ids[5]);
 
-  it("shows an empty auction before the first bid", async () => {
-    expect(await store.view(50)).toEqual({ bids: [], highest: null, bidders: 0 });
-    expect(await store.bidsAfter(0, 50)).toEqual({ bids: [], bidders: 0 });
-  });
+      const after = await store.bidsAfter(ids[1] ?? 0, 3);
+      expect(after.bids.map((bid) => bid.id)).toEqual(ids.slice(2, 5));
+      expect(after.bids.map((bid) => bid.amountCents)).toEqual([300, 400, 500]);
+      expect(after.bidders).toBe(3);
+      expect((await store.bidsAfter(ids[5] ?? 0, 10)).bids).toEqual([]);
+      expect((await store.bidsAfter(0, 100)).bids.map((bid) => bid.id)).toEqual(ids);
+    });
 
-  it("reads the newest bids newest first and the bids after an id oldest first, within limits", async () => {
-    const ids: number[] = [];
-    for (let i = 1; i <= 6; i++) ids.push(acceptedBid(await store.placeBid(`bidder ${i % 3}`, i * 100)).id);
+    it("notifies every accepted bid once, in id order, with the bidder count", async () => {
+      const notices: BidNotice[] = [];
+      const unsubscribe = store.onBid((notice) => notices.push(notice));
+      const accepted = [];
+      for (const [name, cents] of [
+        ["a", 100],
+        ["b", 50],
+        ["b", 200],
+        ["a", 200],
+        ["c", 300],
+      ] as const) {
+        const outcome = await store.placeBid(name, cents);
+        if (outcome.accepted) accepted.push(outcome);
+      }
+      await waitFor("3 notices", () => notices.length >= 3);
+      expect(notices).toEqual(accepted.map(({ bid, bidders }) => ({ bid, bidders })));
+      unsubscribe();
+      await store.placeBid("d", 400);
+      const last = (await store.view(1)).highest;
+      expect(last?.amountCents).toBe(400);
+      // Give a stray notice time to arrive (bounded), then check none did.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(notices).toHaveLength(3);
+    });
 
-    const view = await store.view(4);
-    expect(view.bids.map((bid) => bid.id)).toEqual(ids.slice(2).reverse());
-    expect(view.highest).toEqual(view.bids[0]);
-    expect(view.highest?.amountCents).toBe(600);
-    expect(view.bidders).toBe(3);
-    const noList = await store.view(0);
-    expect(noList.bids).toEqual([]);
-    expect(noList.highest?.id).toBe(ids[5]);
-
-    const after = await store.bidsAfter(ids[1] ?? 0, 3);
-    expect(after.bids.map((bid) => bid.id)).toEqual(ids.slice(2, 5));
-    expect(after.bids.map((bid) => bid.amountCents)).toEqual([300, 400, 500]);
-    expect(after.bidders).toBe(3);
-    expect((await store.bidsAfter(ids[5] ?? 0, 10)).bids).toEqual([]);
-    expect((await store.bidsAfter(0, 100)).bids.map((bid) => bid.id)).toEqual(ids);
-  });
-
-  it("notifies every accepted bid once, in id order, with the bidder count", async () => {
-    const notices: BidNotice[] = [];
-    const unsubscribe = store.onBid((notice) => notices.push(notice));
-    const accepted = [];
-    for (const [name, cents] of [
-      ["a", 100],
-      ["b", 50],
-      ["b", 200],
-      ["a", 200],
-      ["c", 300],
-    ] as const) {
-      const outcome = await store.placeBid(name, cents);
-      if (outcome.accepted) accepted.push(outcome);
-    }
-    await waitFor("3 notices", () => notices.length >= 3);
-    expect(notices).toEqual(accepted.map(({ bid, bidders }) => ({ bid, bidders })));
-    unsubscribe();
-    await store.placeBid("d", 400);
-    const last = (await store.view(1)).highest;
-    expect(last?.amountCents).toBe(400);
-    // Give a stray notice time to arrive (bounded), then check none did.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(notices).toHaveLength(3);
-  });
-
-  it("is ready while open", () => {
-    expect(store.isReady()).toBe(true);
-    expect(store.backend).toBe(backend);
-  });
-}, 30_000);
+    it("is ready while open", () => {
+      expect(store.isReady()).toBe(true);
+      expect(store.backend).toBe(backend);
+    });
+  },
+  30_000,
+);
 
 describe("migrations on PostgreSQL", () => {
   it("are applied once when two instances start together on a new database", async () => {

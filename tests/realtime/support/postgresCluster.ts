@@ -67,13 +67,23 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+/** Stops whatever cluster runs in `dataDir` (cleanup after a run, whoever started it). */
+export async function stopClusterAt(dataDir: string): Promise<void> {
+  if (!existsSync(join(dataDir, "postmaster.pid"))) return;
+  await pgBinary("pg_ctl", ["-D", dataDir, "stop", "-w", "-t", "30", "-m", "immediate"]).catch(() => {});
+}
+
+/**
+ * Starts a new cluster in `options.dir` (an empty directory; its parents must be traversable by the
+ * postgres user) or in a new temp directory. destroy() removes that directory.
+ */
+export async function startPostgresCluster(options: { dir?: string } = {}): Promise<PostgresCluster> {
   if (!postgresBinariesPresent()) {
     throw new Error(
       `PostgreSQL server binaries are missing from ${POSTGRES_BIN_DIR}: install postgresql-15 (.ci/run does) or set DATABASE_URL`,
     );
   }
-  const dir = await mkdtemp(join(tmpdir(), "nothing-pg-"));
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "nothing-pg-")));
   const dataDir = join(dir, "data");
   const logFile = join(dir, "postgres.log");
   try {

@@ -6,22 +6,27 @@
  *   ...
  *   await store.close(); await location.remove();
  *
- * PostgreSQL: a fresh database per location on the run's cluster (see globalSetup.ts), dropped by
+ * PostgreSQL: a fresh database per location on the run's cluster (see postgresUrl()), dropped by
  * remove(). PGlite: a fresh data directory per location, copied from a migrated template built once
  * per run (a new PGlite directory takes seconds to initialise, a copy a fraction of one).
  * `location.databaseUrl` / `location.dataDir` are what a service under test is configured with
  * (DATABASE_URL / DATA_DIR).
  */
+
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { cp, mkdir, rename, rm, stat } from "node:fs/promises";
+import { chown, cp, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { inject } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
 import type { BidStore } from "../../../realtime/storage/types.ts";
+import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
+import { startPostgresCluster } from "./postgresCluster.ts";
 
 /**
  * For beforeEach/beforeAll hooks that open stores: the first PGlite location of a run builds the
@@ -53,10 +58,50 @@ export function testLogger(onLine?: (line: Record<string, unknown>) => void): Lo
   return createLogger(onLine ? "debug" : "warn", sink);
 }
 
-export function postgresUrl(): string {
-  const url = inject("postgresUrl");
-  if (!url) throw new Error(`No PostgreSQL for the tests: ${inject("postgresMissing")}`);
-  return url;
+const CLUSTER_START_TIMEOUT_MS = 60_000;
+
+/**
+ * Superuser URL of the run's PostgreSQL: DATABASE_URL, or one cluster per run, started by the first
+ * worker that asks (the others wait for its URL) and stopped by the global teardown.
+ */
+export async function postgresUrl(): Promise<string> {
+  const configured = inject("databaseUrl");
+  if (configured) return configured;
+  const dir = join(inject("storageTempRoot"), RUN_CLUSTER_DIR_NAME);
+  const urlFile = join(dir, "url");
+  const errorFile = join(dir, "error");
+  let starter = false;
+  try {
+    await mkdir(dir);
+    starter = true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  if (starter) {
+    if (process.getuid?.() === 0) {
+      const { stdout } = await promisify(execFile)("id", ["-u", "postgres"]);
+      const { stdout: group } = await promisify(execFile)("id", ["-g", "postgres"]);
+      await chown(dir, Number(stdout), Number(group));
+    }
+    try {
+      const cluster = await startPostgresCluster({ dir });
+      // Written whole, then renamed: a waiting worker never reads half a URL.
+      await writeFile(`${urlFile}.tmp`, cluster.url);
+      await rename(`${urlFile}.tmp`, urlFile);
+    } catch (error) {
+      await writeFile(errorFile, (error as Error).message);
+      throw error;
+    }
+  }
+  const deadline = Date.now() + CLUSTER_START_TIMEOUT_MS;
+  for (;;) {
+    const url = await readFile(urlFile, "utf8").catch(() => "");
+    if (url) return url;
+    const failure = await readFile(errorFile, "utf8").catch(() => "");
+    if (failure) throw new Error(`The run's PostgreSQL did not start: ${failure}`);
+    if (Date.now() > deadline) throw new Error("Timed out waiting for the run's PostgreSQL to start");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 function withDatabase(url: string, database: string): string {
@@ -67,7 +112,7 @@ function withDatabase(url: string, database: string): string {
 
 /** A new empty database on the run's PostgreSQL. */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const adminUrl = postgresUrl();
+  const adminUrl = await postgresUrl();
   const name = `test_${randomUUID().replaceAll("-", "")}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
