@@ -54,6 +54,8 @@ export async function applyMigrations(
   logger: Logger,
 ): Promise<string[]> {
   return inTransaction(async (tx) => {
+    // The bid statement timeout is not for migrations, nor for waiting on another instance's.
+    await tx.exec("SET LOCAL statement_timeout = 0");
     await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATIONS_LOCK_KEY]);
     await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,
