@@ -3,7 +3,12 @@
  * that hold the bid rules, the atomic "strictly above" insert, reads, and notifications.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { BidNotice, BidStore, PlaceBidOutcome } from "../../realtime/storage/types.ts";
+import {
+  type BidNotice,
+  type BidStore,
+  type PlaceBidOutcome,
+  StoreUnavailableError,
+} from "../../realtime/storage/types.ts";
 import {
   BACKENDS,
   createTestDatabase,
@@ -204,6 +209,15 @@ describe.each(BACKENDS)(
       // Give a stray notice time to arrive (bounded), then check none did.
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(notices).toHaveLength(3);
+    });
+
+    it("keeps the bids and the bidder count across a reopen, and refuses work once closed", async () => {
+      const bid = acceptedBid(await store.placeBid("Persistent Pat", 4200));
+      await store.close();
+      await expect(store.placeBid("Too Late", 5000)).rejects.toBeInstanceOf(StoreUnavailableError);
+      store = await openTestStore(location);
+      expect(await store.view(10)).toEqual({ bids: [bid], highest: bid, bidders: 1 });
+      expect(await store.placeBid("Pat's rival", 4200)).toEqual({ accepted: false, highestCents: 4200 });
     });
 
     it("is ready while open", () => {
