@@ -89,6 +89,8 @@ export async function postgresUrl(): Promise<string> {
       await writeFile(`${urlFile}.tmp`, cluster.url);
       await rename(`${urlFile}.tmp`, urlFile);
     } catch (error) {
+      // A failed start removes its directory; the others still need to hear why.
+      await mkdir(dir, { recursive: true });
       await writeFile(errorFile, (error as Error).message);
       throw error;
     }
