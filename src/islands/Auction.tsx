@@ -20,12 +20,15 @@ import { useHydrated } from "./useHydrated.ts";
 /** Recent Bids lists this many, newest first (SPEC.md 9). */
 export const RECENT_BIDS_SHOWN = 10;
 
+// Hydrate with the server-rendered state, then show the live one: the socket often connects first.
+const HYDRATE_FROM_SERVER_HTML = { ssr: "initial" } as const;
+
 const STATUS_TEXT = { idle: "Connecting…", connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…" };
 
 function Auction() {
   const hydrated = useHydrated();
-  const { status, bids, highest, bidders } = useStore($auction);
-  const typedName = useStore($typedBidderName);
+  const { status, bids, highest, bidders } = useStore($auction, HYDRATE_FROM_SERVER_HTML);
+  const typedName = useStore($typedBidderName, HYDRATE_FROM_SERVER_HTML);
   const [amount, setAmount] = useState("");
   const [placing, setPlacing] = useState(false);
   const ids = useId();

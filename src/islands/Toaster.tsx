@@ -11,7 +11,8 @@ type Edge = "bottom" | "top";
  * would cover the focused element (DESIGN.md 3a).
  */
 function Toaster() {
-  const toasts = useStore($toasts);
+  // Toasts shown before hydration appear right after it; the first render matches the server HTML.
+  const toasts = useStore($toasts, { ssr: "initial" });
   const [edge, setEdge] = useState<Edge>("bottom");
   const regionRef = useRef<HTMLElement>(null);
 
