@@ -1,7 +1,7 @@
 /**
  * Fans every accepted bid out to the sockets of this instance, each exactly once and in id order.
  *
- * - One encoded frame per bid, the same Buffer written to every socket.
+ * - One frame per bid, built once (JSON and WebSocket header) and written as is to every socket.
  * - A socket joins "opening": broadcasts are held for it until its snapshot or resume is sent,
  *   then only those with ids above what that message contained are flushed (no gap, no duplicate).
  * - Each subscriber remembers the last id it was sent, so a bid can never reach it twice.
@@ -15,7 +15,7 @@ import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { BidNotice, BidStore } from "../storage/types.ts";
-import { encodeMessage, toWireBid } from "./wire.ts";
+import { encodeMessage, prebuiltTextFrame, toWireBid, writePrebuiltFrame } from "./wire.ts";
 
 /** Held broadcasts per opening socket; a snapshot that slow means the socket starts over. */
 const MAX_HELD_PER_SOCKET = RESUME_LIMIT;
@@ -23,7 +23,10 @@ const CATCH_UP_RETRY_MS = 1_000;
 
 interface Frame {
   id: number;
+  /** The JSON message. */
   data: Buffer;
+  /** The same as a complete WebSocket frame. */
+  wire: Buffer;
 }
 
 interface Subscriber {
@@ -79,7 +82,7 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
       return;
     }
     subscriber.lastSentId = frame.id;
-    socket.send(frame.data, { binary: false });
+    writePrebuiltFrame(socket, frame.wire, frame.data);
   }
 
   function deliver(notice: BidNotice, arrivedAt: number): void {
@@ -88,7 +91,8 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
     if (bid.id <= lastId) return;
     lastId = bid.id;
     highest = bid.amountCents;
-    const frame: Frame = { id: bid.id, data: encodeMessage({ type: "bid", bid: toWireBid(bid), bidders }) };
+    const data = encodeMessage({ type: "bid", bid: toWireBid(bid), bidders });
+    const frame: Frame = { id: bid.id, data, wire: prebuiltTextFrame(data) };
     for (const subscriber of subscribers.values()) {
       if (subscriber.held === null) {
         send(subscriber, frame);

@@ -61,6 +61,8 @@ export function createSocketServer(
   logger: Logger,
   metrics: Metrics,
 ): SocketServer {
+  // permessage-deflate off: the broadcaster's prebuilt frames (wire.ts) are only valid uncompressed,
+  // and ~120-byte messages gain nothing from it.
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_MESSAGE_BYTES });
   const connections = new Map<WebSocket, Connection>();
   const cap = createConnectionCap(config.maxSocketsPerAddress);
