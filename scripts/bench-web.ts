@@ -40,7 +40,8 @@ const CHROMIUM_FLAGS = [
 ];
 
 const BUILD_TIMEOUT_MS = 5 * 60_000;
-const SERVER_START_TIMEOUT_MS = 30_000;
+// A fresh PGlite directory takes seconds to create, far more on a busy machine.
+const SERVER_START_TIMEOUT_MS = 120_000;
 const SERVER_STOP_TIMEOUT_MS = 5_000;
 const LIGHTHOUSE_RUN_TIMEOUT_MS = 3 * 60_000;
 const BROWSER_TIMEOUT_MS = 30_000;
@@ -202,10 +203,18 @@ async function snapshotBuild(): Promise<string> {
 
 function startServer(port: number, staticDir: string): ChildProcess {
   // process.execPath is the Node 24 running this script. The server's JSON log goes to stderr so
-  // that stdout carries only the summary lines.
+  // that stdout carries only the summary lines. The auction runs on PGlite in a directory of its
+  // own inside the site copy (removed with it), so a running `npm start` keeps its ./data.
   const server = spawn(process.execPath, ["realtime/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", STATIC_DIR: staticDir },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      STATIC_DIR: staticDir,
+      DATA_DIR: join(staticDir, ".auction-data"),
+      DATABASE_URL: "",
+    },
     stdio: ["ignore", process.stderr, "inherit"],
   });
   // Last resort if this script dies without reaching its cleanup: never leave a server behind.
