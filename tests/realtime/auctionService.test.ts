@@ -8,7 +8,13 @@ import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../realtime/config.ts";
 import { openBidStore } from "../../realtime/storage/index.ts";
-import { CLOSE_CODES, MAX_MESSAGE_BYTES, type WireBid } from "../../src/lib/auction/protocol.ts";
+import {
+  CLOSE_CODES,
+  MAX_MESSAGE_BYTES,
+  RESUME_LIMIT,
+  SNAPSHOT_SIZE,
+  type WireBid,
+} from "../../src/lib/auction/protocol.ts";
 import {
   type BidAnswer,
   type ConnectOptions,
@@ -241,6 +247,27 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
   );
 
   it(
+    "sends a snapshot instead of a resume when more bids were missed than a resume carries",
+    async () => {
+      const { store, service } = await openAuction(backend);
+      for (let cents = 1; cents <= RESUME_LIMIT + 2; cents++) await store.placeBid("Busy", cents);
+      const client = await connect(service.socketUrl, { after: 1 });
+      const opening = await client.opening();
+      expect(opening.type).toBe("snapshot");
+      expect(opening.bids).toHaveLength(SNAPSHOT_SIZE);
+      expect(opening.highest?.amountCents).toBe(RESUME_LIMIT + 2);
+      // Exactly RESUME_LIMIT missed still fits in a resume.
+      const resumed = await connect(service.socketUrl, { after: 2 });
+      const resume = await resumed.opening();
+      expect(resume.type).toBe("resume");
+      expect(resume.bids.map((bid) => bid.amountCents)).toEqual(
+        Array.from({ length: RESUME_LIMIT }, (_, index) => index + 3),
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "answers /healthz, /readyz and /metrics",
     async () => {
       const { service } = await openAuction(backend);
@@ -398,6 +425,25 @@ describe("auction service limits", () => {
       expect(await dead.closed).toEqual({ code: CLOSE_CODES.heartbeatTimeout, reason: "Heartbeat timeout" });
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(live.socket.readyState).toBe(live.socket.OPEN);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe("auction service shutdown", () => {
+  it(
+    "once draining, reports not ready and refuses new sockets with 503",
+    async () => {
+      const { service } = await openAuction("pglite");
+      const client = await connect(service.socketUrl);
+      await client.opening();
+      await service.socketServer.drain();
+      expect(await client.closed).toEqual({ code: CLOSE_CODES.goingAway, reason: "Service restarting" });
+      const ready = await fetch(`${service.httpUrl}/readyz`);
+      expect([ready.status, await ready.json()]).toEqual([503, { status: "unavailable" }]);
+      expect((await fetch(`${service.httpUrl}/healthz`)).status).toBe(200);
+      const refused = await refusal(service.socketUrl);
+      expect([refused.status, refused.body]).toEqual([503, "Shutting down; try again in a moment."]);
     },
     TEST_TIMEOUT_MS,
   );
