@@ -4,13 +4,13 @@
  * pages, the /realtime socket and the operations routes on one port. SIGTERM or SIGINT drains:
  * no new connections or bids, the bids at the store answered, sockets closed with 1001, exit 0.
  */
-import { createSocketServer } from "./auction/socketServer.ts";
+import type { Server } from "node:http";
+import { createSocketServer, type SocketServer } from "./auction/socketServer.ts";
 import { readServiceConfig, ServiceConfigError } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
 import { createAppServer } from "./server.ts";
 import { openBidStore } from "./storage/index.ts";
-import type { BidStore } from "./storage/types.ts";
 
 let config: ReturnType<typeof readServiceConfig>;
 try {
@@ -22,48 +22,60 @@ try {
 }
 const logger = createLogger(config.logLevel);
 
-let store: BidStore;
-try {
-  store = await openBidStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger });
-} catch (error) {
-  logger.fatal({ err: error }, `could not open the auction store: ${(error as Error).message}`);
-  process.exit(1);
+let stopping = false;
+let socketServer: SocketServer | undefined;
+let server: Server | undefined;
+
+// Handlers first: a signal while the store opens (PGlite takes seconds on a new directory) still
+// closes it cleanly instead of killing the process mid-write.
+process.once("SIGTERM", shutDown);
+process.once("SIGINT", shutDown);
+
+const storeOpening = openBidStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger });
+
+async function start() {
+  const store = await storeOpening.catch((error: unknown) => {
+    logger.fatal({ err: error }, `could not open the auction store: ${(error as Error).message}`);
+    process.exit(1);
+  });
+  if (stopping) return;
+  const metrics = createMetrics();
+  socketServer = createSocketServer(store, config, logger, metrics);
+  await socketServer.start();
+  if (stopping) return;
+  const app = createAppServer(config, logger, { socketServer, metrics });
+  server = app;
+  app.once("error", async (error) => {
+    logger.fatal({ err: error }, `could not listen on ${config.host}:${config.port}: ${error.message}`);
+    await store.close().catch(() => {});
+    process.exit(1);
+  });
+  app.listen(config.port, config.host, () => {
+    const address = app.address();
+    const port = typeof address === "object" && address ? address.port : config.port;
+    const shownHost = config.host === "127.0.0.1" || config.host === "0.0.0.0" ? "localhost" : config.host;
+    logger.info(
+      { host: config.host, port, backend: store.backend },
+      `The Nothing Store is open at http://${shownHost}:${port}`,
+    );
+  });
 }
 
-const metrics = createMetrics();
-const socketServer = createSocketServer(store, config, logger, metrics);
-await socketServer.start();
-const server = createAppServer(config, logger, { socketServer, metrics });
-
-server.once("error", async (error) => {
-  logger.fatal({ err: error }, `could not listen on ${config.host}:${config.port}: ${error.message}`);
-  await store.close().catch(() => {});
-  process.exit(1);
-});
-
-server.listen(config.port, config.host, () => {
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : config.port;
-  const shownHost = config.host === "127.0.0.1" || config.host === "0.0.0.0" ? "localhost" : config.host;
-  logger.info(
-    { host: config.host, port, backend: store.backend },
-    `The Nothing Store is open at http://${shownHost}:${port}`,
-  );
-});
-
 async function shutDown(signal: NodeJS.Signals) {
-  logger.info({ signal, openSockets: socketServer.openSockets }, "shutting down");
+  stopping = true;
+  logger.info({ signal, openSockets: socketServer?.openSockets ?? 0 }, "shutting down");
   const deadline = setTimeout(() => {
     logger.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; exiting anyway");
     process.exit(1);
   }, config.shutdownTimeoutMs);
   try {
     // No new connections; idle keep-alive page requests are let go at once.
-    server.close();
-    server.closeIdleConnections();
-    await socketServer.drain();
-    server.closeAllConnections();
-    await store.close();
+    server?.close();
+    server?.closeIdleConnections();
+    await socketServer?.drain();
+    server?.closeAllConnections();
+    // A store that failed to open has exited the process already.
+    await (await storeOpening).close();
     clearTimeout(deadline);
     logger.info("stopped");
     process.exit(0);
@@ -72,5 +84,5 @@ async function shutDown(signal: NodeJS.Signals) {
     process.exit(1);
   }
 }
-process.once("SIGTERM", shutDown);
-process.once("SIGINT", shutDown);
+
+await start();
