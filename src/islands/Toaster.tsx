@@ -7,13 +7,13 @@ type Edge = "bottom" | "top";
 
 /**
  * The page's one toaster. Its list is server-rendered empty, so the live region exists before the
- * first toast. It sits at the bottom, above the chatbot button, and moves to the top whenever it
- * would cover the focused element (DESIGN.md 3a).
+ * first toast. It sits at the top right, under the sticky header and clear of the chatbot in the
+ * bottom corner, and moves to the bottom whenever it would cover the focused element (DESIGN.md 3a).
  */
 function Toaster() {
   // Toasts shown before hydration appear right after it; the first render matches the server HTML.
   const toasts = useStore($toasts, { ssr: "initial" });
-  const [edge, setEdge] = useState<Edge>("bottom");
+  const [edge, setEdge] = useState<Edge>("top");
   const regionRef = useRef<HTMLElement>(null);
 
   useLayoutEffect(() => {
@@ -27,7 +27,11 @@ function Toaster() {
     };
     moveOffFocus();
     document.addEventListener("focusin", moveOffFocus);
-    return () => document.removeEventListener("focusin", moveOffFocus);
+    window.addEventListener("scroll", moveOffFocus, { passive: true });
+    return () => {
+      document.removeEventListener("focusin", moveOffFocus);
+      window.removeEventListener("scroll", moveOffFocus);
+    };
   }, [toasts]);
 
   return (
