@@ -5,6 +5,7 @@
  */
 import { RESUME_LIMIT, type ServerMessage, SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
 import type { AuctionView, BidStore } from "../storage/types.ts";
+import type { Coalesce } from "./coalescedReads.ts";
 import { toWireBid } from "./wire.ts";
 
 export interface Opening {
@@ -21,12 +22,21 @@ export function readAfterParameter(url: string | undefined): number | null {
   return after >= 1 ? after : null;
 }
 
-export async function readOpening(store: BidStore, after: number | null): Promise<Opening> {
-  if (after === null) return snapshot(await store.view(SNAPSHOT_SIZE));
+/**
+ * The first message for a socket registered before this call. Reads go through `coalesce`, so
+ * sockets opening together share them (same key, same read).
+ */
+export async function readOpening(
+  store: BidStore,
+  after: number | null,
+  coalesce: Coalesce = (_key, read) => read(),
+): Promise<Opening> {
+  const view = () => coalesce("view", () => store.view(SNAPSHOT_SIZE));
+  if (after === null) return snapshot(await view());
 
   // One more than the limit tells "exactly RESUME_LIMIT missed" from "more than that".
-  const missed = await store.bidsAfter(after, RESUME_LIMIT + 1);
-  if (missed.bids.length > RESUME_LIMIT) return snapshot(await store.view(SNAPSHOT_SIZE));
+  const missed = await coalesce(`after:${after}`, () => store.bidsAfter(after, RESUME_LIMIT + 1));
+  if (missed.bids.length > RESUME_LIMIT) return snapshot(await view());
   const newest = missed.bids.at(-1);
   if (newest) {
     // Accepted amounts rise with the id, so the newest bid is the highest.
@@ -38,19 +48,19 @@ export async function readOpening(store: BidStore, after: number | null): Promis
   }
 
   // Nothing after `after`: the resume is empty, but it still needs the highest bid.
-  const view = await store.view(SNAPSHOT_SIZE);
-  const top = view.highest?.id ?? 0;
+  const current = await view();
+  const top = current.highest?.id ?? 0;
   // A client ahead of the newest bid saw another auction (a reset database): it starts over.
-  if (top < after) return snapshot(view);
+  if (top < after) return snapshot(current);
   // Bids placed between the two reads, if all of them are in the view, complete the resume.
-  const since = view.bids.filter((bid) => bid.id > after).reverse();
-  if (since.length > 0 && since.length === view.bids.length) return snapshot(view);
+  const since = current.bids.filter((bid) => bid.id > after).reverse();
+  if (since.length > 0 && since.length === current.bids.length) return snapshot(current);
   return {
     message: {
       type: "resume",
       bids: since.map(toWireBid),
-      highest: view.highest ? toWireBid(view.highest) : null,
-      bidders: view.bidders,
+      highest: current.highest ? toWireBid(current.highest) : null,
+      bidders: current.bidders,
     },
     coveredId: top,
   };

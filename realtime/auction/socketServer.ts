@@ -19,6 +19,7 @@ import type { BidStore } from "../storage/types.ts";
 import { createBidDesk, ERROR_MESSAGES } from "./bidDesk.ts";
 import { createBroadcaster } from "./broadcaster.ts";
 import { clientAddress, maskAddress } from "./clientAddress.ts";
+import { createCoalescer } from "./coalescedReads.ts";
 import { createConnectionCap } from "./connectionCap.ts";
 import { readAfterParameter, readOpening } from "./opening.ts";
 import { isOriginAllowed } from "./originPolicy.ts";
@@ -75,6 +76,7 @@ export function createSocketServer(
     logger,
     knownHighestCents: () => broadcaster.highestCents(),
   });
+  const coalesce = createCoalescer();
   let draining = false;
   let heartbeat: NodeJS.Timeout | undefined;
 
@@ -109,7 +111,7 @@ export function createSocketServer(
     });
 
     const after = readAfterParameter(req.url);
-    readOpening(store, after).then(
+    readOpening(store, after, coalesce).then(
       ({ message, coveredId }) => {
         if (socket.readyState === socket.OPEN) broadcaster.goLive(socket, encodeMessage(message), coveredId);
       },
