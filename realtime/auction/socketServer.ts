@@ -88,7 +88,15 @@ export function createSocketServer(
   }
 
   function send(socket: WebSocket, message: ServerMessage) {
-    if (socket.readyState === socket.OPEN) socket.send(encodeMessage(message), { binary: false });
+    if (socket.readyState !== socket.OPEN) return;
+    // A client that sends (pings, bad messages) without reading the answers must not grow our memory.
+    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+      logger.warn({ bufferedBytes: socket.bufferedAmount }, "dropping a socket that does not read its answers");
+      metrics.slowSocketsDropped.inc();
+      socket.terminate();
+      return;
+    }
+    socket.send(encodeMessage(message), { binary: false });
   }
 
   function onConnection(socket: WebSocket, req: IncomingMessage, address: string) {

@@ -4,6 +4,7 @@
  * across two instances, a database outage, the operations routes and a SIGTERM drain.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import type { Socket } from "node:net";
 import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../realtime/config.ts";
@@ -410,6 +411,35 @@ describe("auction service limits", () => {
       const other = await connect(service.socketUrl);
       await other.opening();
       expect(await other.bid("Patient", 100)).toMatchObject({ code: "rate_limited", highestCents: 500 });
+      await expectStillServing(service.socketUrl);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "cuts a socket that keeps sending but never reads the answers, instead of buffering them without end",
+    async () => {
+      const { service } = await openAuction("pglite");
+      const client = await connect(service.socketUrl);
+      await client.opening();
+      // Stop reading at the TCP level: the answers pile up in the kernel, then in the service.
+      const tcp = (client.socket as unknown as { _socket: Socket })._socket;
+      tcp.pause();
+      let sent = 0;
+      await waitFor(
+        "the service to cut the socket",
+        async () => {
+          if ((await service.metrics.slowSocketsDropped.get()).values[0]?.value === 1) return true;
+          for (let i = 0; i < 5_000; i++) client.socket.send("x");
+          sent += 5_000;
+          return false;
+        },
+        60_000,
+      );
+      tcp.resume();
+      expect((await client.closed).code).toBe(1006);
+      expect(sent).toBeGreaterThan(0);
+      await waitFor("the socket to be gone", () => service.socketServer.openSockets === 0);
       await expectStillServing(service.socketUrl);
     },
     TEST_TIMEOUT_MS,
