@@ -37,7 +37,7 @@ export function createMetrics() {
     }),
     slowSocketsDropped: new Counter({
       name: "auction_slow_sockets_dropped_total",
-      help: "Sockets closed because they could not keep up with the broadcasts.",
+      help: "Sockets cut for leaving over 1 MiB unread (broadcasts or answers).",
       registers: [registry],
     }),
   };
