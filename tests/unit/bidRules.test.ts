@@ -108,6 +108,14 @@ describe("bid amount", () => {
     expect(parseAmountInput("twelve")).toEqual(invalidAmount);
     expect(parseAmountInput("1.005")).toEqual(invalidAmount);
   });
+
+  it("takes only plain decimals, not the other number forms Number() reads", () => {
+    expect(parseAmountInput(".5")).toEqual({ ok: true, value: 50 });
+    expect(parseAmountInput("7.")).toEqual({ ok: true, value: 700 });
+    for (const text of ["0x10", "1e2", "-3", "+3", "Infinity", "1,000", "1_000", "12.50.1"]) {
+      expect(parseAmountInput(text), text).toEqual(invalidAmount);
+    }
+  });
 });
 
 describe("strictly above the highest bid", () => {

@@ -37,10 +37,14 @@ export function checkAmount(dollars: number): RuleResult<number> {
   return { ok: true, value: cents };
 }
 
-/** What a visitor typed into the amount field, as cents; the same rule as checkAmount. */
+// What a person types for money: digits with an optional point ("12", "12.5", ".50", "12."),
+// not the hex, exponent or signed forms that Number() would also take.
+const TYPED_AMOUNT = /^(\d+\.?\d*|\.\d+)$/;
+
+/** What a visitor typed into the amount field, as cents; then the same rule as checkAmount. */
 export function parseAmountInput(text: string): RuleResult<number> {
   const trimmed = text.trim();
-  if (trimmed === "") return { ok: false, code: "invalid_amount" };
+  if (!TYPED_AMOUNT.test(trimmed)) return { ok: false, code: "invalid_amount" };
   return checkAmount(Number(trimmed));
 }
 
