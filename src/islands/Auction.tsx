@@ -123,7 +123,13 @@ function Auction() {
               className="min-h-11 rounded-lg border border-void-600 bg-void px-3 text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"
             />
           </div>
-          <button type="submit" className="btn-primary" disabled={!hydrated || placing}>
+          <button
+            type="submit"
+            className="btn-primary aria-disabled:cursor-progress aria-disabled:opacity-70"
+            disabled={!hydrated}
+            // aria-disabled while placing, not disabled: focus stays on the button (submit() ignores repeats).
+            aria-disabled={placing}
+          >
             {placing ? "Placing Bid..." : "Place Bid"}
           </button>
         </form>

@@ -1,6 +1,7 @@
 import { useStore } from "@nanostores/react";
 import { useEffect, useRef } from "react";
 import { PRIZES } from "../data/prizes.ts";
+import { formatCount } from "../lib/format.ts";
 import { RARITY_WEIGHTS, totalWeight } from "../lib/prizeDraw.ts";
 import { $lastPrize, $spinning, $spins, $totalWins, $wheelNews, spin, type WheelNews } from "../stores/spins.ts";
 import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
@@ -32,11 +33,11 @@ function describe(news: WheelNews): string {
     case "spinning":
       return "Spinning the wheel...";
     case "won":
-      return `You won ${news.prize.name} (${news.prize.rarity})! ${news.prize.value}. Total wins: ${news.totalWins}.`;
+      return `You won ${news.prize.name} (${news.prize.rarity})! ${news.prize.value}. Total wins: ${formatCount(news.totalWins)}.`;
     case "credited":
       return news.source === "free"
-        ? `Free spin! ${news.spins} ${spinsWord(news.spins)} remaining.`
-        : `+${news.added} ${spinsWord(news.added)} from your purchase! ${news.spins} ${spinsWord(news.spins)} remaining.`;
+        ? `Free spin! ${formatCount(news.spins)} ${spinsWord(news.spins)} remaining.`
+        : `+${formatCount(news.added)} ${spinsWord(news.added)} from your purchase! ${formatCount(news.spins)} ${spinsWord(news.spins)} remaining.`;
   }
 }
 
@@ -63,7 +64,7 @@ function LotteryWheel() {
     <div className="grid gap-6">
       <div className="card relative text-center" data-wheel-card>
         <p className="m-0" data-spin-counter>
-          <span className="text-5xl font-black tabular-nums text-accent">{spins}</span>{" "}
+          <span className="text-5xl font-black tabular-nums text-accent">{formatCount(spins)}</span>{" "}
           <span className="text-lg font-bold">{spins === 1 ? "Spin Remaining" : "Spins Remaining"}</span>
         </p>
 
@@ -131,8 +132,8 @@ function LotteryWheel() {
           <span className="badge bg-gold text-void">100% Win Rate</span>
         </div>
         <dl className="m-0 mt-4 grid grid-cols-2 gap-4">
-          <Stat label="Spins Left" value={spins} />
-          <Stat label="Total Wins" value={totalWins} />
+          <Stat label="Spins Left" value={formatCount(spins)} />
+          <Stat label="Total Wins" value={formatCount(totalWins)} />
           <Stat label="Total Value" value="∞" />
           <Stat label="Items Shipped" value={0} />
         </dl>

@@ -36,9 +36,11 @@ function SecurityCheck() {
     return () => clearTimeout(timer);
   }, [phase]);
 
-  // The grid gives way to the success message: focus follows to the control that remains.
+  // The grid gives way to the success message. Focus that was on a control now gone (it falls back
+  // to the body) follows to the one that remains; focus the visitor moved elsewhere stays there.
   useEffect(() => {
-    if (phase === "solved") tryAgainRef.current?.focus();
+    const focusLost = document.activeElement === null || document.activeElement === document.body;
+    if (phase === "solved" && focusLost) tryAgainRef.current?.focus();
   }, [phase]);
 
   // "Try Again" removes itself: focus goes back to the start of the grid.

@@ -1,6 +1,6 @@
 import { useStore } from "@nanostores/react";
 import { useLayoutEffect, useRef, useState } from "react";
-import { $toasts, dismissToast } from "../stores/toasts.ts";
+import { $toasts, dismissToast, type Toast } from "../stores/toasts.ts";
 import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
 
 type Edge = "bottom" | "top";
@@ -34,6 +34,12 @@ function Toaster() {
     };
   }, [toasts]);
 
+  const alerts = toasts.filter((toast) => toast.variant === "destructive");
+  const notices = toasts.filter((toast) => toast.variant !== "destructive");
+
+  // Two live regions that exist before any toast: role="alert" for errors, role="status" for the
+  // rest (DESIGN.md 3a). Items carry no role of their own, so each toast is announced once;
+  // aria-atomic="false" reads only the toast added, not the whole stack again.
   return (
     <section
       ref={regionRef}
@@ -41,33 +47,42 @@ function Toaster() {
       data-edge={edge}
       className={`pointer-events-none fixed right-0 z-50 w-full max-w-sm p-4 ${edge === "bottom" ? "bottom-20" : "top-16"}`}
     >
-      <ol aria-live="polite" className="m-0 flex list-none flex-col gap-2 p-0">
-        {toasts.map((toast) => (
-          <li
-            key={toast.id}
-            role={toast.variant === "destructive" ? "alert" : "status"}
-            aria-atomic="true"
-            data-variant={toast.variant}
-            className={`pointer-events-auto relative rounded-xl border p-4 pr-10 shadow-lg ${
-              toast.variant === "destructive"
-                ? "border-danger bg-[#3a1219] text-ink"
-                : "border-void-600 bg-void-700 text-ink"
-            }`}
-          >
-            <p className="m-0 font-semibold">{toast.title}</p>
-            {toast.description && <p className="m-0 mt-1 text-sm text-ink-muted">{toast.description}</p>}
-            <button
-              type="button"
-              aria-label="Dismiss notification"
-              onClick={() => dismissToast(toast.id)}
-              className="absolute right-2 top-2 grid h-8 w-8 place-items-center rounded-md text-ink-muted hover:text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"
-            >
-              <span aria-hidden="true">×</span>
-            </button>
-          </li>
+      {/* Never display:none, even when empty: a hidden live region would miss its first toast. */}
+      <div role="alert" aria-atomic="false" className={`flex flex-col gap-2 ${alerts.length > 0 ? "mb-2" : ""}`}>
+        {alerts.map((toast) => (
+          <ToastCard key={toast.id} toast={toast} />
         ))}
-      </ol>
+      </div>
+      <div role="status" aria-atomic="false" className="flex flex-col gap-2">
+        {notices.map((toast) => (
+          <ToastCard key={toast.id} toast={toast} />
+        ))}
+      </div>
     </section>
+  );
+}
+
+function ToastCard({ toast }: { toast: Toast }) {
+  const destructive = toast.variant === "destructive";
+  return (
+    <div
+      data-toast
+      data-variant={toast.variant}
+      className={`pointer-events-auto relative rounded-xl border p-4 pr-10 shadow-lg text-ink ${
+        destructive ? "border-danger bg-[#3a1219]" : "border-void-600 bg-void-700"
+      }`}
+    >
+      <p className="m-0 font-semibold">{toast.title}</p>
+      {toast.description && <p className="m-0 mt-1 text-sm text-ink-muted">{toast.description}</p>}
+      <button
+        type="button"
+        aria-label="Dismiss notification"
+        onClick={() => dismissToast(toast.id)}
+        className="absolute right-2 top-2 grid h-8 w-8 place-items-center rounded-md text-ink-muted hover:text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"
+      >
+        <span aria-hidden="true">×</span>
+      </button>
+    </div>
   );
 }
 
