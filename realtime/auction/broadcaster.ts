@@ -5,8 +5,9 @@
  * - A socket joins "opening": broadcasts are held for it until its snapshot or resume is sent,
  *   then only those with ids above what that message contained are flushed (no gap, no duplicate).
  * - Each subscriber remembers the last id it was sent, so a bid can never reach it twice.
- * - After a database outage the store reports ready again; the broadcaster then fetches every bid
- *   above the last one it broadcast, so sockets that stayed open miss nothing.
+ * - From the moment the store reports a database outage, notifications are held; once it is ready
+ *   again the broadcaster fetches every bid above the last one it broadcast, then flushes the held
+ *   notifications (in id order, skipping those already fetched), so sockets that stayed open miss nothing.
  * - A socket whose unsent data passes maxBufferedBytes is dropped rather than buffered without end;
  *   the client reconnects and resumes.
  */
@@ -53,7 +54,6 @@ export interface Broadcaster {
   remove(socket: WebSocket): void;
   /** The amount of the newest bid this instance knows of, for the highestCents of refusals. */
   highestCents(): number | null;
-  lastBroadcastId(): number;
   stop(): void;
 }
 
@@ -61,8 +61,10 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
   const subscribers = new Map<WebSocket, Subscriber>();
   let lastId = 0;
   let highest: number | null = null;
-  /** While set, notifications wait here: a catch-up read is in progress and must go out first. */
+  /** While set, notifications wait here: the store is down or a catch-up read must go out first. */
   let queued: { notice: BidNotice; arrivedAt: number }[] | null = null;
+  /** The store reported an outage and not yet its end: the held notifications must stay held. */
+  let storeDown = false;
   let catchingUp = false;
   let catchUpAgain = false;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -130,8 +132,8 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
   }
 
   /**
-   * Broadcasts every bid above lastId from the database, then the notifications that arrived
-   * meanwhile (held in `queued`, since delivering one first would skip the older ones by id).
+   * Broadcasts every bid above lastId from the database, then the notifications held since the
+   * store went down (in `queued`, since delivering one first would skip the older ones by id).
    */
   async function catchUp(): Promise<void> {
     catchingUp = true;
@@ -163,6 +165,9 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
       retryTimer.unref();
       return;
     }
+    // Lost again meanwhile (the pool can answer while LISTEN is down): keep holding; the next
+    // ready event catches up again and flushes then.
+    if (storeDown) return;
     flushQueued();
   }
 
@@ -170,9 +175,16 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
     async start() {
       queued = [];
       unsubscribes.push(store.onBid(onNotice));
+      storeDown = !store.isReady();
       unsubscribes.push(
         store.onReadyChange((ready) => {
-          if (ready) requestCatchUp();
+          storeDown = !ready;
+          // Hold from the moment the store goes down, not from when it is back: postgres.js can hand
+          // over a notification read together with the LISTEN reply, before ready(true). Broadcast at
+          // once, it would move lastId past the bids other instances placed during the outage, and
+          // the catch-up (which reads above lastId) would skip them.
+          if (!ready) queued ??= [];
+          else requestCatchUp();
         }),
       );
       try {
@@ -183,7 +195,8 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
         }
         started = true;
       } finally {
-        flushQueued();
+        // While the store is down, its ready event will catch up and flush instead.
+        if (!storeDown) flushQueued();
       }
     },
     add(socket) {
@@ -202,7 +215,6 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
       subscribers.delete(socket);
     },
     highestCents: () => highest,
-    lastBroadcastId: () => lastId,
     stop() {
       stopped = true;
       clearTimeout(retryTimer);

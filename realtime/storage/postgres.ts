@@ -189,6 +189,8 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
       while (!closing) {
         const closesBefore = listenConnectionCloses;
         try {
+          // A notification in the same socket read as the LISTEN reply reaches onnotify before
+          // setReady(true) below; consumers hold notifications from setReady(false) on for that.
           await listenSql.unsafe(`LISTEN ${NOTIFY_CHANNEL}`);
           if (listenConnectionCloses === closesBefore) {
             setReady(true);

@@ -1,0 +1,131 @@
+/**
+ * The broadcaster's catch-up after a database outage, on a scripted store (the real outage test in
+ * auctionService.test.ts cannot force the orderings): a notification delivered before the store
+ * reports ready again must not make the catch-up skip the bids placed during the outage, and a
+ * failed catch-up keeps holding notifications until a retry succeeds.
+ */
+
+import { describe, expect, it } from "vitest";
+import type { WebSocket } from "ws";
+import { createBroadcaster } from "../../realtime/auction/broadcaster.ts";
+import { createMetrics } from "../../realtime/metrics.ts";
+import type { BidNotice, BidStore, StoredBid } from "../../realtime/storage/types.ts";
+import { testLogger, waitFor } from "./support/stores.ts";
+
+function bid(id: number): StoredBid {
+  return { id, bidderName: `b${id}`, amountCents: id * 100, createdAt: new Date(0).toISOString() };
+}
+
+/** A store whose rows, notifications, readiness and failures the test drives by hand. */
+function scriptedStore() {
+  const rows: StoredBid[] = [];
+  const bidListeners = new Set<(notice: BidNotice) => void>();
+  const readyListeners = new Set<(ready: boolean) => void>();
+  let ready = true;
+  let failReads = 0;
+  const store: BidStore = {
+    backend: "postgres",
+    placeBid: () => Promise.reject(new Error("not used")),
+    view: async () => ({ bids: [...rows].reverse(), highest: rows.at(-1) ?? null, bidders: rows.length }),
+    bidsAfter: async (afterId, limit) => {
+      if (failReads > 0) {
+        failReads--;
+        throw new Error("still down");
+      }
+      return { bids: rows.filter((row) => row.id > afterId).slice(0, limit), bidders: rows.length };
+    },
+    onBid(listener) {
+      bidListeners.add(listener);
+      return () => bidListeners.delete(listener);
+    },
+    onReadyChange(listener) {
+      readyListeners.add(listener);
+      return () => readyListeners.delete(listener);
+    },
+    isReady: () => ready,
+    close: async () => {},
+  };
+  return {
+    store,
+    commit: (id: number) => rows.push(bid(id)),
+    notify: (id: number) => {
+      for (const listener of bidListeners) listener({ bid: bid(id), bidders: rows.length });
+    },
+    setReady(value: boolean) {
+      ready = value;
+      for (const listener of readyListeners) listener(value);
+    },
+    failNextReads(count: number) {
+      failReads = count;
+    },
+  };
+}
+
+function fakeSocket() {
+  const received: number[] = [];
+  const socket = {
+    OPEN: 1,
+    readyState: 1,
+    bufferedAmount: 0,
+    send(data: Buffer) {
+      const message = JSON.parse(String(data)) as { type: string; bid?: { id: number } };
+      if (message.type === "bid" && message.bid) received.push(message.bid.id);
+    },
+  };
+  return { socket: socket as unknown as WebSocket, received };
+}
+
+async function liveBroadcaster(script: ReturnType<typeof scriptedStore>) {
+  const broadcaster = createBroadcaster({
+    store: script.store,
+    logger: testLogger(),
+    metrics: createMetrics(),
+    maxBufferedBytes: 1024 * 1024,
+  });
+  await broadcaster.start();
+  const { socket, received } = fakeSocket();
+  broadcaster.add(socket);
+  broadcaster.goLive(socket, Buffer.from('{"type":"snapshot"}'), 1);
+  return { broadcaster, received };
+}
+
+describe("the broadcaster after a database outage", () => {
+  it("does not skip the outage's bids when a notification arrives before the store is ready again", async () => {
+    const script = scriptedStore();
+    script.commit(1);
+    const { broadcaster, received } = await liveBroadcaster(script);
+
+    script.setReady(false);
+    script.commit(2); // placed through other instances while this one was not listening
+    script.commit(3);
+    script.commit(4);
+    script.notify(4); // read together with the LISTEN reply, before ready(true)
+    expect(received).toEqual([]);
+    script.setReady(true);
+    script.notify(4); // a duplicate is sent once only
+    script.commit(5);
+    script.notify(5);
+    await waitFor("the catch-up", () => received.length >= 4);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received).toEqual([2, 3, 4, 5]);
+    broadcaster.stop();
+  });
+
+  it("keeps holding notifications through a failed catch-up and flushes them after the retry", async () => {
+    const script = scriptedStore();
+    script.commit(1);
+    const { broadcaster, received } = await liveBroadcaster(script);
+
+    script.setReady(false);
+    script.commit(2);
+    script.failNextReads(1);
+    script.setReady(true);
+    script.commit(3);
+    script.notify(3);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(received).toEqual([]);
+    await waitFor("the retried catch-up", () => received.length >= 2, 5_000);
+    expect(received).toEqual([2, 3]);
+    broadcaster.stop();
+  });
+});
