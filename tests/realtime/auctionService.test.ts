@@ -448,12 +448,28 @@ describe("auction service limits", () => {
   it(
     "closes sockets that stop answering the heartbeat with 4408, and keeps the live ones",
     async () => {
-      const { service } = await openAuction("pglite", { ...LIFTED_LIMITS, heartbeatIntervalMs: 100 });
+      // Client, service and PGlite share one event loop: an interval of 100 ms was within reach of
+      // an ordinary pause (the live pong then comes late and the live socket gets 4408 too).
+      const intervalMs = 1_000;
+      const { service } = await openAuction("pglite", { ...LIFTED_LIMITS, heartbeatIntervalMs: intervalMs });
       const dead = await connect(service.socketUrl, { autoPong: false });
       const live = await connect(service.socketUrl);
+      let livePings = 0;
+      live.socket.on("ping", () => {
+        livePings++;
+      });
       await Promise.all([dead.opening(), live.opening()]);
-      expect(await dead.closed).toEqual({ code: CLOSE_CODES.heartbeatTimeout, reason: "Heartbeat timeout" });
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Pinged at one beat, closed at the next: about two intervals; bounded with room to spare.
+      let deadClosed: { code: number; reason: string } | undefined;
+      void dead.closed.then((closed) => {
+        deadClosed = closed;
+      });
+      await waitFor("the silent socket to be closed", () => deadClosed !== undefined, 5 * intervalMs);
+      expect(deadClosed).toEqual({ code: CLOSE_CODES.heartbeatTimeout, reason: "Heartbeat timeout" });
+      // A beat pings only the sockets it found alive, so each ping the live socket gets is one beat
+      // it survived: two more after the silent one was closed, counted rather than timed.
+      const pingsThen = livePings;
+      await waitFor("two more beats to ping the live socket", () => livePings >= pingsThen + 2, 5 * intervalMs);
       expect(live.socket.readyState).toBe(live.socket.OPEN);
     },
     TEST_TIMEOUT_MS,
