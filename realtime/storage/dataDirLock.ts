@@ -73,6 +73,16 @@ async function ageMs(lockFile: string): Promise<number> {
   }
 }
 
+/** Inode and change time of the lock file, or null if it is gone. */
+async function identity(lockFile: string): Promise<string | null> {
+  try {
+    const { ino, ctimeNs } = await stat(lockFile, { bigint: true });
+    return `${ino}:${ctimeNs}`;
+  } catch {
+    return null;
+  }
+}
+
 async function isStale(lockFile: string, owner: LockOwner | "unreadable"): Promise<boolean> {
   if (owner === "unreadable") return (await ageMs(lockFile)) > EMPTY_LOCK_STALE_MS;
   if (owner.hostname !== hostname()) return (await ageMs(lockFile)) > HEARTBEAT_STALE_MS;
@@ -108,8 +118,11 @@ async function takeLockFile(dir: string, lockFile: string): Promise<DataDirLock>
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
+    // The file judged below, by identity: another process may judge the same stale file, replace it
+    // with its own fresh lock, and that one must not be unlinked (ctime too, as inodes are reused).
+    const judged = await identity(lockFile);
     const owner = await readOwner(lockFile);
-    if (owner === "vanished") continue;
+    if (owner === "vanished" || judged === null) continue;
     if (!(await isStale(lockFile, owner))) {
       const holder =
         owner === "unreadable" ? "another process" : `process ${owner.pid} on ${owner.hostname} since ${owner.since}`;
@@ -118,7 +131,9 @@ async function takeLockFile(dir: string, lockFile: string): Promise<DataDirLock>
           "Stop that process or choose another DATA_DIR; two processes on one PGlite directory would corrupt it.",
       );
     }
-    await unlink(lockFile).catch(() => {});
+    // Unlink only the file judged stale; if it was replaced, the next attempt judges the new one.
+    // (The window between this check and the unlink is a few microseconds, not a whole judgement.)
+    if ((await identity(lockFile)) === judged) await unlink(lockFile).catch(() => {});
   }
   throw new DataDirLockedError(
     `The data directory ${dir} could not be locked: its lock file ${lockFile} keeps changing.`,
