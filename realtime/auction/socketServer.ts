@@ -85,6 +85,9 @@ export function createSocketServer(
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes}\r\n\r\n${body}`,
     );
+    // end() only half-closes: a client that never closes its side would hold the connection open.
+    // Destroy once the refusal is written, as ws does for the handshakes it refuses.
+    socket.once("finish", () => socket.destroy());
   }
 
   function send(socket: WebSocket, message: ServerMessage) {
