@@ -33,7 +33,6 @@ export interface BidDesk {
   place(message: PlaceBidMessage, clientAddress: string): Promise<ServerMessage>;
   /** From now on every bid is answered unavailable; resolves once the bids already at the store are answered. */
   close(): Promise<void>;
-  readonly inFlight: number;
 }
 
 export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighestCents }: BidDeskOptions): BidDesk {
@@ -69,6 +68,7 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighes
       if (!amount.ok) return refuse(requestId, amount.code, knownHighestCents());
       // A quick answer from what this instance knows; the database decides for real, atomically.
       const known = knownHighestCents();
+      // `known !== null` never changes the outcome (the rule passes on null) but narrows known for formatCents.
       if (!checkAboveHighest(amount.value, known).ok && known !== null) {
         return refuse(requestId, "too_low", known, `Your bid must be higher than ${formatCents(known)}`);
       }
@@ -85,9 +85,6 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighes
     async close() {
       closed = true;
       await Promise.allSettled([...pending]);
-    },
-    get inFlight() {
-      return pending.size;
     },
   };
 }
