@@ -1,6 +1,6 @@
 import { useStore } from "@nanostores/react";
 import { useLayoutEffect, useRef, useState } from "react";
-import { $toasts, dismissToast, type Toast } from "../stores/toasts.ts";
+import { $toasts, dismissToast, pauseToast, resumeToast, type Toast } from "../stores/toasts.ts";
 import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
 
 type Edge = "bottom" | "top";
@@ -65,9 +65,14 @@ function Toaster() {
 function ToastCard({ toast }: { toast: Toast }) {
   const destructive = toast.variant === "destructive";
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: hover and focus only pause the toast's timer.
     <div
       data-toast
       data-variant={toast.variant}
+      onMouseEnter={() => pauseToast(toast.id)}
+      onMouseLeave={() => resumeToast(toast.id)}
+      onFocus={() => pauseToast(toast.id)}
+      onBlur={() => resumeToast(toast.id)}
       className={`pointer-events-auto relative rounded-xl border p-4 pr-10 shadow-lg text-ink ${
         destructive ? "border-danger bg-[#3a1219]" : "border-void-600 bg-void-700"
       }`}

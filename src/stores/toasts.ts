@@ -25,18 +25,43 @@ export interface ToastInput {
 export const $toasts = atom<readonly Toast[]>([]);
 
 let lastToastId = 0;
-const dismissTimers = new Map<number, ReturnType<typeof setTimeout>>();
+
+/** Each toast's countdown: running (timer set) or paused (time left kept, no timer). */
+interface Countdown {
+  timer?: ReturnType<typeof setTimeout>;
+  endsAt: number;
+  leftMs: number;
+}
+const countdowns = new Map<number, Countdown>();
 
 export function showToast({ title, description, variant = "default", durationMs = TOAST_DURATION_MS }: ToastInput) {
   const toast: Toast = { id: ++lastToastId, title, description, variant };
   const stacked = [toast, ...$toasts.get()];
   for (const pushedOut of stacked.slice(MAX_VISIBLE_TOASTS)) clearDismissTimer(pushedOut.id);
   $toasts.set(stacked.slice(0, MAX_VISIBLE_TOASTS));
-  dismissTimers.set(
-    toast.id,
-    setTimeout(() => dismissToast(toast.id), durationMs),
-  );
+  countdowns.set(toast.id, { endsAt: 0, leftMs: durationMs });
+  resumeToast(toast.id);
   return toast.id;
+}
+
+/**
+ * Holds a toast on screen while the pointer rests on it or focus is inside it, so nobody loses
+ * a toast (or the focus on its dismiss button) mid-read.
+ */
+export function pauseToast(id: number) {
+  const countdown = countdowns.get(id);
+  if (!countdown?.timer) return;
+  clearTimeout(countdown.timer);
+  countdown.timer = undefined;
+  countdown.leftMs = Math.max(0, countdown.endsAt - Date.now());
+}
+
+/** Lets a paused toast's remaining time run out. */
+export function resumeToast(id: number) {
+  const countdown = countdowns.get(id);
+  if (!countdown || countdown.timer) return;
+  countdown.endsAt = Date.now() + countdown.leftMs;
+  countdown.timer = setTimeout(() => dismissToast(id), countdown.leftMs);
 }
 
 export function dismissToast(id: number) {
@@ -46,6 +71,6 @@ export function dismissToast(id: number) {
 }
 
 function clearDismissTimer(id: number) {
-  clearTimeout(dismissTimers.get(id));
-  dismissTimers.delete(id);
+  clearTimeout(countdowns.get(id)?.timer);
+  countdowns.delete(id);
 }

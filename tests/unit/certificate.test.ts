@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TIERS } from "../../src/data/tiers.ts";
 import { certificateIcon, generateSerial } from "../../src/lib/certificate.ts";
-import { formatLongUsDate } from "../../src/lib/dates.ts";
+import { formatLongUsDate, localCalendarDate } from "../../src/lib/dates.ts";
 import { seededRandom } from "./seededRandom.ts";
 
 describe("certificate serial", () => {
@@ -59,7 +59,8 @@ describe("certificate icon by price", () => {
 });
 
 describe("certificate date", () => {
-  it("is today in long US format", () => {
-    expect(formatLongUsDate(new Date("2026-11-21T12:00:00Z"))).toBe("November 21, 2026");
+  it("is the visitor's today in long US format", () => {
+    // Local noon on November 21: the day the visitor sees, whatever the time zone.
+    expect(formatLongUsDate(localCalendarDate(new Date(2026, 10, 21, 12)))).toBe("November 21, 2026");
   });
 });

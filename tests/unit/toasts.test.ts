@@ -1,5 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { $toasts, dismissToast, MAX_VISIBLE_TOASTS, showToast, TOAST_DURATION_MS } from "../../src/stores/toasts.ts";
+import {
+  $toasts,
+  dismissToast,
+  MAX_VISIBLE_TOASTS,
+  pauseToast,
+  resumeToast,
+  showToast,
+  TOAST_DURATION_MS,
+} from "../../src/stores/toasts.ts";
 
 describe("toasts store", () => {
   beforeEach(() => vi.useFakeTimers());
@@ -36,6 +44,39 @@ describe("toasts store", () => {
     dismissToast(id + 100);
     expect($toasts.get()).toHaveLength(1);
     dismissToast(id);
+    expect($toasts.get()).toEqual([]);
+  });
+});
+
+describe("pausing a toast", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => {
+    for (const toast of $toasts.get()) dismissToast(toast.id);
+    vi.useRealTimers();
+  });
+
+  it("holds it while paused and lets only the time left run out after", () => {
+    const id = showToast({ title: "Bid Placed!" });
+    vi.advanceTimersByTime(3_000);
+    pauseToast(id);
+    vi.advanceTimersByTime(60_000);
+    expect($toasts.get()).toHaveLength(1);
+    resumeToast(id);
+    vi.advanceTimersByTime(1_999);
+    expect($toasts.get()).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect($toasts.get()).toEqual([]);
+  });
+
+  it("ignores a second pause or resume and unknown ids", () => {
+    const id = showToast({ title: "News", durationMs: 4_000 });
+    pauseToast(id);
+    pauseToast(id);
+    resumeToast(id);
+    resumeToast(id);
+    pauseToast(id + 1);
+    resumeToast(id + 1);
+    vi.advanceTimersByTime(4_000);
     expect($toasts.get()).toEqual([]);
   });
 });
