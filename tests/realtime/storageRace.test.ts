@@ -105,27 +105,33 @@ describe("concurrent bids", () => {
     // broken round ends it).
     const amount = "100";
     let brokenRounds = 0;
-    for (let round = 0; round < NEGATIVE_CONTROL_ROUNDS && brokenRounds === 0; round++) {
-      await withDirectSql(location, (query) => query("TRUNCATE auction_bids"));
-      const { default: postgres } = await import("postgres");
-      const pool = postgres(databaseUrl, { max: 20, onnotice: () => {} });
-      try {
+    const { default: postgres } = await import("postgres");
+    const pool = postgres(databaseUrl, { max: 20, onnotice: () => {} });
+    try {
+      // Open every connection first, so the bids of a round run side by side rather than one
+      // connection handshake apart.
+      await Promise.all(Array.from({ length: 20 }, () => pool`SELECT pg_sleep(0.05)`));
+      for (let round = 0; round < NEGATIVE_CONTROL_ROUNDS && brokenRounds === 0; round++) {
+        await withDirectSql(location, (query) => query("TRUNCATE auction_bids"));
+        // A moment of "thinking" between reading max() and inserting, as any application-side
+        // read-then-write has: every statement's snapshot predates the others' inserts.
         await Promise.all(
           Array.from(
             { length: CONCURRENT_BIDS },
             (_, i) =>
               pool`INSERT INTO auction_bids (bidder_name, amount)
                  SELECT ${`n${i}`}, ${amount}::numeric
+                 FROM (SELECT pg_sleep(0.02)) AS think_time
                  WHERE ${amount}::numeric > (SELECT coalesce(max(amount), 0) FROM auction_bids)`,
           ),
         );
-      } finally {
-        await pool.end();
+        const rows = await withDirectSql(location, (query) =>
+          query("SELECT count(*)::int AS accepted FROM auction_bids"),
+        );
+        if (Number(rows[0]?.accepted) > 1) brokenRounds++;
       }
-      const rows = await withDirectSql(location, (query) =>
-        query("SELECT count(*)::int AS accepted FROM auction_bids"),
-      );
-      if (Number(rows[0]?.accepted) > 1) brokenRounds++;
+    } finally {
+      await pool.end();
     }
     expect(brokenRounds).toBeGreaterThan(0);
   }, 60_000);
