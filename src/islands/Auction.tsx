@@ -3,7 +3,6 @@ import { type SubmitEvent, useEffect, useId, useState } from "react";
 import { checkAboveHighest, checkBidderName, minimumNextBidCents, parseAmountInput } from "../lib/auction/bidRules.ts";
 import {
   BID_FAILED,
-  type BidToast,
   bidPlaced,
   bidRefusedToast,
   bidTooLow,
@@ -39,28 +38,27 @@ function Auction() {
   async function submit(event: SubmitEvent<HTMLFormElement>) {
     event.preventDefault();
     if (placing) return;
-    const toast = (message: BidToast) => showToast(message);
-    if (typedName.trim() === "") return toast(NAME_REQUIRED);
+    if (typedName.trim() === "") return showToast(NAME_REQUIRED);
     const name = checkBidderName(typedName);
-    if (!name.ok) return toast(INVALID_NAME);
+    if (!name.ok) return showToast(INVALID_NAME);
     const cents = parseAmountInput(amount);
-    if (!cents.ok) return toast(INVALID_BID);
-    if (!checkAboveHighest(cents.value, highestCents).ok) return toast(bidTooLow(highestCents));
+    if (!cents.ok) return showToast(INVALID_BID);
+    if (!checkAboveHighest(cents.value, highestCents).ok) return showToast(bidTooLow(highestCents));
 
     setPlacing(true);
     try {
       const outcome = await placeBid(name.value, cents.value);
       if (outcome.ok) {
         setAmount("");
-        toast(bidPlaced(outcome.bid.amountCents));
+        showToast(bidPlaced(outcome.bid.amountCents));
       } else {
         const current =
           outcome.highestCents === undefined ? ($auction.get().highest?.amountCents ?? null) : outcome.highestCents;
-        toast(bidRefusedToast(outcome.code, { typedName, highestCents: current }));
+        showToast(bidRefusedToast(outcome.code, { typedName, highestCents: current }));
       }
     } catch (error) {
       console.error("Auction: placing a bid failed", error);
-      toast(BID_FAILED);
+      showToast(BID_FAILED);
     } finally {
       setPlacing(false);
     }

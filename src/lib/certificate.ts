@@ -1,5 +1,5 @@
 /** The certificate of nothing (SPEC.md sections 3 and 4): serial and icon, pure and injectable. */
-import type { RandomSource } from "./prizeDraw.ts";
+import { pickByDraw, type RandomSource } from "./random.ts";
 
 export const SERIAL_PREFIX = "NO-";
 export const SERIAL_LENGTH = 9;
@@ -9,8 +9,7 @@ const SERIAL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 export function generateSerial(random: RandomSource): string {
   let serial = SERIAL_PREFIX;
   for (let i = 0; i < SERIAL_LENGTH; i += 1) {
-    const index = Math.min(Math.floor(random() * SERIAL_ALPHABET.length), SERIAL_ALPHABET.length - 1);
-    serial += SERIAL_ALPHABET[index];
+    serial += pickByDraw([...SERIAL_ALPHABET], random());
   }
   return serial;
 }

@@ -4,6 +4,7 @@
  * Pure: the random draw is passed in.
  */
 import { CHATBOT_FALLBACK_REPLIES, CHATBOT_KEYWORD_REPLIES } from "../data/chatbot.ts";
+import { pickByDraw } from "./random.ts";
 
 export const REPLY_DELAY_MIN_MS = 1_000;
 export const REPLY_DELAY_MAX_MS = 3_000;
@@ -29,15 +30,10 @@ export function chooseReply(message: string, random: number): string {
       : group.keywords.some((keyword) => text.includes(keyword));
     if (matches) return group.reply;
   }
-  return pick(CHATBOT_FALLBACK_REPLIES, random);
+  return pickByDraw(CHATBOT_FALLBACK_REPLIES, random);
 }
 
 /** How long the bot "types": 1 to 3 s. */
 export function replyDelayMs(random: number): number {
   return REPLY_DELAY_MIN_MS + Math.floor(random * (REPLY_DELAY_MAX_MS - REPLY_DELAY_MIN_MS));
-}
-
-function pick<T>(items: readonly T[], random: number): T {
-  const index = Math.min(Math.floor(random * items.length), items.length - 1);
-  return items[Math.max(index, 0)] as T;
 }

@@ -4,6 +4,7 @@
  * Pure: timers, the random source and the way a toast is shown are injected.
  */
 import { NEWS_JOKES, type NewsJoke } from "../data/newsJokes.ts";
+import { pickByDraw } from "./random.ts";
 
 export const FIRST_POPUP_DELAY_MS = 10_000;
 export const POPUP_INTERVAL_MS = 60_000;
@@ -32,8 +33,7 @@ export function nextPopupDelayMs(random: number): number {
 }
 
 export function pickJoke(random: number): NewsJoke {
-  const index = Math.min(Math.floor(random * NEWS_JOKES.length), NEWS_JOKES.length - 1);
-  return NEWS_JOKES[Math.max(index, 0)] as NewsJoke;
+  return pickByDraw(NEWS_JOKES, random);
 }
 
 /** Starts the schedule; the returned function stops it. */

@@ -2,7 +2,7 @@
 import { PRIZES, type Prize, type PrizeRarity } from "../data/prizes.ts";
 
 /** A source of uniform numbers in [0, 1), such as Math.random. */
-export type RandomSource = () => number;
+import type { RandomSource } from "./random.ts";
 
 /** Weight of each prize entry by its rarity: two commons and two legendaries each carry their own. */
 export const RARITY_WEIGHTS: Readonly<Record<PrizeRarity, number>> = {

@@ -7,8 +7,9 @@
  */
 import { atom } from "nanostores";
 import type { Prize } from "../data/prizes.ts";
-import { drawPrize, type RandomSource } from "../lib/prizeDraw.ts";
+import { drawPrize } from "../lib/prizeDraw.ts";
 import { PLAN_PURCHASED_EVENT, purchasedSpins } from "../lib/purchase.ts";
+import type { RandomSource } from "../lib/random.ts";
 import {
   browserStorage,
   readStoredSpins,
