@@ -5,6 +5,7 @@
  */
 import { NEWS_JOKES, type NewsJoke } from "../data/newsJokes.ts";
 import { pickByDraw } from "./random.ts";
+import { globalTimers, type Timers } from "./timers.ts";
 
 export const FIRST_POPUP_DELAY_MS = 10_000;
 export const POPUP_INTERVAL_MS = 60_000;
@@ -16,15 +17,10 @@ export interface NewsPopup extends NewsJoke {
   durationMs: number;
 }
 
-export interface PopupTimers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 export interface NewsPopupOptions {
   show: (popup: NewsPopup) => void;
   random?: () => number;
-  timers?: PopupTimers;
+  timers?: Timers;
 }
 
 /** Delay from one pop-up to the next: 90 to 120 s for a draw in [0, 1). */
@@ -37,14 +33,7 @@ export function pickJoke(random: number): NewsJoke {
 }
 
 /** Starts the schedule; the returned function stops it. */
-export function startNewsPopups({
-  show,
-  random = Math.random,
-  timers = {
-    setTimeout: (callback, ms) => setTimeout(callback, ms),
-    clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-  },
-}: NewsPopupOptions): () => void {
+export function startNewsPopups({ show, random = Math.random, timers = globalTimers }: NewsPopupOptions): () => void {
   let handle = timers.setTimeout(function popUp() {
     show({ ...pickJoke(random()), durationMs: POPUP_DURATION_MS });
     handle = timers.setTimeout(popUp, nextPopupDelayMs(random()));

@@ -9,8 +9,8 @@ import {
   HEARTBEAT_TIMEOUT_MS,
   type RealtimeClient,
   realtimeEndpoint,
-  type Timers,
 } from "../../src/lib/auction/realtimeClient.ts";
+import type { Timers } from "../../src/lib/timers.ts";
 
 /** A clock the test advances by hand; sockets stay real. */
 class ManualTimers implements Timers {

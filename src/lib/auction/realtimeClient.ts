@@ -3,6 +3,8 @@
  * with SPEC.md's backoff and resume from the last bid id seen. The WebSocket constructor and the
  * timers are injected, so tests drive it against a real server with a controllable clock.
  */
+
+import { globalTimers, type Timers } from "../timers.ts";
 import { type ClientMessage, PROTOCOL_PATH, parseServerMessage, type ServerMessage } from "./protocol.ts";
 
 export const HEARTBEAT_INTERVAL_MS = 25_000;
@@ -22,11 +24,6 @@ export interface SocketLike {
   onclose: ((event: unknown) => void) | null;
   onerror: ((event: unknown) => void) | null;
   onmessage: ((event: { data: unknown }) => void) | null;
-}
-
-export interface Timers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
 }
 
 export interface RealtimeClientOptions {
@@ -52,10 +49,7 @@ const OPEN = 1;
 
 export function createRealtimeClient(options: RealtimeClientOptions): RealtimeClient {
   const createSocket = options.createSocket ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
-  const timers: Timers = options.timers ?? {
-    setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
-    clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
-  };
+  const timers = options.timers ?? globalTimers;
   const log = options.log ?? console;
 
   let socket: SocketLike | null = null;
