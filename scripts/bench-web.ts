@@ -4,16 +4,21 @@
  *    desktop, with the audits that keep a score below 100;
  *  - the bytes the home page fetches before any interaction and after scrolling to its bottom.
  *
- * Usage: npm run bench:web [-- --no-build] [--runs N]   (N Lighthouse runs per page, median kept; 3 by default)
- * Prints one summary line per measurement and writes everything to bench/results/web-<date>.json.
- * Every Chromium here can only resolve 127.0.0.1, so no request leaves the machine.
+ * Usage: npm run bench:web [-- --no-build] [--runs N] [--bytes-only]
+ *   --runs N        Lighthouse runs per page and form factor, median kept (3 by default)
+ *   --bytes-only    skip Lighthouse: only the bytes, in seconds rather than minutes
+ * Builds into and serves ASTRO_OUT_DIR (dist by default), so a parallel checkout keeps its own.
+ * Prints one summary line per measurement and every file fetched, and writes everything to
+ * bench/results/web-<date>.json (web-<date>-bytes.json with --bytes-only, so a quick run never
+ * replaces a full one). Every Chromium here can only resolve 127.0.0.1, so no request leaves the
+ * machine.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { cp, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import os from "node:os";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -24,7 +29,8 @@ import desktopConfig from "lighthouse/core/config/desktop-config.js";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BUILD_DIR = join(ROOT, "dist");
+// As astro.config.mjs and npm run build: ASTRO_OUT_DIR, relative to the project, or dist.
+const BUILD_DIR = resolve(ROOT, process.env.ASTRO_OUT_DIR || "dist");
 const RESULTS_DIR = join(ROOT, "bench", "results");
 
 const LIGHTHOUSE_PAGES = ["/", "/leaderboard"];
@@ -111,11 +117,21 @@ interface FetchSnapshot {
   resources: FetchedResource[];
 }
 
+interface InlineScript {
+  type: string;
+  rawBytes: number;
+  gzipBytes: number;
+  /** The first characters of its code, to tell which script it is. */
+  begins: string;
+}
+
 interface InlineScripts {
   count: number;
   rawBytes: number;
   moduleCount: number;
   moduleRawBytes: number;
+  /** Each one, in document order: its bytes are part of the document's, not of the script files'. */
+  scripts: InlineScript[];
 }
 
 interface BytesReport {
@@ -508,7 +524,7 @@ async function scrollToBottom(page: Page): Promise<number> {
  * never fetches it as a file, so the script totals above do not include it.
  */
 function inlineScripts(html: string): InlineScripts {
-  const found: InlineScripts = { count: 0, rawBytes: 0, moduleCount: 0, moduleRawBytes: 0 };
+  const found: InlineScripts = { count: 0, rawBytes: 0, moduleCount: 0, moduleRawBytes: 0, scripts: [] };
   for (const [, attributes = "", body = ""] of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script\s*>/gi)) {
     if (/\bsrc\s*=/i.test(attributes)) continue;
     const type = /\btype\s*=\s*["']?([^"'\s>]+)/i.exec(attributes)?.[1]?.toLowerCase();
@@ -516,6 +532,12 @@ function inlineScripts(html: string): InlineScripts {
     // JSON-LD, import maps and the like are data, not code.
     if (!isModule && type !== undefined && type !== "text/javascript" && type !== "application/javascript") continue;
     const size = Buffer.byteLength(body);
+    found.scripts.push({
+      type: type ?? "classic",
+      rawBytes: size,
+      gzipBytes: gzipSync(body, { level: 9 }).length,
+      begins: body.trim().slice(0, INLINE_SCRIPT_PREVIEW_CHARS),
+    });
     found.count += 1;
     found.rawBytes += size;
     if (isModule) {
@@ -525,6 +547,8 @@ function inlineScripts(html: string): InlineScripts {
   }
   return found;
 }
+
+const INLINE_SCRIPT_PREVIEW_CHARS = 60;
 
 /** E.g. "3 files 12,345 B raw, 4,567 B gzip". */
 function totalsText(totals: Totals, unit: "file" | "request"): string {
@@ -538,7 +562,21 @@ function byTypeText(snapshot: FetchSnapshot): string {
     .join("; ");
 }
 
-function bytesLines(report: BytesReport): string[] {
+function pad(count: number): string {
+  return bytes(count).padStart(10);
+}
+
+function fileLines(resources: FetchedResource[], origin: string): string[] {
+  return [...resources]
+    .sort((a, b) => b.gzipBytes - a.gzipBytes)
+    .map(
+      (resource) =>
+        `  ${pad(resource.rawBytes)} raw ${pad(resource.gzipBytes)} gzip  ${resource.type.padEnd(10)} ` +
+        (resource.url.startsWith(origin) ? resource.url.slice(origin.length) : resource.url),
+    );
+}
+
+function bytesLines(report: BytesReport, origin: string): string[] {
   const { beforeInteraction: before, afterScrolling: after, inlineScripts: inline } = report;
   const lines = [
     `js ${report.page}: ${totalsText(before.byType.script, "file")} ` +
@@ -550,6 +588,23 @@ function bytesLines(report: BytesReport): string[] {
     `bytes ${report.page} before interaction by type: ${byTypeText(before)}`,
     `bytes ${report.page} after scrolling (${report.scrollSteps} steps) by type: ${byTypeText(after)}`,
   ];
+  // Every file, so each byte of the totals above has a name (largest first, gzip).
+  const beforeUrls = new Set(before.resources.map((resource) => resource.url));
+  lines.push(`files ${report.page} before interaction:`);
+  lines.push(...fileLines(before.resources, origin));
+  lines.push(`files ${report.page} added by scrolling:`);
+  lines.push(
+    ...fileLines(
+      after.resources.filter((resource) => !beforeUrls.has(resource.url)),
+      origin,
+    ),
+  );
+  lines.push(`inline scripts in the document of ${report.page}:`);
+  for (const script of inline.scripts) {
+    lines.push(
+      `  ${pad(script.rawBytes)} raw ${pad(script.gzipBytes)} gzip  ${script.type}: ${JSON.stringify(script.begins)}`,
+    );
+  }
   if (!before.networkIdle || !after.networkIdle) {
     lines.push(`  warning: the network of ${report.page} never went idle; sizes are what had arrived by then`);
   }
@@ -559,26 +614,29 @@ function bytesLines(report: BytesReport): string[] {
 // ---------------------------------------------------------------------------------------------
 // Main
 
-async function writeResults(results: object, isoDate: string): Promise<string> {
+async function writeResults(results: object, isoDate: string, bytesOnly: boolean): Promise<string> {
   await mkdir(RESULTS_DIR, { recursive: true });
-  const file = join(RESULTS_DIR, `web-${isoDate.slice(0, 10)}.json`);
+  const file = join(RESULTS_DIR, `web-${isoDate.slice(0, 10)}${bytesOnly ? "-bytes" : ""}.json`);
   // Written whole then renamed, so a reader never sees half a file (*.tmp is git-ignored).
   await writeFile(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
   await rename(`${file}.tmp`, file);
   return file;
 }
 
-const USAGE = "usage: bench-web.ts [--no-build] [--runs N]";
+const USAGE = "usage: bench-web.ts [--no-build] [--runs N] [--bytes-only]";
 const DEFAULT_LIGHTHOUSE_RUNS = 3;
 const MAX_LIGHTHOUSE_RUNS = 9;
 
-function parseArgs(args: string[]): { build: boolean; runs: number } {
+function parseArgs(args: string[]): { build: boolean; runs: number; bytesOnly: boolean } {
   let build = true;
   let runs = DEFAULT_LIGHTHOUSE_RUNS;
+  let bytesOnly = false;
   for (let index = 0; index < args.length; index += 1) {
     const arg = args[index];
     if (arg === "--no-build") {
       build = false;
+    } else if (arg === "--bytes-only") {
+      bytesOnly = true;
     } else if (arg === "--runs") {
       runs = Number(args[index + 1]);
       index += 1;
@@ -589,11 +647,11 @@ function parseArgs(args: string[]): { build: boolean; runs: number } {
       throw new Error(`unknown argument ${arg} (${USAGE})`);
     }
   }
-  return { build, runs };
+  return { build, runs, bytesOnly };
 }
 
 async function main(): Promise<void> {
-  const { build, runs } = parseArgs(process.argv.slice(2));
+  const { build, runs, bytesOnly } = parseArgs(process.argv.slice(2));
   if (build) await runBuild();
 
   const siteDir = await snapshotBuild();
@@ -604,7 +662,7 @@ async function main(): Promise<void> {
     await waitUntilServing(`${origin}/`, server);
 
     const lighthouseReports: LighthouseReport[] = [];
-    for (const formFactor of FORM_FACTORS) {
+    for (const formFactor of bytesOnly ? [] : FORM_FACTORS) {
       for (const page of LIGHTHOUSE_PAGES) {
         const pageRuns: LighthouseReport[] = [];
         for (let run = 0; run < runs; run += 1) pageRuns.push(await runLighthouse(origin, page, formFactor));
@@ -615,7 +673,7 @@ async function main(): Promise<void> {
     }
 
     const bytesReport = await withTimeout(measureBytes(origin, BYTES_PAGE), BYTES_RUN_TIMEOUT_MS, "Measuring bytes");
-    for (const line of bytesLines(bytesReport)) console.log(line);
+    for (const line of bytesLines(bytesReport, origin)) console.log(line);
 
     const date = new Date().toISOString();
     const cpus = os.cpus();
@@ -627,7 +685,8 @@ async function main(): Promise<void> {
       platform: `${os.platform()} ${os.release()}`,
       chromium: bytesReport.browserVersion,
     };
-    const file = await writeResults({ date, machine, lighthouse: lighthouseReports, bytes: bytesReport }, date);
+    const results = { date, machine, lighthouse: lighthouseReports, bytes: bytesReport };
+    const file = await writeResults(results, date, bytesOnly);
     console.log(`results written to ${relative(ROOT, file)}`);
   } catch (error) {
     // "fetch failed" and the like mean little until one knows the server had died.
