@@ -13,13 +13,9 @@ function replyFor(keyword: string): string {
   return group.reply;
 }
 
-/**
- * The chatbot button hydrates when the page is idle; under the paused clock idle callbacks are
- * timers, so a little time has to pass (far less than the first pop-up's 10 s).
- */
+/** Opens the panel. The button is plain HTML with a module script: it works from page load. */
 async function openChat(page: Page) {
   const button = page.getByRole("button", { name: "Open NothingBot" });
-  await page.clock.runFor(500);
   await button.click();
   const panel = page.getByRole("dialog", { name: "NothingBot" });
   await expect(panel).toBeVisible();
@@ -46,6 +42,50 @@ test.describe("NothingBot", () => {
     await expect(input).toBeFocused();
     await panel.getByRole("button", { name: "Close NothingBot" }).click();
     await expect(button).toBeFocused();
+  });
+
+  test("the panel and React load only when the button is reached for, and a click during the load opens it", async ({
+    page,
+  }) => {
+    const panelChunk = /\/_astro\/NothingBot\.[\w-]+\.js$/;
+    const requested: string[] = [];
+    page.on("request", (request) => requested.push(request.url()));
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(panelChunk, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await openWithPausedClock(page, "/");
+    await page.waitForLoadState("networkidle");
+    expect(requested.filter((url) => panelChunk.test(url))).toEqual([]);
+
+    // Pressing the button starts the fetch; the click lands while the panel is still on its way.
+    const button = page.getByRole("button", { name: "Open NothingBot" });
+    await button.click();
+    await expect.poll(() => requested.filter((url) => panelChunk.test(url)).length).toBe(1);
+    const panel = page.getByRole("dialog", { name: "NothingBot" });
+    await expect(panel).toHaveCount(0);
+
+    release();
+    await expect(panel).toBeVisible();
+    await expect(panel.getByRole("textbox", { name: "Message NothingBot" })).toBeFocused();
+  });
+
+  test("a panel that fails to load says so, and the button tries again", async ({ page }) => {
+    const panelChunk = /\/_astro\/NothingBot\.[\w-]+\.js$/;
+    await page.route(panelChunk, (route) => route.abort());
+    await openWithPausedClock(page, "/");
+    const button = page.getByRole("button", { name: "Open NothingBot" });
+    await button.click();
+    await expect(page.getByRole("alert").locator("[data-toast]")).toContainText("NothingBot didn't load");
+    await expect(button).toBeVisible();
+
+    await page.unroute(panelChunk);
+    await button.click();
+    await expect(page.getByRole("dialog", { name: "NothingBot" })).toBeVisible();
   });
 
   test("Enter sends, a typing indicator shows, the input is disabled, and the reply comes after the delay", async ({

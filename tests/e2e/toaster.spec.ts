@@ -1,5 +1,6 @@
-import { expect, test } from "@playwright/test";
-import { openWithPausedClock } from "./fixtures.ts";
+import { expect, type Page, test } from "@playwright/test";
+import { NEWS_JOKES } from "../../src/data/newsJokes.ts";
+import { openWithPausedClock, stubRandom } from "./fixtures.ts";
 
 test("the toaster's live region is in the server-rendered page, before any toast or script", async ({ request }) => {
   const html = await (await request.get("/")).text();
@@ -12,8 +13,6 @@ test("the toaster's live region is in the server-rendered page, before any toast
 test("a toast never covers the focused element: the stack moves to the other edge", async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 740 });
   await openWithPausedClock(page, "/");
-  // The toaster hydrates when the page is idle; idle callbacks follow the paused clock.
-  await page.clock.runFor(500);
   const region = page.getByRole("region", { name: "Notifications" });
   await expect(region).toHaveAttribute("data-edge", "top");
 
@@ -39,4 +38,50 @@ test("a toast never covers the focused element: the stack moves to the other edg
     toastBox.y < focusedBox.y + focusedBox.height &&
     focusedBox.y < toastBox.y + toastBox.height;
   expect(overlaps).toBe(false);
+});
+
+test.describe("a toast on screen", () => {
+  /** The first news pop-up (4 s on screen) arrives 10 s after load. */
+  async function firstPopup(page: Page) {
+    await stubRandom(page, 0);
+    await openWithPausedClock(page, "/");
+    await page.clock.runFor(10_000);
+    const toast = page.getByRole("status").locator("[data-toast]");
+    await expect(toast).toHaveCount(1);
+    return toast;
+  }
+
+  test("shows its title and description as separate elements, and its button dismisses it", async ({ page }) => {
+    const toast = await firstPopup(page);
+    const joke = NEWS_JOKES[0];
+    if (!joke) throw new Error("no jokes");
+    await expect(toast.locator("p")).toHaveText([joke.title, joke.description]);
+    await expect(toast).not.toHaveAttribute("role");
+    await toast.getByRole("button", { name: "Dismiss notification" }).click();
+    await expect(toast).toHaveCount(0);
+  });
+
+  test("holds while hovered, then finishes its time once the pointer leaves", async ({ page }) => {
+    const toast = await firstPopup(page);
+    await page.clock.runFor(1_000);
+    await toast.hover();
+    await page.clock.runFor(30_000);
+    await expect(toast).toBeVisible();
+    await page.mouse.move(5, 400);
+    await page.clock.runFor(2_999);
+    await expect(toast).toBeVisible();
+    await page.clock.runFor(1);
+    await expect(toast).toHaveCount(0);
+  });
+
+  test("holds while focus is inside it", async ({ page }) => {
+    const toast = await firstPopup(page);
+    const dismiss = toast.getByRole("button", { name: "Dismiss notification" });
+    await dismiss.focus();
+    await page.clock.runFor(30_000);
+    await expect(dismiss).toBeFocused();
+    await dismiss.blur();
+    await page.clock.runFor(4_000);
+    await expect(toast).toHaveCount(0);
+  });
 });
