@@ -8,6 +8,7 @@ import type { ServiceConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { handleOperations } from "./operations.ts";
+import { SERVICE_HEADERS } from "./securityHeaders.ts";
 import { createStaticSite } from "./staticSite.ts";
 
 export interface AuctionEndpoint {
@@ -28,8 +29,11 @@ export function createAppServer(
     registry: auction.metrics.registry,
   };
   const server = createServer((req, res) => {
+    for (const [name, value] of Object.entries(SERVICE_HEADERS)) res.setHeader(name, value);
     if (operations && handleOperations(req, res, operations)) return;
     if (site) {
+      // The pages carry the build's headers instead (a service CSP of default-src 'none' would blank them).
+      for (const name of Object.keys(SERVICE_HEADERS)) res.removeHeader(name);
       site(req, res);
       return;
     }

@@ -7,6 +7,7 @@ import { Writable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../realtime/logger.ts";
+import { PAGE_HEADERS } from "../../realtime/securityHeaders.ts";
 import { createAppServer } from "../../realtime/server.ts";
 
 interface LogLine {
@@ -14,6 +15,11 @@ interface LogLine {
   msg: string;
   path?: string;
 }
+
+const PAGE_POLICY = "default-src 'self'; script-src 'self' 'sha256-abc='; frame-ancestors 'none'";
+const HEADERS_FILE = `# generated\n/*\n  Content-Security-Policy: ${PAGE_POLICY}\n${Object.entries(PAGE_HEADERS)
+  .map(([name, value]) => `  ${name}: ${value}`)
+  .join("\n")}\n`;
 
 let site: string;
 let server: Server;
@@ -43,6 +49,7 @@ beforeEach(async () => {
   await writeFile(join(site, "leaderboard", "index.html"), "<!doctype html><h1>Wall of Fame</h1>");
   await mkdir(join(site, "_astro"));
   await writeFile(join(site, "_astro", "app.abc123.js"), "console.log('nothing')");
+  await writeFile(join(site, "_headers"), HEADERS_FILE);
   await startServer(site);
 });
 
@@ -78,6 +85,60 @@ describe("static site serving", () => {
     expect(response.status).toBe(404);
     expect(await response.text()).toContain("Oops! Page not found");
     expect(logs).toContainEqual(expect.objectContaining({ msg: "page not found", path: "/no/such/nothing" }));
+  });
+
+  it("sends the build's security headers with pages, assets and the 404 page", async () => {
+    for (const path of ["/", "/leaderboard", "/_astro/app.abc123.js", "/no/such/page"]) {
+      const response = await fetch(`${base}${path}`, { headers: { "Accept-Encoding": "gzip" } });
+      expect(response.headers.get("content-security-policy"), path).toBe(PAGE_POLICY);
+      for (const [name, value] of Object.entries(PAGE_HEADERS)) expect(response.headers.get(name), path).toBe(value);
+    }
+  });
+
+  it("never echoes the requested path into the 404 page", async () => {
+    const probe = "<script>alert(1)</script>";
+    const response = await fetch(`${base}/${encodeURIComponent(probe)}?q=${encodeURIComponent(probe)}`);
+    expect(response.status).toBe(404);
+    expect(await response.text()).toBe("<!doctype html><h1>Oops! Page not found</h1>");
+    const raw = await fetch(`${base}/<script>alert(1)</script>`);
+    expect(raw.status).toBe(404);
+    expect(await raw.text()).not.toContain("<script>");
+  });
+
+  it("answers 404 for the headers file itself: it is the build's note to static hosts", async () => {
+    for (const path of ["/_headers", "/%5Fheaders"]) {
+      const response = await fetch(`${base}${path}`);
+      expect(response.status, path).toBe(404);
+      expect(await response.text()).toContain("Oops! Page not found");
+    }
+  });
+
+  it("without a _headers file, warns and still sends every header that cannot break a page", async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await rm(join(site, "_headers"));
+    await startServer(site);
+    expect(logs).toContainEqual(expect.objectContaining({ level: 40, msg: expect.stringContaining("no _headers") }));
+    const home = await fetch(`${base}/`);
+    expect(home.headers.get("content-security-policy")).toBe(
+      "object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+    );
+    expect(home.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  it("answers paths without a site (no STATIC_DIR) with JSON that nothing may run in", async () => {
+    const bare = createAppServer({ staticDir: "" }, createLogger("silent"));
+    await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
+    try {
+      const response = await fetch(`http://127.0.0.1:${(bare.address() as AddressInfo).port}/%3Cscript%3E`);
+      expect(response.status).toBe(404);
+      expect(response.headers.get("content-security-policy")).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(await response.text()).toBe('{"error":"not_found"}');
+    } finally {
+      bare.closeAllConnections();
+      await new Promise((resolve) => bare.close(resolve));
+    }
   });
 
   it("survives a file that disappears while the server runs", async () => {
