@@ -7,7 +7,6 @@
  */
 import { atom } from "nanostores";
 import type { Prize } from "../data/prizes.ts";
-import { drawPrize } from "../lib/prizeDraw.ts";
 import { PLAN_PURCHASED_EVENT, purchasedSpins } from "../lib/purchase.ts";
 import type { RandomSource } from "../lib/random.ts";
 import {
@@ -50,6 +49,17 @@ let spinTimer: ReturnType<typeof setTimeout> | undefined;
 let celebrationTimer: ReturnType<typeof setTimeout> | undefined;
 let newsId = 0;
 
+// The prizes and the draw are needed only when a spin ends: they load with the first spin (the
+// wheel island has them already), not with the page.
+let prizeDraw: Promise<typeof import("../lib/prizeDraw.ts")> | undefined;
+function loadPrizeDraw() {
+  prizeDraw ??= import("../lib/prizeDraw.ts").catch((error: unknown) => {
+    prizeDraw = undefined;
+    throw error;
+  });
+  return prizeDraw;
+}
+
 /**
  * Loads the stored count and starts the free-spin timer and the purchase listener. Idempotent:
  * a second call while running changes nothing, so spins are never credited twice.
@@ -90,23 +100,41 @@ export function startSpins(options: SpinsOptions = {}): () => void {
 }
 
 /**
- * Spends one spin at once and reveals a prize after SPIN_DURATION_MS. Returns false, changing
- * nothing, while a spin is under way or when no spins are left (SPEC.md section 5).
+ * Spends one spin at once and reveals a prize after SPIN_DURATION_MS (or once the draw has loaded,
+ * if that takes longer). Returns false, changing nothing, while a spin is under way or when no
+ * spins are left (SPEC.md section 5). A draw that cannot load gives the spin back.
  */
 export function spin(): boolean {
   if ($spinning.get() || $spins.get() <= 0) return false;
   $spins.set($spins.get() - 1);
   $spinning.set(true);
   announce({ kind: "spinning" });
+  const draw = loadPrizeDraw().then(
+    (module) => module.drawPrize,
+    (error: unknown) => {
+      console.error("The lottery's draw could not load; the spin is given back.", error);
+      return undefined;
+    },
+  );
   spinTimer = setTimeout(() => {
-    const prize = drawPrize(random);
-    $lastPrize.set(prize);
-    $totalWins.set($totalWins.get() + 1);
-    $spinning.set(false);
-    announce({ kind: "won", prize, totalWins: $totalWins.get() });
-    if (prize.rarity !== "common") celebrate();
+    void draw.then((drawPrize) => {
+      if (drawPrize) {
+        reveal(drawPrize(random));
+      } else {
+        $spinning.set(false);
+        $spins.set($spins.get() + 1);
+      }
+    });
   }, SPIN_DURATION_MS);
   return true;
+}
+
+function reveal(prize: Prize) {
+  $lastPrize.set(prize);
+  $totalWins.set($totalWins.get() + 1);
+  $spinning.set(false);
+  announce({ kind: "won", prize, totalWins: $totalWins.get() });
+  if (prize.rarity !== "common") celebrate();
 }
 
 function credit(added: number, source: "free" | "purchase") {

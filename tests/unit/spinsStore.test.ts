@@ -1,5 +1,5 @@
 // @vitest-environment happy-dom
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { PLAN_PURCHASED_EVENT } from "../../src/lib/purchase.ts";
 import { SPINS_STORAGE_KEY } from "../../src/lib/spinsStorage.ts";
 import {
@@ -31,6 +31,10 @@ function memoryStorage(initial?: string) {
 
 const purchase = (events: EventTarget, spins: number, planId = 2) =>
   events.dispatchEvent(new CustomEvent(PLAN_PURCHASED_EVENT, { detail: { planId, spins } }));
+
+// The store loads the draw with the first spin; loaded once here, later imports resolve at once,
+// so a spin still ends exactly SPIN_DURATION_MS after it starts.
+beforeAll(() => import("../../src/lib/prizeDraw.ts"));
 
 describe("spins store", () => {
   let stop: () => void = () => {};
@@ -79,50 +83,60 @@ describe("spins store", () => {
     expect($spins.get()).toBe(101);
   });
 
-  it("spends a spin at once and shows the prize after 2 s, adding a win", () => {
+  it("spends a spin at once and shows the prize after 2 s, adding a win", async () => {
     start("2");
     expect(spin()).toBe(true);
     expect($spins.get()).toBe(1);
     expect($spinning.get()).toBe(true);
     expect($lastPrize.get()).toBeNull();
-    vi.advanceTimersByTime(SPIN_DURATION_MS - 1);
+    await vi.advanceTimersByTimeAsync(SPIN_DURATION_MS - 1);
     expect($totalWins.get()).toBe(0);
-    vi.advanceTimersByTime(1);
+    await vi.advanceTimersByTimeAsync(1);
     expect($spinning.get()).toBe(false);
     expect($lastPrize.get()?.name).toBe("Basic Nothing");
     expect($totalWins.get()).toBe(1);
     expect($wheelNews.get()).toMatchObject({ kind: "won", totalWins: 1 });
   });
 
-  it("refuses to spin while spinning or with no spins left", () => {
+  it("refuses to spin while spinning or with no spins left", async () => {
     start("2");
     spin();
     expect(spin()).toBe(false);
     expect($spins.get()).toBe(1);
-    vi.advanceTimersByTime(SPIN_DURATION_MS);
+    await vi.advanceTimersByTimeAsync(SPIN_DURATION_MS);
     expect(spin()).toBe(true);
-    vi.advanceTimersByTime(SPIN_DURATION_MS);
+    await vi.advanceTimersByTimeAsync(SPIN_DURATION_MS);
     expect($spins.get()).toBe(0);
     expect(spin()).toBe(false);
     expect($spinning.get()).toBe(false);
     expect($totalWins.get()).toBe(2);
   });
 
-  it("celebrates a non-common prize for 3 s, and not a common one", () => {
+  it("celebrates a non-common prize for 3 s, and not a common one", async () => {
     start("2");
     spin();
-    vi.advanceTimersByTime(SPIN_DURATION_MS);
+    await vi.advanceTimersByTimeAsync(SPIN_DURATION_MS);
     expect($celebrating.get()).toBe(false);
 
     random = EPIC;
     spin();
-    vi.advanceTimersByTime(SPIN_DURATION_MS);
+    await vi.advanceTimersByTimeAsync(SPIN_DURATION_MS);
     expect($lastPrize.get()?.name).toBe("Epic Emptiness");
     expect($celebrating.get()).toBe(true);
-    vi.advanceTimersByTime(CELEBRATION_MS - 1);
+    await vi.advanceTimersByTimeAsync(CELEBRATION_MS - 1);
     expect($celebrating.get()).toBe(true);
-    vi.advanceTimersByTime(1);
+    await vi.advanceTimersByTimeAsync(1);
     expect($celebrating.get()).toBe(false);
+  });
+
+  it("stopping cancels a spin under way", async () => {
+    start("2");
+    spin();
+    stop();
+    start("2");
+    await vi.advanceTimersByTimeAsync(SPIN_DURATION_MS);
+    expect($lastPrize.get()).toBeNull();
+    expect($totalWins.get()).toBe(0);
   });
 
   it("credits a planPurchased event's spins once and celebrates for 3 s", () => {
