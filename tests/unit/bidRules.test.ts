@@ -56,6 +56,13 @@ describe("bidder name", () => {
     expect(checkBidderName("\u202egnihton")).toEqual(invalidName);
   });
 
+  it("refuses a lone surrogate, which a JSON \\u escape can carry but no name can store", () => {
+    for (const lone of ["\ud800", "\udfff", "a\ud83d", "\ude00b"]) {
+      expect(checkBidderName(lone), JSON.stringify(lone)).toEqual(invalidName);
+    }
+    expect(checkBidderName("\ud83d\ude00")).toEqual({ ok: true, value: "\u{1f600}" });
+  });
+
   it("accepts letters, marks, symbols and inner spaces of any script", () => {
     for (const name of ["Zoë", "Nguyễn Văn A", "山田 太郎", "Ω-Bidder #1", "🦊"]) {
       expect(checkBidderName(name)).toEqual({ ok: true, value: name });

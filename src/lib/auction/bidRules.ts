@@ -11,14 +11,16 @@ export type BidRuleViolation = "invalid_name" | "invalid_amount" | "too_low";
 
 export type RuleResult<T> = { ok: true; value: T } | { ok: false; code: BidRuleViolation };
 
-// Cc (control) and Cf (format: bidi overrides, zero-width characters) never belong in a name.
-const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}]/u;
+// Cc (control) and Cf (format: bidi overrides, zero-width characters) never belong in a name. Nor
+// does a lone surrogate (Cs), which a JSON "\ud800" escape can carry: it is no character at all, and
+// the database would store it as U+FFFD, a name other than the one accepted.
+const FORBIDDEN_IN_NAME = /[\p{Cc}\p{Cf}\p{Cs}]/u;
 
-/** The stored form of a bidder's name: trimmed, 1 to 40 code points, no control or format characters. */
+/** The stored form of a bidder's name: trimmed, 1 to 40 code points, no control or format characters (nor lone surrogates). */
 export function checkBidderName(raw: string): RuleResult<string> {
   const name = raw.trim();
   const codePoints = [...name].length;
-  if (codePoints < 1 || codePoints > BIDDER_NAME_MAX_CODE_POINTS || CONTROL_OR_FORMAT.test(name)) {
+  if (codePoints < 1 || codePoints > BIDDER_NAME_MAX_CODE_POINTS || FORBIDDEN_IN_NAME.test(name)) {
     return { ok: false, code: "invalid_name" };
   }
   return { ok: true, value: name };
