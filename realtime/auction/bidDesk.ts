@@ -38,6 +38,19 @@ export interface BidDesk {
 export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighestCents }: BidDeskOptions): BidDesk {
   const pending = new Set<Promise<unknown>>();
   let closed = false;
+  // The store's own answers are news too: the broadcast of a bid this desk just accepted may not
+  // have arrived yet, and a refusal must not name a highest below a bid already acknowledged.
+  let answeredHighestCents: number | null = null;
+
+  function learn(cents: number) {
+    if (answeredHighestCents === null || cents > answeredHighestCents) answeredHighestCents = cents;
+  }
+
+  function highestCents(): number | null {
+    const broadcast = knownHighestCents();
+    if (broadcast === null) return answeredHighestCents;
+    return answeredHighestCents === null ? broadcast : Math.max(broadcast, answeredHighestCents);
+  }
 
   function refuse(requestId: string, code: ErrorCode, highestCents: number | null, message?: string): ServerMessage {
     metrics.bidsRejected.inc({ code });
@@ -47,6 +60,7 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighes
   async function atStore(requestId: string, name: string, amountCents: number): Promise<ServerMessage> {
     try {
       const outcome = await store.placeBid(name, amountCents);
+      learn(outcome.accepted ? outcome.bid.amountCents : outcome.highestCents);
       if (!outcome.accepted) {
         const higherThan = formatCents(outcome.highestCents);
         return refuse(requestId, "too_low", outcome.highestCents, `Your bid must be higher than ${higherThan}`);
@@ -55,7 +69,7 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighes
       return { type: "accepted", requestId, bid: toWireBid(outcome.bid) };
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) logger.error({ err: error }, "placing a bid failed");
-      return refuse(requestId, "unavailable", knownHighestCents());
+      return refuse(requestId, "unavailable", highestCents());
     }
   }
 
@@ -63,11 +77,11 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighes
     async place(message, clientAddress) {
       const { requestId } = message;
       const name = checkBidderName(message.bidderName);
-      if (!name.ok) return refuse(requestId, name.code, knownHighestCents());
+      if (!name.ok) return refuse(requestId, name.code, highestCents());
       const amount = checkAmount(message.amount);
-      if (!amount.ok) return refuse(requestId, amount.code, knownHighestCents());
+      if (!amount.ok) return refuse(requestId, amount.code, highestCents());
       // A quick answer from what this instance knows; the database decides for real, atomically.
-      const known = knownHighestCents();
+      const known = highestCents();
       // `known !== null` never changes the outcome (the rule passes on null) but narrows known for formatCents.
       if (!checkAboveHighest(amount.value, known).ok && known !== null) {
         return refuse(requestId, "too_low", known, `Your bid must be higher than ${formatCents(known)}`);
