@@ -1,0 +1,533 @@
+/**
+ * Property-based tests of the protocol and the bid rules against a running service, on both
+ * backends: thousands of generated frames (valid bids, near-valid bids with one field mutated,
+ * arbitrary JSON, arbitrary text, raw number tokens, oversize frames), each answered exactly as an
+ * independent model (support/auctionModel.ts) says; afterwards every stored row within the rules.
+ * Then the database's own checks against the JavaScript rules, code point by code point.
+ *
+ * Reproducible: the seed is fixed and printed; FC_SEED=<n> runs another one.
+ */
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ServiceConfig } from "../../realtime/config.ts";
+import { checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
+import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
+import {
+  AuctionModel,
+  centsToDecimalText,
+  codePointsOf,
+  decimalTextToCents,
+  type ExpectedAnswer,
+  isForbiddenInName,
+  MODEL_MAX_CENTS,
+  MODEL_MAX_MESSAGE_BYTES,
+  MODEL_MAX_NAME_CODE_POINTS,
+} from "./support/auctionModel.ts";
+import { startAuctionService } from "./support/auctionService.ts";
+import { connectRaw, type Outcome, type RawClient } from "./support/rawClient.ts";
+import {
+  BACKENDS,
+  type Backend,
+  createTestLocation,
+  type DirectQuery,
+  openTestStore,
+  STORE_HOOK_TIMEOUT_MS,
+  withDirectSql,
+} from "./support/stores.ts";
+
+const SEED = Number(process.env.FC_SEED ?? 20_261_122);
+/** Generated runs per backend; each run is a sequence of 1 to 16 frames (8.5 on average). */
+const RUNS: Record<Backend, number> = { postgres: 400, pglite: 250 };
+const TEST_TIMEOUT_MS = 120_000;
+const LIFTED_LIMITS: Partial<ServiceConfig> = { bidRateLimit: 1_000_000, maxSocketsPerAddress: 10_000 };
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const step of cleanups.splice(0).reverse()) {
+    await step().catch((error: unknown) => console.error("cleanup failed:", error));
+  }
+}, STORE_HOOK_TIMEOUT_MS);
+
+// ---- Generated frames ----------------------------------------------------------------------
+
+/** Characters that sit on the rules' edges: white space trimmed or not, Cc, Cf, marks, astral, surrogates. */
+const EDGE_CHARACTERS = [
+  " ",
+  "\t",
+  "\n",
+  "\u000b",
+  "\u00a0",
+  "\u1680",
+  "\u2007",
+  "\u2028",
+  "\u3000",
+  "\ufeff",
+  "\u0000",
+  "\u001f",
+  "\u007f",
+  "\u0085",
+  "\u009f",
+  "\u00ad",
+  "\u061c",
+  "\u180e",
+  "\u200b",
+  "\u200d",
+  "\u202e",
+  "\u2066",
+  "\u{110bd}",
+  "\u{1d173}",
+  "\u{e0001}",
+  "\u{e007f}",
+  "\u0301",
+  "\u0489",
+  "\u{1f600}",
+  "\u{1f468}\u200d\u{1f469}",
+  "\u{10ffff}",
+  "\ufffd",
+  "\ud800",
+  "\udfff",
+  "a",
+  "é",
+  "<",
+  "&",
+  '"',
+  "\\",
+];
+const edgeCharacter = fc.constantFrom(...EDGE_CHARACTERS);
+
+const bidderName = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 12 }) },
+  { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 44 }) },
+  {
+    weight: 3,
+    arbitrary: fc.string({ unit: fc.oneof(edgeCharacter, fc.string({ minLength: 1, maxLength: 1 })), maxLength: 44 }),
+  },
+  { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 36, maxLength: 42 }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.integer({ min: 38, max: 42 }), fc.constantFrom("", " ", "\u3000", "\t"))
+      .map(([count, pad]) => `${pad}${"\u{1f600}".repeat(count)}${pad}`),
+  },
+);
+
+/** An amount decided when the frame is sent: relative ones follow the rising high, so some win. */
+type AmountSpec = { aboveHighCents: number; thousandths?: number } | { value: number };
+
+const amountSpec: fc.Arbitrary<AmountSpec> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ aboveHighCents: fc.integer({ min: -3, max: 2_000 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      aboveHighCents: fc.integer({ min: 1, max: 500 }),
+      thousandths: fc.integer({ min: 1, max: 9 }),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ value: fc.double() }) },
+  { weight: 1, arbitrary: fc.record({ value: fc.integer({ min: -1_000_000, max: 2 * MODEL_MAX_CENTS }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      value: fc.constantFrom(0, -0, -0.01, 1e-7, 5e-324, 0.1 + 0.2, 1_000_000_000.01, 1e21, Number.MAX_VALUE),
+    }),
+  },
+);
+
+type Mutation =
+  | { kind: "none" }
+  | { kind: "drop"; field: string }
+  | { kind: "extra"; field: string; value: fc.JsonValue }
+  | { kind: "replace"; field: string; value: fc.JsonValue };
+
+const bidField = fc.constantFrom("type", "requestId", "bidderName", "amount");
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  { weight: 8, arbitrary: fc.constant({ kind: "none" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("drop" as const), field: bidField }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("extra" as const),
+      field: fc.oneof(fc.constantFrom("amout", "__proto__", "constructor", "id", "Type"), fc.string()),
+      value: fc.jsonValue({ maxDepth: 1 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("replace" as const),
+      field: bidField,
+      value: fc.jsonValue({ maxDepth: 1 }),
+    }),
+  },
+);
+
+const requestId = fc.oneof(
+  { weight: 9, arbitrary: fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 64 }) },
+  { weight: 1, arbitrary: fc.string({ unit: "binary-ascii", maxLength: 70 }) },
+);
+
+/** Number tokens JSON may or may not allow, written into the frame's text as they are. */
+const RAW_AMOUNTS = [
+  "NaN",
+  "Infinity",
+  "-Infinity",
+  "1e309",
+  "-1e309",
+  "-0",
+  "0x10",
+  "01",
+  ".5",
+  "5.",
+  "+5",
+  "1e2",
+  "1E-2",
+  "1.005",
+  "1_000",
+];
+
+type FrameSpec =
+  | { kind: "bid"; requestId: string; bidderName: string; amount: AmountSpec; mutation: Mutation }
+  | { kind: "rawAmount"; requestId: string; bidderName: string; token: string }
+  | { kind: "ping"; extra: boolean }
+  | { kind: "json"; value: fc.JsonValue }
+  | { kind: "text"; text: string }
+  | { kind: "oversize"; bytes: number };
+
+const frameSpec: fc.Arbitrary<FrameSpec> = fc.oneof(
+  {
+    weight: 40,
+    arbitrary: fc.record({ kind: fc.constant("bid" as const), requestId, bidderName, amount: amountSpec, mutation }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("rawAmount" as const),
+      requestId,
+      bidderName,
+      token: fc.constantFrom(...RAW_AMOUNTS),
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("ping" as const), extra: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("json" as const), value: fc.jsonValue() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("text" as const), text: fc.string({ unit: "binary" }) }) },
+  // Around the limit: frames of exactly 4096 bytes pass, one byte more closes the socket.
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("oversize" as const),
+      bytes: fc.integer({ min: MODEL_MAX_MESSAGE_BYTES - 6, max: MODEL_MAX_MESSAGE_BYTES + 100 }),
+    }),
+  },
+);
+
+/** The amount as the JSON number a client would send, exact to the cent where the spec says cents. */
+function amountValue(spec: AmountSpec, highestCents: number | null): number {
+  if ("value" in spec) return spec.value;
+  const cents = BigInt((highestCents ?? 0) + spec.aboveHighCents);
+  const text = centsToDecimalText(cents);
+  return Number(spec.thousandths === undefined ? text : `${text}${spec.thousandths}`);
+}
+
+/** The text of one frame; JSON.stringify writes NaN and Infinity as null and lone surrogates as \u escapes. */
+function renderFrame(spec: FrameSpec, highestCents: number | null): string {
+  switch (spec.kind) {
+    case "bid": {
+      const bid: Record<string, unknown> = {
+        type: "bid",
+        requestId: spec.requestId,
+        bidderName: spec.bidderName,
+        amount: amountValue(spec.amount, highestCents),
+      };
+      const { mutation: change } = spec;
+      if (change.kind === "drop") delete bid[change.field];
+      // defineProperty: a plain assignment to "__proto__" would set the prototype, not a field.
+      if (change.kind === "extra" || change.kind === "replace") {
+        Object.defineProperty(bid, change.field, { value: change.value, enumerable: true, writable: true });
+      }
+      return JSON.stringify(bid);
+    }
+    case "rawAmount":
+      return `{"type":"bid","requestId":${JSON.stringify(spec.requestId)},"bidderName":${JSON.stringify(spec.bidderName)},"amount":${spec.token}}`;
+    case "ping":
+      return JSON.stringify(spec.extra ? { type: "ping", requestId: "ping-1" } : { type: "ping" });
+    case "json":
+      return JSON.stringify(spec.value);
+    case "text":
+      return spec.text;
+    case "oversize": {
+      const frame = JSON.stringify({ type: "ping", padding: "" });
+      return JSON.stringify({ type: "ping", padding: "x".repeat(spec.bytes - frame.length) });
+    }
+  }
+}
+
+// ---- The service's answer, in the model's terms ---------------------------------------------
+
+const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
+/** docs/realtime.md's messages. */
+const DOC_MESSAGES = {
+  invalid_name: "Use 1 to 40 characters, no control characters.",
+  invalid_amount: "Bid more than $0.00 and at most $1,000,000,000.00, with at most 2 decimals.",
+  bad_message: "The message could not be read.",
+};
+
+function observed(outcome: Outcome): ExpectedAnswer | Outcome {
+  switch (outcome.type) {
+    case "closed":
+      return outcome.code === 1009 ? { type: "closed", code: 1009 } : outcome;
+    case "pong":
+      return outcome;
+    case "accepted":
+      return {
+        type: "accepted",
+        requestId: outcome.requestId,
+        bidderName: outcome.bid.bidderName,
+        amountCents: outcome.bid.amountCents,
+      };
+    case "error":
+      if (outcome.code === "bad_message") {
+        if (!outcome.message.startsWith(DOC_MESSAGES.bad_message) || outcome.highestCents !== undefined) return outcome;
+        return { type: "error", code: "bad_message", requestId: outcome.requestId };
+      }
+      if (outcome.code === "invalid_name" || outcome.code === "invalid_amount" || outcome.code === "too_low") {
+        const docMessage =
+          outcome.code === "too_low"
+            ? `Your bid must be higher than ${usd.format((outcome.highestCents ?? 0) / 100)}`
+            : DOC_MESSAGES[outcome.code];
+        if (outcome.message !== docMessage || outcome.requestId === undefined || outcome.highestCents === undefined) {
+          return outcome;
+        }
+        return { type: "error", code: outcome.code, requestId: outcome.requestId, highestCents: outcome.highestCents };
+      }
+      return outcome;
+  }
+}
+
+// ---- The rows, checked against the rules independently of the service ------------------------
+
+interface Row {
+  id: number;
+  bidderName: string;
+  amountCents: number;
+}
+
+async function readRows(query: DirectQuery): Promise<Row[]> {
+  const rows = await query(
+    "SELECT id::text AS id, bidder_name, amount::text AS amount FROM auction_bids ORDER BY auction_bids.id",
+  );
+  return rows.map((row) => {
+    const cents = decimalTextToCents(String(row.amount));
+    if (cents === null) throw new Error(`amount ${row.amount} of bid ${row.id} is not a 2-decimal number`);
+    return { id: Number(row.id), bidderName: String(row.bidder_name), amountCents: Number(cents) };
+  });
+}
+
+function ruleBreaks(rows: Row[]): string[] {
+  const problems: string[] = [];
+  rows.forEach((row, index) => {
+    const points = codePointsOf(row.bidderName);
+    if (points.length < 1 || points.length > MODEL_MAX_NAME_CODE_POINTS) problems.push(`bid ${row.id}: name length`);
+    if (points.some(isForbiddenInName)) problems.push(`bid ${row.id}: control or format character in the name`);
+    if (row.bidderName !== row.bidderName.trim()) problems.push(`bid ${row.id}: name not trimmed`);
+    if (row.amountCents < 1 || row.amountCents > MODEL_MAX_CENTS) problems.push(`bid ${row.id}: amount out of range`);
+    const previous = rows[index - 1];
+    if (previous && !(row.id > previous.id && row.amountCents > previous.amountCents)) {
+      problems.push(`bid ${row.id}: not above bid ${previous.id}`);
+    }
+  });
+  return problems;
+}
+
+// ---- The properties ---------------------------------------------------------------------------
+
+describe.each(BACKENDS)("generated frames against the service on %s", (backend) => {
+  it(
+    "answers every frame as the model says, stores only rule-abiding rows and broadcasts each accepted bid once",
+    async () => {
+      const location = await createTestLocation(backend);
+      cleanups.push(() => location.remove());
+      const store = await openTestStore(location);
+      let storeOpen = true;
+      cleanups.push(async () => {
+        if (storeOpen) await store.close();
+      });
+      const service = await startAuctionService(store, LIFTED_LIMITS);
+      cleanups.push(() => service.stop());
+
+      const watcher = await connectRaw(service.socketUrl);
+      cleanups.push(() => watcher.close());
+      await watcher.opening();
+      let client: RawClient = await connectRaw(service.socketUrl);
+      cleanups.push(() => client.close());
+      await client.opening();
+
+      const model = new AuctionModel();
+      const accepted: Row[] = [];
+      const tally = { frames: 0, accepted: 0, refused: {} as Record<string, number>, pongs: 0, closed: 0 };
+      const started = performance.now();
+      console.info(`fast-check seed ${SEED} on ${backend} (FC_SEED=${SEED} to replay), ${RUNS[backend]} runs`);
+
+      await fc.assert(
+        fc.asyncProperty(fc.array(frameSpec, { minLength: 1, maxLength: 16 }), async (frames) => {
+          for (const spec of frames) {
+            const text = renderFrame(spec, model.highestCents);
+            const expected = model.expect(text);
+            const outcome = await client.exchange(text);
+            tally.frames++;
+            if (outcome.type === "accepted") {
+              // The model follows what the service did, so a shrunk replay is judged from the same state.
+              expect(outcome.bid.id, "ids rise").toBeGreaterThan(model.lastId);
+              model.record(outcome.bid);
+              accepted.push({
+                id: outcome.bid.id,
+                bidderName: outcome.bid.bidderName,
+                amountCents: outcome.bid.amountCents,
+              });
+              tally.accepted++;
+            } else if (outcome.type === "error") tally.refused[outcome.code] = (tally.refused[outcome.code] ?? 0) + 1;
+            else if (outcome.type === "pong") tally.pongs++;
+            else {
+              tally.closed++;
+              client = await connectRaw(service.socketUrl);
+              await client.opening();
+            }
+            expect(observed(outcome), `answer to ${JSON.stringify(text).slice(0, 300)}`).toEqual(expected);
+          }
+        }),
+        { seed: SEED, numRuns: RUNS[backend] },
+      );
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      console.info(`${backend}: ${tally.frames} frames in ${seconds} s; ${JSON.stringify(tally)}`);
+      expect(tally.frames).toBeGreaterThan(RUNS[backend]);
+      expect(tally.accepted).toBeGreaterThan(0);
+
+      // Still alive, and a fresh socket sees what the database holds.
+      const health = await fetch(`${service.httpUrl}/healthz`);
+      expect([health.status, await health.json()]).toEqual([200, { status: "ok" }]);
+      const fresh = await connectRaw(service.socketUrl);
+      cleanups.push(() => fresh.close());
+      const snapshot = await fresh.opening();
+      await watcherHasEverything(watcher, accepted.length);
+      const watched = watcher.broadcasts.map(({ id, bidderName, amountCents }) => ({ id, bidderName, amountCents }));
+      expect(watched, "every accepted bid broadcast once, in id order").toEqual(accepted);
+
+      await service.stop();
+      await store.close();
+      storeOpen = false;
+      const rows = await withDirectSql(location, readRows);
+      expect(ruleBreaks(rows)).toEqual([]);
+      expect(rows).toEqual(accepted);
+      const newest = rows.slice(-SNAPSHOT_SIZE).reverse();
+      expect(snapshot.type).toBe("snapshot");
+      expect(snapshot.bids.map(({ id, bidderName, amountCents }) => ({ id, bidderName, amountCents }))).toEqual(newest);
+      expect(snapshot.highest?.id ?? null).toBe(rows.at(-1)?.id ?? null);
+      expect(snapshot.bidders).toBe(new Set(rows.map((row) => row.bidderName)).size);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+async function watcherHasEverything(watcher: RawClient, count: number) {
+  const deadline = Date.now() + 10_000;
+  while (watcher.broadcasts.length < count && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A location whose database has the auction's tables, with no store left open on it. */
+async function migratedLocation(backend: Backend) {
+  const location = await createTestLocation(backend);
+  cleanups.push(() => location.remove());
+  // A PGlite location is a copy of a migrated template already; a PostgreSQL one is an empty database.
+  if (backend === "postgres") await (await openTestStore(location)).close();
+  return location;
+}
+
+describe.each(BACKENDS)("the database's checks on %s against the bid rules", (backend) => {
+  // Once, on PostgreSQL: the checks are the same migration's code point ranges on either backend,
+  // and a million regular expression tests take PGlite (WebAssembly) three times as long.
+  it.runIf(backend === "postgres")(
+    "refuse exactly the one-character names the rules refuse, over every code point",
+    async () => {
+      const location = await migratedLocation(backend);
+      const refusedBySql = await withDirectSql(location, async (query) => {
+        const checks = await query(
+          `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+           WHERE conrelid = 'auction_bids'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%bidder_name%'`,
+        );
+        expect(checks.length).toBeGreaterThanOrEqual(2);
+        // The table's own CHECK expressions, evaluated on every code point as a one-character name.
+        const passes = checks.map((check) => String(check.def).replace(/^CHECK /, "")).join(" AND ");
+        const rows = await query(
+          `SELECT cp FROM (SELECT cp, chr(cp) AS bidder_name FROM generate_series(1, 1114111) AS cp
+             WHERE cp NOT BETWEEN 55296 AND 57343) AS names
+           WHERE NOT (${passes}) ORDER BY cp`,
+        );
+        return rows.map((row) => Number(row.cp));
+      });
+      const refusedByRules: number[] = [];
+      for (let point = 1; point <= 0x10ffff; point++) {
+        if (point >= 0xd800 && point <= 0xdfff) continue;
+        const name = String.fromCodePoint(point);
+        const rule = checkBidderName(name);
+        // A name the rules trim to another is never stored as given, so the table refuses it too.
+        if (!(rule.ok && rule.value === name)) refusedByRules.push(point);
+      }
+      const hex = (points: number[]) => points.map((point) => point.toString(16));
+      expect(hex(refusedBySql)).toEqual(hex(refusedByRules));
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "place_auction_bid accepts a generated name and amount exactly when the rules do, never with a check violation",
+    async () => {
+      const location = await migratedLocation(backend);
+      const name = fc.oneof(
+        fc.string({ unit: "binary", maxLength: 42 }),
+        fc.string({ unit: fc.constantFrom(...EDGE_CHARACTERS.filter((text) => text.isWellFormed())), maxLength: 42 }),
+        fc.string({ unit: "grapheme", minLength: 35, maxLength: 42 }),
+      );
+      const cents = fc.oneof(
+        fc.integer({ min: -2, max: 100_000 }),
+        fc.integer({ min: MODEL_MAX_CENTS - 2, max: MODEL_MAX_CENTS + 2 }),
+        fc.integer({ min: 1, max: MODEL_MAX_CENTS }),
+      );
+      let tried = 0;
+      await withDirectSql(location, async (query) => {
+        await fc.assert(
+          fc.asyncProperty(name, cents, async (bidderName, amountCents) => {
+            tried++;
+            const rule = checkBidderName(bidderName);
+            const ruleAccepts =
+              rule.ok && rule.value === bidderName && checkAmount(amountCents / 100).ok && amountCents >= 1;
+            await query("BEGIN");
+            try {
+              const outcome = await query("SELECT accepted, amount_cents FROM place_auction_bid($1, $2)", [
+                bidderName,
+                amountCents,
+              ]).then(
+                (rows) => ({ accepted: rows[0]?.accepted === true, sqlState: null }),
+                (error: { code?: string }) => ({ accepted: false, sqlState: error.code ?? "no code" }),
+              );
+              // Not above the high (0 in an empty auction): refused before any row is written. NUL
+              // cannot be sent as text at all (22021). Any other refusal must be a check violation.
+              const expected =
+                amountCents < 1
+                  ? { accepted: false, sqlState: null }
+                  : ruleAccepts
+                    ? { accepted: true, sqlState: null }
+                    : { accepted: false, sqlState: bidderName.includes("\u0000") ? "22021" : "23514" };
+              expect(outcome, JSON.stringify(bidderName)).toEqual(expected);
+            } finally {
+              await query("ROLLBACK");
+            }
+          }),
+          { seed: SEED, numRuns: backend === "postgres" ? 400 : 200 },
+        );
+      });
+      expect(tried).toBeGreaterThan(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,136 @@
+/**
+ * A socket for adversarial tests: sends any text or bytes, then takes the service's answers one at a
+ * time, in order, without polling (thousands of exchanges per test). Broadcast bids are kept apart,
+ * since they arrive in between answers; every message is checked against the protocol's schemas.
+ *
+ *   const raw = await connectRaw(service.socketUrl);
+ *   await raw.opening();                         // snapshot or resume
+ *   const answer = await raw.exchange('{"type":"ping"}');  // { type: "pong" }, or { type: "closed", code }
+ */
+import WebSocket from "ws";
+import {
+  parseServerMessage,
+  type ResumeMessage,
+  type ServerMessage,
+  type SnapshotMessage,
+  type WireBid,
+} from "../../../src/lib/auction/protocol.ts";
+
+export type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" }>;
+export type Outcome = Answer | { type: "closed"; code: number; reason: string };
+
+export interface RawClient {
+  socket: WebSocket;
+  /** Bids broadcast to this socket so far, in arrival order. */
+  broadcasts: WireBid[];
+  opening(): Promise<SnapshotMessage | ResumeMessage>;
+  /** Sends one frame and resolves with the next answer (accepted, error, pong) or the close. */
+  exchange(frame: string | Buffer, options?: { binary?: boolean }): Promise<Outcome>;
+  /** The next answer or the close, without sending anything first. */
+  next(): Promise<Outcome>;
+  close(): Promise<void>;
+}
+
+const WAIT_MS = 10_000;
+
+export function connectRaw(url: string, options: { origin?: string } = {}): Promise<RawClient> {
+  const socket = new WebSocket(url, { origin: options.origin, handshakeTimeout: WAIT_MS });
+  const broadcasts: WireBid[] = [];
+  const queue: Outcome[] = [];
+  const waiting: ((outcome: Outcome) => void)[] = [];
+  let firstMessage: SnapshotMessage | ResumeMessage | undefined;
+  let onOpening: (() => void) | undefined;
+  let failure: Error | undefined;
+
+  function deliver(outcome: Outcome) {
+    const waiter = waiting.shift();
+    if (waiter) waiter(outcome);
+    else queue.push(outcome);
+  }
+
+  socket.on("message", (data, isBinary) => {
+    const parsed = isBinary ? null : parseServerMessage(String(data));
+    if (!parsed?.ok) {
+      failure ??= new Error(`malformed message from the service: ${String(data)}`);
+      return;
+    }
+    const message = parsed.message;
+    if (message.type === "bid") broadcasts.push(message.bid);
+    else if (message.type === "snapshot" || message.type === "resume") {
+      if (firstMessage) failure ??= new Error(`a second opening message: ${String(data)}`);
+      firstMessage = message;
+      onOpening?.();
+    } else deliver(message);
+  });
+  const closed = new Promise<void>((resolve) => {
+    socket.on("close", (code, reason) => {
+      deliver({ type: "closed", code, reason: String(reason) });
+      resolve();
+    });
+  });
+
+  function bounded<T>(what: string, promise: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Timed out after ${WAIT_MS} ms waiting for ${what}`)), WAIT_MS);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  function next(): Promise<Outcome> {
+    if (failure) return Promise.reject(failure);
+    const ready = queue.shift();
+    if (ready) return Promise.resolve(ready);
+    return bounded(
+      "an answer",
+      new Promise<Outcome>((resolve) => {
+        waiting.push(resolve);
+      }).then((outcome) => {
+        if (failure) throw failure;
+        return outcome;
+      }),
+    );
+  }
+
+  const client: RawClient = {
+    socket,
+    broadcasts,
+    opening() {
+      if (firstMessage) return Promise.resolve(firstMessage);
+      return bounded(
+        "the opening message",
+        new Promise((resolve) => {
+          onOpening = () => resolve(firstMessage as SnapshotMessage | ResumeMessage);
+        }),
+      );
+    },
+    exchange(frame, sendOptions = {}) {
+      if (socket.readyState === WebSocket.OPEN) socket.send(frame, { binary: sendOptions.binary ?? false });
+      return next();
+    },
+    next,
+    async close() {
+      if (socket.readyState === WebSocket.CLOSED) return;
+      socket.close(1000);
+      const cut = setTimeout(() => socket.terminate(), 2_000);
+      await closed;
+      clearTimeout(cut);
+    },
+  };
+
+  return new Promise((resolve, reject) => {
+    let opened = false;
+    socket.once("open", () => {
+      opened = true;
+      resolve(client);
+    });
+    // After the handshake an error ends in a close, which the answers report.
+    socket.on("error", (error) => {
+      if (!opened) reject(error);
+    });
+    socket.once("unexpected-response", (_request, response) => {
+      socket.terminate();
+      reject(new Error(`upgrade refused with HTTP ${response.statusCode}`));
+    });
+  });
+}
