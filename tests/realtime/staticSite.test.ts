@@ -6,7 +6,9 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { SocketServer } from "../../realtime/auction/socketServer.ts";
 import { createLogger } from "../../realtime/logger.ts";
+import { createMetrics } from "../../realtime/metrics.ts";
 import { PAGE_HEADERS } from "../../realtime/securityHeaders.ts";
 import { createAppServer } from "../../realtime/server.ts";
 
@@ -126,15 +128,23 @@ describe("static site serving", () => {
     expect(home.headers.get("x-content-type-options")).toBe("nosniff");
   });
 
-  it("answers paths without a site (no STATIC_DIR) with JSON that nothing may run in", async () => {
-    const bare = createAppServer({ staticDir: "" }, createLogger("silent"));
+  it("answers the operations routes and paths without a site with headers that let nothing run", async () => {
+    // Operations routes need an auction endpoint; only its readiness and metrics are read.
+    const socketServer = { isReady: () => true, handleUpgrade() {} } as unknown as SocketServer;
+    const bare = createAppServer({ staticDir: "" }, createLogger("silent"), { socketServer, metrics: createMetrics() });
     await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
     try {
-      const response = await fetch(`http://127.0.0.1:${(bare.address() as AddressInfo).port}/%3Cscript%3E`);
-      expect(response.status).toBe(404);
-      expect(response.headers.get("content-security-policy")).toBe("default-src 'none'; frame-ancestors 'none'");
-      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
-      expect(await response.text()).toBe('{"error":"not_found"}');
+      for (const path of ["/healthz", "/readyz", "/metrics", "/%3Cscript%3E"]) {
+        const response = await fetch(`${origin}${path}`);
+        expect(response.status, path).toBe(path.startsWith("/%3C") ? 404 : 200);
+        expect(response.headers.get("content-security-policy"), path).toBe(
+          "default-src 'none'; frame-ancestors 'none'",
+        );
+        expect(response.headers.get("x-content-type-options"), path).toBe("nosniff");
+        expect(response.headers.get("referrer-policy"), path).toBe("no-referrer");
+        if (response.status === 404) expect(await response.text()).toBe('{"error":"not_found"}');
+      }
     } finally {
       bare.closeAllConnections();
       await new Promise((resolve) => bare.close(resolve));
