@@ -173,6 +173,36 @@ describe("realtime client against a real socket server", () => {
     timers.advance(1_000);
     await until(() => connections.length === 2 && statuses.at(-1) === "live", "a new connection");
   });
+
+  it("takes a shorter heartbeat from its options, and a timeout longer than the interval drops only a silent connection", async () => {
+    client.stop();
+    client = createRealtimeClient({
+      url,
+      timers,
+      lastSeenId: () => lastSeen,
+      onStatus: (status) => statuses.push(status),
+      onMessage: (message) => messages.push(message),
+      heartbeatIntervalMs: 300,
+      heartbeatTimeoutMs: 1_000,
+      log: { error: (...parts: unknown[]) => errors.push(parts.join(" ")) },
+    });
+    client.start();
+    await until(() => statuses.at(-1) === "live", "live");
+    const first = connections.at(-1);
+    // Answered pings: each pong clears the wait, however many pings went out meanwhile.
+    for (let ping = 1; ping <= 5; ping++) {
+      timers.advance(300);
+      await until(() => first?.received.length === ping, `ping ${ping}`);
+      first?.socket.send('{"type":"pong"}');
+      await until(() => messages.length === ping, `pong ${ping}`);
+    }
+    expect(statuses.at(-1)).toBe("live");
+    // Silence from the next ping on (300 ms later): four more pings go out before its 1 s runs out.
+    timers.advance(1_200);
+    expect(statuses.at(-1)).toBe("live");
+    timers.advance(100);
+    expect(statuses.at(-1)).toBe("reconnecting");
+  });
 });
 
 describe("realtimeEndpoint", () => {

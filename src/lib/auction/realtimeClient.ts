@@ -35,6 +35,10 @@ export interface RealtimeClientOptions {
   lastSeenId(): number | null;
   createSocket?: (url: string) => SocketLike;
   timers?: Timers;
+  /** SPEC.md's 25 s unless given (fault tests use shorter ones on real sockets). */
+  heartbeatIntervalMs?: number;
+  /** SPEC.md's 10 s unless given. */
+  heartbeatTimeoutMs?: number;
   log?: Pick<Console, "error">;
 }
 
@@ -51,13 +55,15 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
   const createSocket = options.createSocket ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
   const timers = options.timers ?? globalTimers;
   const log = options.log ?? console;
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
+  const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS;
 
   let socket: SocketLike | null = null;
   let failedAttempts = 0;
   let stopped = true;
   let reconnectTimer: unknown;
   let heartbeatTimer: unknown;
-  let heartbeatDeadline: unknown;
+  let heartbeatDeadline: unknown = null;
 
   function connect() {
     const url = new URL(options.url);
@@ -75,7 +81,7 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
     };
     current.onmessage = (event) => {
       // Any message proves the connection alive, not only the pong.
-      timers.clearTimeout(heartbeatDeadline);
+      clearHeartbeatDeadline();
       if (typeof event.data !== "string") return;
       const parsed = parseServerMessage(event.data);
       if (parsed.ok) options.onMessage(parsed.message);
@@ -101,17 +107,26 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
     heartbeatTimer = timers.setTimeout(() => {
       if (!socket || socket.readyState !== OPEN) return;
       socket.send(JSON.stringify({ type: "ping" } satisfies ClientMessage));
-      heartbeatDeadline = timers.setTimeout(() => {
+      // An earlier unanswered ping keeps its own deadline: with a timeout longer than the interval,
+      // replacing it would leave a deadline that no message can clear.
+      heartbeatDeadline ??= timers.setTimeout(() => {
+        heartbeatDeadline = null;
         log.error("Auction: no answer to the heartbeat in time; reconnecting");
         dropConnection();
-      }, HEARTBEAT_TIMEOUT_MS);
+      }, heartbeatTimeoutMs);
       scheduleHeartbeat();
-    }, HEARTBEAT_INTERVAL_MS);
+    }, heartbeatIntervalMs);
+  }
+
+  function clearHeartbeatDeadline() {
+    if (heartbeatDeadline === null) return;
+    timers.clearTimeout(heartbeatDeadline);
+    heartbeatDeadline = null;
   }
 
   function stopHeartbeat() {
     timers.clearTimeout(heartbeatTimer);
-    timers.clearTimeout(heartbeatDeadline);
+    clearHeartbeatDeadline();
   }
 
   /** Treats the connection as lost now; a half-open socket may never deliver its close event. */
