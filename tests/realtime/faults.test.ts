@@ -1,0 +1,432 @@
+/**
+ * Faults under load (issue 6), on real PostgreSQL with every instance a real process: the database
+ * restarting, an instance killed behind a load balancer, a connection cut without a close frame and
+ * SIGTERM during load. Pages are the product's own realtime client (reconnect, heartbeat, resume),
+ * and each test ends with the accounting of support/accounting.ts: nothing acknowledged lost,
+ * nothing duplicated, every page saw every bid once in id order.
+ *
+ * SOAK=1 (npm run soak) runs the same tests longer: more pages and bids, repeated faults.
+ */
+import postgres from "postgres";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLOSE_CODES } from "../../src/lib/auction/protocol.ts";
+import { auditAuction, createLedger, type Ledger, readStoredBids, startSteadyBidding } from "./support/accounting.ts";
+import { startCuttableProxy } from "./support/cuttableProxy.ts";
+import { startLoadBalancer } from "./support/loadBalancer.ts";
+import { openPage, type Page } from "./support/pageClient.ts";
+import { postgresBinariesPresent, startPostgresCluster } from "./support/postgresCluster.ts";
+import { type ServiceProcess, startServiceProcess } from "./support/serviceProcess.ts";
+import { createTestDatabase, STORE_HOOK_TIMEOUT_MS, waitFor } from "./support/stores.ts";
+
+const SOAK = process.env.SOAK === "1";
+const scale = {
+  pages: SOAK ? 12 : 4,
+  maxBids: SOAK ? 20_000 : 2_000,
+  /** Database outages, instance kills: one each by default. */
+  faults: SOAK ? 5 : 1,
+  /** Acknowledged bids to wait for before each fault and after the last. */
+  acksBetweenFaults: SOAK ? 150 : 25,
+};
+const TEST_TIMEOUT_MS = SOAK ? 600_000 : 120_000;
+/** A steady rate per page: about 25 bids/s each with the answer's round trip. */
+const BID_INTERVAL_MS = 40;
+const OUTAGE_MS = 1_500;
+/** postgres.js retries a lost connection after at most 1 s; the rest is slack for a busy machine. */
+const ANSWER_IN_OUTAGE_MS = 5_000;
+/** The service's heartbeat in the cut test, the page's ping interval and its wait for an answer. */
+const SERVICE_HEARTBEAT_MS = 500;
+const PAGE_HEARTBEAT_MS = 300;
+const PAGE_HEARTBEAT_TIMEOUT_MS = 1_000;
+/** How long the service lets a close handshake run before cutting the socket (socketServer.ts). */
+const CLOSE_GRACE_MS = 1_000;
+/** Room for a busy machine on top of a timeout under test. */
+const SLACK_MS = 3_000;
+
+const cleanups: (() => Promise<unknown>)[] = [];
+function onCleanup(step: () => Promise<unknown>) {
+  cleanups.push(step);
+}
+afterEach(async () => {
+  for (const step of cleanups.splice(0).reverse()) {
+    await step().catch((error: unknown) => console.error("cleanup failed:", error));
+  }
+}, STORE_HOOK_TIMEOUT_MS);
+
+async function startService(databaseUrl: string, env: Record<string, string> = {}, port?: number) {
+  const service = await startServiceProcess({ databaseUrl, env, port });
+  onCleanup(() => service.stop());
+  return service;
+}
+
+function openPages(prefix: string, urls: string[], count: number, options?: Parameters<typeof openPage>[2]) {
+  const pages = Array.from({ length: count }, (_, index) =>
+    openPage(`${prefix}${index + 1}`, urls[index % urls.length] as string, options),
+  );
+  onCleanup(async () => {
+    for (const page of pages) page.stop();
+  });
+  return pages;
+}
+
+async function allLive(pages: Page[], timeoutMs = 30_000) {
+  await waitFor("every page live", () => pages.every((page) => page.isLive()), timeoutMs);
+}
+
+const acked = (ledger: Ledger) => ledger.attempts.filter((attempt) => attempt.outcome?.kind === "accepted").length;
+
+async function moreAcks(ledger: Ledger, count: number, timeoutMs = 60_000) {
+  const target = acked(ledger) + count;
+  await waitFor(`${target} acknowledged bids (have ${acked(ledger)})`, () => acked(ledger) >= target, timeoutMs);
+}
+
+async function readyStatus(service: ServiceProcess): Promise<number> {
+  return (await fetch(`${service.httpUrl}/readyz`).catch(() => null))?.status ?? 0;
+}
+
+async function openSockets(service: ServiceProcess): Promise<number> {
+  const text = await (await fetch(`${service.httpUrl}/metrics`)).text();
+  return Number(/^auction_open_sockets (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
+}
+
+const crashes = (services: ServiceProcess[]) => services.filter((service) => service.crashed()).length;
+
+describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL", () => {
+  it(
+    "PostgreSQL stops and restarts while bids flow through 2 instances: bids meanwhile are answered unavailable, and every acknowledged bid reaches every socket that stayed open",
+    async () => {
+      // Its own cluster: the run's shared one must keep serving the other tests.
+      const cluster = await startPostgresCluster();
+      onCleanup(() => cluster.destroy());
+      const instances = [await startService(cluster.url), await startService(cluster.url)];
+      const pages = openPages(
+        "outage-",
+        instances.map((instance) => instance.socketUrl),
+        scale.pages,
+      );
+      await allLive(pages);
+      const ledger = createLedger("outage");
+      const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
+      onCleanup(() => bidding.stop());
+
+      const outages: { from: number; to: number }[] = [];
+      for (let outage = 0; outage < scale.faults; outage++) {
+        await moreAcks(ledger, scale.acksBetweenFaults);
+        await cluster.stop();
+        const from = performance.now();
+        for (const instance of instances) {
+          await waitFor("/readyz 503", async () => (await readyStatus(instance)) === 503, 10_000);
+        }
+        await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+        outages.push({ from, to: performance.now() });
+        await cluster.start();
+        for (const instance of instances) {
+          await waitFor("/readyz 200", async () => (await readyStatus(instance)) === 200, 30_000);
+        }
+      }
+      await moreAcks(ledger, scale.acksBetweenFaults);
+      await bidding.stop();
+
+      const audit = await auditAuction(ledger, pages, cluster.url, { crashes: crashes(instances) });
+      console.log(audit.line);
+      expect(audit.problems).toEqual([]);
+      expect(audit.counts.crashes).toBe(0);
+      // Every bid sent while the database was down was answered promptly, and every answer given
+      // while it was still down was unavailable. A bid can wait out postgres.js's reconnect backoff (up to
+      // 1 s) and meet the restarted database: then it gets that database's real answer.
+      const duringOutages = ledger.attempts.filter((attempt) =>
+        outages.some(({ from, to }) => attempt.sentAt >= from && attempt.sentAt < to),
+      );
+      expect(duringOutages.length).toBeGreaterThan(0);
+      for (const attempt of duringOutages) {
+        expect(attempt.outcome?.kind).toMatch(/^(refused|accepted)$/);
+        expect((attempt.settledAt ?? Number.POSITIVE_INFINITY) - attempt.sentAt).toBeLessThan(ANSWER_IN_OUTAGE_MS);
+      }
+      const answeredWhileDown = duringOutages.filter((attempt) =>
+        outages.some(({ from, to }) => attempt.sentAt >= from && (attempt.settledAt ?? Number.POSITIVE_INFINITY) < to),
+      );
+      expect(answeredWhileDown.length).toBeGreaterThan(0);
+      expect(new Set(answeredWhileDown.map((attempt) => JSON.stringify(attempt.outcome)))).toEqual(
+        new Set(['{"kind":"refused","code":"unavailable"}']),
+      );
+      // The sockets stayed open through it all: the catch-up, not a reconnect, brought the bids.
+      expect(pages.map((page) => page.reopenings)).toEqual(pages.map(() => 0));
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "one of 2 instances killed with SIGKILL behind a load balancer: its pages reconnect through it to the survivor and catch up",
+    async () => {
+      const database = await createTestDatabase();
+      onCleanup(() => database.drop());
+      const instances = [await startService(database.url), await startService(database.url)];
+      const ports = instances.map((instance) => instance.port);
+      const balancer = await startLoadBalancer(ports);
+      onCleanup(() => balancer.close());
+      const pages = openPages("kill-", [balancer.socketUrl], scale.pages);
+      await allLive(pages);
+      const ledger = createLedger("kill");
+      const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
+      onCleanup(() => bidding.stop());
+
+      let expectedReconnects = 0;
+      const killed: ServiceProcess[] = [];
+      for (let round = 0; round < scale.faults; round++) {
+        await moreAcks(ledger, scale.acksBetweenFaults);
+        // Alternate victims; a killed instance comes back on its port for the next round.
+        const index = round % 2;
+        const victim = instances[index] as ServiceProcess;
+        const onVictim = balancer.openTo(victim.port);
+        const routedBefore = balancer.routed.length;
+        victim.signal("SIGKILL");
+        expect((await victim.exited).signal).toBe("SIGKILL");
+        killed.push(victim);
+        expectedReconnects += onVictim;
+        await waitFor(
+          "the killed instance's pages to reconnect",
+          () => pages.reduce((sum, page) => sum + page.reopenings, 0) >= expectedReconnects,
+          30_000,
+        );
+        await allLive(pages);
+        // Every reconnect went to the survivor.
+        expect(new Set(balancer.routed.slice(routedBefore))).toEqual(new Set([ports[1 - index]]));
+        if (round + 1 < scale.faults) {
+          instances[index] = await startService(database.url, {}, victim.port);
+        }
+      }
+      await moreAcks(ledger, scale.acksBetweenFaults);
+      await bidding.stop();
+
+      const audit = await auditAuction(ledger, pages, database.url, {
+        crashes: crashes(instances.filter((instance) => !killed.includes(instance))),
+      });
+      console.log(audit.line);
+      expect(audit.problems).toEqual([]);
+      expect(audit.counts.crashes).toBe(0);
+      expect(expectedReconnects).toBeGreaterThan(0);
+      expect(audit.counts.reconnects).toBe(expectedReconnects);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a connection cut without a close frame: both heartbeats notice within their timeouts, and the page resumes with nothing missed",
+    async () => {
+      const database = await createTestDatabase();
+      onCleanup(() => database.drop());
+      const instance = await startService(database.url, { HEARTBEAT_INTERVAL_MS: String(SERVICE_HEARTBEAT_MS) });
+      const relay = await startCuttableProxy(instance.port);
+      onCleanup(() => relay.close());
+      const watched = openPages("cut-", [`ws://127.0.0.1:${relay.port}/realtime`], 1, {
+        heartbeatIntervalMs: PAGE_HEARTBEAT_MS,
+        heartbeatTimeoutMs: PAGE_HEARTBEAT_TIMEOUT_MS,
+      })[0] as Page;
+      const others = openPages("steady-", [instance.socketUrl], scale.pages - 1);
+      const pages = [watched, ...others];
+      await allLive(pages);
+      const ledger = createLedger("cut");
+      const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
+      onCleanup(() => bidding.stop());
+
+      for (let cut = 0; cut < scale.faults; cut++) {
+        await moreAcks(ledger, scale.acksBetweenFaults);
+        const reconnectsBefore = watched.reopenings;
+        const closesBefore = watched.closeCodes.length;
+        const cutAt = performance.now();
+        expect(relay.cutAll()).toBe(1);
+        await waitFor(
+          "the page to notice the dead connection",
+          () => watched.statuses.at(-1) === "reconnecting",
+          PAGE_HEARTBEAT_MS + PAGE_HEARTBEAT_TIMEOUT_MS + SLACK_MS,
+        );
+        const noticedMs = performance.now() - cutAt;
+        // The heartbeat noticed, not a close event: nothing at all reached the page.
+        expect(watched.closeCodes).toHaveLength(closesBefore);
+        // A ping sent just before the cut may already have started the wait.
+        expect(noticedMs).toBeGreaterThanOrEqual(PAGE_HEARTBEAT_TIMEOUT_MS - PAGE_HEARTBEAT_MS);
+        await waitFor("the page to resume", () => watched.reopenings > reconnectsBefore && watched.isLive(), 30_000);
+        // The service's heartbeat closes its side of the dead connection (4408, then cut when the
+        // close handshake cannot finish): one socket per page again, not one more.
+        await waitFor(
+          "the service to drop the dead socket",
+          async () => (await openSockets(instance)) === pages.length,
+          2 * SERVICE_HEARTBEAT_MS + CLOSE_GRACE_MS + SLACK_MS,
+        );
+        console.log(`[cut] noticed by the page after ${Math.round(noticedMs)} ms`);
+      }
+      await moreAcks(ledger, scale.acksBetweenFaults);
+      await bidding.stop();
+
+      const audit = await auditAuction(ledger, pages, database.url, { crashes: crashes([instance]) });
+      console.log(audit.line);
+      expect(audit.problems).toEqual([]);
+      expect(watched.reopenings).toBe(scale.faults);
+      expect(others.map((page) => page.reopenings)).toEqual(others.map(() => 0));
+      // Bids were broadcast while the page was away, and it got them through its resume.
+      expect(audit.counts.acked).toBeGreaterThan(scale.faults * scale.acksBetweenFaults);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "SIGTERM during load behind a load balancer: in-flight bids finish, sockets close with 1001, the pages move to the survivor and nothing acknowledged is lost",
+    async () => {
+      const database = await createTestDatabase();
+      onCleanup(() => database.drop());
+      const instances = [await startService(database.url), await startService(database.url)];
+      const ports = instances.map((instance) => instance.port);
+      const balancer = await startLoadBalancer(ports);
+      onCleanup(() => balancer.close());
+      const pages = openPages("term-", [balancer.socketUrl], scale.pages);
+      await allLive(pages);
+      const ledger = createLedger("sigterm");
+      // No pause between bids: a flood, so bids are at the database when the signal comes.
+      const bidding = startSteadyBidding(ledger, pages, { intervalMs: 0, maxBids: scale.maxBids });
+      onCleanup(() => bidding.stop());
+
+      let drained = 0;
+      const stopped: ServiceProcess[] = [];
+      let ackedAfterSignal = 0;
+      for (let round = 0; round < scale.faults; round++) {
+        await moreAcks(ledger, scale.acksBetweenFaults);
+        const index = round % 2;
+        const victim = instances[index] as ServiceProcess;
+        const onVictim = balancer.openTo(victim.port);
+        const reconnectsBefore = pages.reduce((sum, page) => sum + page.reopenings, 0);
+        const inFlight = ledger.attempts.filter((attempt) => !attempt.outcome);
+        victim.signal("SIGTERM");
+        const signalledAt = performance.now();
+        expect(await victim.exited).toEqual({ code: 0, signal: null });
+        stopped.push(victim);
+        drained += onVictim;
+        ackedAfterSignal += inFlight.filter(
+          (attempt) => attempt.outcome?.kind === "accepted" && (attempt.settledAt ?? 0) > signalledAt,
+        ).length;
+        await waitFor(
+          "the drained instance's pages to reconnect",
+          () => pages.reduce((sum, page) => sum + page.reopenings, 0) >= reconnectsBefore + onVictim,
+          30_000,
+        );
+        await allLive(pages);
+        if (round + 1 < scale.faults) instances[index] = await startService(database.url, {}, victim.port);
+      }
+      await moreAcks(ledger, scale.acksBetweenFaults);
+      await bidding.stop();
+
+      const audit = await auditAuction(ledger, pages, database.url, {
+        crashes: crashes(instances.filter((instance) => !stopped.includes(instance))),
+      });
+      console.log(`${audit.line} acked_after_sigterm=${ackedAfterSignal}`);
+      expect(audit.problems).toEqual([]);
+      expect(audit.counts.crashes).toBe(0);
+      expect(drained).toBeGreaterThan(0);
+      expect(audit.counts.reconnects).toBe(drained);
+      // Each drained socket was closed with 1001, none cut.
+      const closes = pages.flatMap((page) => page.closeCodes);
+      expect(closes).toEqual(closes.map(() => CLOSE_CODES.goingAway));
+      expect(closes).toHaveLength(drained);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the database", () => {
+  /** Holds the auction_state row lock in an open transaction: every bid waits at the database. */
+  async function holdBidLock(databaseUrl: string) {
+    // Two connections: one holds the lock, the other watches who waits for it.
+    const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+    const session = await sql.reserve();
+    await session`BEGIN`;
+    await session`SELECT * FROM auction_state FOR UPDATE`;
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await session`ROLLBACK`;
+      session.release();
+      await sql.end();
+    };
+    onCleanup(release);
+    return {
+      release,
+      /** Backends waiting for the lock: a bid at the database. */
+      async waiting(): Promise<number> {
+        const [row] = await sql`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND application_name = 'nothing-store'`;
+        return Number(row?.n);
+      },
+    };
+  }
+
+  it(
+    "the drain waits for the held bid: acknowledged once released, then 1001 and exit code 0",
+    async () => {
+      const database = await createTestDatabase();
+      onCleanup(() => database.drop());
+      const instance = await startService(database.url);
+      const page = openPages("held-", [instance.socketUrl], 1)[0] as Page;
+      await allLive([page]);
+      const lock = await holdBidLock(database.url);
+      const outcome = page.placeBid("Held at the database", 4200);
+      await waitFor("the bid to wait for the lock", async () => (await lock.waiting()) === 1);
+
+      instance.signal("SIGTERM");
+      await waitFor("the drain to begin", () => instance.logs.some((line) => line.msg === "shutting down"));
+      // Drained means not accepting: the balancer's probe and new pages are refused from now on.
+      await waitFor("the port to close", async () => (await readyStatus(instance)) === 0);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(instance.child.exitCode).toBeNull();
+      expect(page.closeCodes).toEqual([]);
+
+      await lock.release();
+      const answer = await outcome;
+      expect(answer).toMatchObject({
+        kind: "accepted",
+        bid: { bidderName: "Held at the database", amountCents: 4200 },
+      });
+      await waitFor("the socket to close", () => page.closeCodes.length > 0);
+      expect(page.closeCodes[0]).toBe(CLOSE_CODES.goingAway);
+      expect(await instance.exited).toEqual({ code: 0, signal: null });
+      expect((await readStoredBids(database.url)).map((row) => row.name)).toEqual(["Held at the database"]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a held bid that outlasts SHUTDOWN_TIMEOUT_MS: exit code 1 with a log line, the bid unacknowledged and stored at most once",
+    async () => {
+      const database = await createTestDatabase();
+      onCleanup(() => database.drop());
+      const timeoutMs = 1_500;
+      const instance = await startService(database.url, { SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
+      const page = openPages("stuck-", [instance.socketUrl], 1)[0] as Page;
+      await allLive([page]);
+      const lock = await holdBidLock(database.url);
+      const outcome = page.placeBid("Stuck at the database", 4200);
+      await waitFor("the bid to wait for the lock", async () => (await lock.waiting()) === 1);
+
+      instance.signal("SIGTERM");
+      const signalledAt = performance.now();
+      expect(await instance.exited).toEqual({ code: 1, signal: null });
+      const tookMs = performance.now() - signalledAt;
+      expect(tookMs).toBeGreaterThanOrEqual(timeoutMs - 100);
+      expect(tookMs).toBeLessThan(timeoutMs + SLACK_MS);
+      expect(instance.logs.map((line) => line.msg)).toContain("shutdown took too long; exiting anyway");
+      expect(await outcome).toEqual({ kind: "no_answer" });
+      // No drain, no close frame: the page sees the connection drop (1006) and reconnects.
+      expect(page.closeCodes[0]).toBe(1006);
+
+      // Released after the process is gone, the statement it left behind may still commit: the
+      // bid is then stored, unacknowledged, once. It is never stored twice.
+      await lock.release();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const stored = (await readStoredBids(database.url)).filter((row) => row.name === "Stuck at the database");
+      console.log(
+        `[drain timeout] exit 1 after ${Math.round(tookMs)} ms; the unacknowledged bid stored ${stored.length} time(s)`,
+      );
+      expect(stored.length).toBeLessThanOrEqual(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});

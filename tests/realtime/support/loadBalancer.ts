@@ -1,0 +1,92 @@
+/**
+ * A load balancer in front of several service instances, built on http-proxy as a real one would
+ * be: WebSocket upgrades are spread round-robin over the targets that accept connections. Each
+ * upgrade first checks that its target accepts a TCP connection and moves on to the next target
+ * when it is refused (a killed or draining instance), so clients fail over to a survivor.
+ *
+ *   const balancer = await startLoadBalancer([a.port, b.port]);
+ *   // balancer.socketUrl → ws://127.0.0.1:<port>/realtime
+ *   balancer.routed // target port of every upgrade, in order
+ *   await balancer.close();
+ */
+import { createServer, type Server } from "node:http";
+import { type AddressInfo, connect, type Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import httpProxy from "http-proxy";
+import { PROTOCOL_PATH } from "../../../src/lib/auction/protocol.ts";
+
+const PROBE_TIMEOUT_MS = 2_000;
+
+export interface LoadBalancer {
+  readonly socketUrl: string;
+  /** The target port each upgrade went to. */
+  readonly routed: number[];
+  /** Client connections open now that were routed to this target port. */
+  openTo(port: number): number;
+  close(): Promise<void>;
+}
+
+/** Resolves true when the port accepts a TCP connection, false when refused (or no answer in time). */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe: Socket = connect(port, "127.0.0.1");
+    const settle = (ok: boolean) => {
+      clearTimeout(timer);
+      probe.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => settle(false), PROBE_TIMEOUT_MS);
+    probe.once("connect", () => settle(true));
+    probe.once("error", () => settle(false));
+  });
+}
+
+export async function startLoadBalancer(targetPorts: number[]): Promise<LoadBalancer> {
+  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true });
+  const routed: number[] = [];
+  /** Each open client connection and the target it was routed to (null while being routed). */
+  const clientSockets = new Map<Duplex, number | null>();
+  let next = 0;
+
+  async function pickTarget(): Promise<number | null> {
+    for (let tried = 0; tried < targetPorts.length; tried++) {
+      const port = targetPorts[next % targetPorts.length] as number;
+      next += 1;
+      if (await accepts(port)) return port;
+    }
+    return null;
+  }
+
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(404).end();
+  });
+  server.on("upgrade", async (req, socket, head) => {
+    clientSockets.set(socket, null);
+    socket.once("close", () => clientSockets.delete(socket));
+    socket.on("error", () => {});
+    const port = await pickTarget();
+    if (socket.destroyed) return;
+    if (port === null) {
+      socket.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    routed.push(port);
+    clientSockets.set(socket, port);
+    // A target that dies between the probe and the proxied upgrade: http-proxy ends the client's
+    // socket, and the client reconnects.
+    proxy.ws(req, socket, head, { target: `http://127.0.0.1:${port}` }, () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    socketUrl: `ws://127.0.0.1:${port}${PROTOCOL_PATH}`,
+    routed,
+    openTo: (port) => [...clientSockets.values()].filter((target) => target === port).length,
+    async close() {
+      for (const socket of clientSockets.keys()) socket.destroy();
+      proxy.close();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The auction service as a real process (`node realtime/main.ts`), as it runs in production: for
+ * tests that kill it, signal it or run two of them on one database.
+ *
+ *   const service = await startServiceProcess({ databaseUrl, env: { HEARTBEAT_INTERVAL_MS: "500" } });
+ *   // service.socketUrl → ws://127.0.0.1:<port>/realtime
+ *   service.signal("SIGTERM"); const { code } = await service.exited;
+ *   await service.stop(); // SIGKILL if still running, then remove its data directory (afterEach)
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+const START_TIMEOUT_MS = 60_000;
+
+/** Every bid and socket in the fault tests comes from 127.0.0.1: lift the per-address limits. */
+export const LIFTED_LIMITS_ENV = { BID_RATE_LIMIT: "1000000", MAX_SOCKETS_PER_ADDRESS: "100000" };
+
+export interface ServiceProcess {
+  readonly port: number;
+  readonly socketUrl: string;
+  readonly httpUrl: string;
+  readonly child: ChildProcess;
+  /** Resolves when the process has exited, however. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The JSON log lines so far. */
+  readonly logs: Record<string, unknown>[];
+  /** Stderr so far (a crash shows here). */
+  stderr(): string;
+  /** True when it exited without the test having signalled it: a crash. */
+  crashed(): boolean;
+  signal(signal: NodeJS.Signals): void;
+  /** SIGKILL if still running, then remove the data directory; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface ServiceProcessOptions {
+  databaseUrl: string;
+  /** 0 (default) picks a free port; a restart passes the port it had. */
+  port?: number;
+  env?: Record<string, string>;
+}
+
+export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
+  // Unused with DATABASE_URL, but never the repository's ./data.
+  const dataDir = await mkdtemp(join(tmpdir(), "nothing-service-"));
+  const child = spawn(process.execPath, ["realtime/main.ts"], {
+    env: {
+      ...process.env,
+      PORT: String(options.port ?? 0),
+      HOST: "127.0.0.1",
+      STATIC_DIR: "",
+      DATA_DIR: dataDir,
+      DATABASE_URL: options.databaseUrl,
+      LOG_LEVEL: "info",
+      ...LIFTED_LIMITS_ENV,
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let stderr = "";
+  let signalled = false;
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the service did not start listening in time")), START_TIMEOUT_MS);
+    lines.on("line", (line) => {
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        entry = { msg: line };
+      }
+      logs.push(entry);
+      if (String(entry.msg).startsWith("The Nothing Store is open") && typeof entry.port === "number") {
+        clearTimeout(timer);
+        resolve(entry.port);
+      }
+    });
+    void exited.then(({ code }) => {
+      clearTimeout(timer);
+      reject(new Error(`the service exited with ${code} before listening: ${stderr}`));
+    });
+  }).catch(async (error: unknown) => {
+    child.kill("SIGKILL");
+    await exited;
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  });
+  let stopped = false;
+  return {
+    port,
+    socketUrl: `ws://127.0.0.1:${port}/realtime`,
+    httpUrl: `http://127.0.0.1:${port}`,
+    child,
+    exited,
+    logs,
+    stderr: () => stderr,
+    crashed: () => !signalled && (child.exitCode !== null || child.signalCode !== null),
+    signal(signal) {
+      signalled = true;
+      child.kill(signal);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (child.exitCode === null && child.signalCode === null) {
+        signalled = true;
+        child.kill("SIGKILL");
+      }
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
