@@ -1,0 +1,495 @@
+/**
+ * A fixed catalogue of hostile input, each case with the exact answer docs/realtime.md gives it:
+ * frames the socket refuses (binary, oversize), text that is not a message, fields missing, extra
+ * or of the wrong type, numbers JSON cannot or should not carry, amounts and names on and past
+ * every edge of the bid rules, markup and Unicode tricks in names, a foreign Origin, more sockets
+ * than the cap, and a bid flood. After each case the service still serves and a bystander socket
+ * still gets every broadcast; at the end every stored name is the accepted one, byte for byte.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ServiceConfig } from "../../realtime/config.ts";
+import type { BidStore } from "../../realtime/storage/types.ts";
+import { type ErrorCode, MAX_MESSAGE_BYTES, type WireBid } from "../../src/lib/auction/protocol.ts";
+import { connectClient, UpgradeRefused } from "./support/auctionClient.ts";
+import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import { connectRaw, type Outcome, type RawClient } from "./support/rawClient.ts";
+import {
+  BACKENDS,
+  createTestLocation,
+  openTestStore,
+  STORE_HOOK_TIMEOUT_MS,
+  type TestLocation,
+  waitFor,
+  withDirectSql,
+} from "./support/stores.ts";
+
+const TEST_TIMEOUT_MS = 60_000;
+const LIFTED_LIMITS: Partial<ServiceConfig> = { bidRateLimit: 100_000, maxSocketsPerAddress: 10_000 };
+const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
+
+/** docs/realtime.md's messages. */
+const MESSAGES = {
+  invalid_name: "Use 1 to 40 characters, no control characters.",
+  invalid_amount: "Bid more than $0.00 and at most $1,000,000,000.00, with at most 2 decimals.",
+  bad_message: "The message could not be read.",
+  rate_limited: "You're bidding too fast. Nothing will still be here in a moment.",
+};
+
+interface Auction {
+  location: TestLocation;
+  store: BidStore;
+  service: AuctionService;
+  /** Never sends: hears every broadcast, so a case that hurts other sockets shows here. */
+  bystander: RawClient;
+  sender: RawClient;
+  highestCents: number | null;
+  accepted: WireBid[];
+  stop(): Promise<void>;
+}
+
+async function openAuction(backend: "postgres" | "pglite", overrides = LIFTED_LIMITS): Promise<Auction> {
+  const location = await createTestLocation(backend);
+  const store = await openTestStore(location);
+  const service = await startAuctionService(store, overrides);
+  const bystander = await connectRaw(service.socketUrl);
+  await bystander.opening();
+  const sender = await connectRaw(service.socketUrl);
+  await sender.opening();
+  const auction: Auction = {
+    location,
+    store,
+    service,
+    bystander,
+    sender,
+    highestCents: null,
+    accepted: [],
+    async stop() {
+      await auction.sender.close();
+      await bystander.close();
+      await service.stop();
+      await store.close();
+    },
+  };
+  return auction;
+}
+
+// ---- What a case sends and what it must get back ---------------------------------------------
+
+type Expected =
+  | { accepted: string }
+  | { refused: Exclude<ErrorCode, "bad_message" | "rate_limited" | "unavailable">; requestId: string }
+  | { refused: "bad_message"; requestId?: string; says?: string }
+  | { closed: number; reason: string }
+  | { pong: true };
+
+/** The frame is built when the case runs, so a bid that should win is above whatever is highest. */
+type Frame = string | Buffer | ((nextCents: number) => string);
+
+interface Case {
+  case: string;
+  frame: Frame;
+  expected: Expected;
+}
+
+let caseNumber = 0;
+/** A bid frame with its own requestId, one cent above the high unless the case says otherwise. */
+function bid(fields: Record<string, unknown> = {}): { frame: (nextCents: number) => string; requestId: string } {
+  caseNumber++;
+  const requestId = `case-${caseNumber}`;
+  return {
+    requestId,
+    frame: (nextCents) =>
+      JSON.stringify({ type: "bid", requestId, bidderName: "Catalogue", amount: nextCents / 100, ...fields }),
+  };
+}
+
+/** A bid frame whose amount is written as raw text: tokens JSON.stringify cannot produce. */
+function rawAmount(token: string) {
+  caseNumber++;
+  const requestId = `case-${caseNumber}`;
+  return {
+    requestId,
+    frame: `{"type":"bid","requestId":"${requestId}","bidderName":"Catalogue","amount":${token}}`,
+  };
+}
+
+const named = (label: string, frame: Frame, expected: Expected): Case => ({ case: label, frame, expected });
+const badMessage = (label: string, made: { frame: Frame; requestId?: string }, says?: string): Case =>
+  named(label, made.frame, { refused: "bad_message", requestId: made.requestId, says });
+const amountCase = (label: string, amount: number | string): Case => {
+  const made = typeof amount === "string" ? rawAmount(amount) : bid({ amount });
+  return named(label, made.frame, { refused: "invalid_amount", requestId: made.requestId });
+};
+const nameCase = (label: string, name: string, outcome: "accepted" | "invalid_name", stored = name): Case => {
+  const made = bid({ bidderName: name });
+  return named(
+    label,
+    made.frame,
+    outcome === "accepted" ? { accepted: stored } : { refused: "invalid_name", requestId: made.requestId },
+  );
+};
+
+const padding = (totalBytes: number) => {
+  const frame = JSON.stringify({ type: "ping", padding: "" });
+  return JSON.stringify({ type: "ping", padding: "x".repeat(totalBytes - frame.length) });
+};
+
+const FRAMES: Case[] = [
+  named("a binary frame", Buffer.from('{"type":"ping"}'), { closed: 1003, reason: "Text frames only" }),
+  named(`a frame of ${MAX_MESSAGE_BYTES + 1} bytes`, padding(MAX_MESSAGE_BYTES + 1), { closed: 1009, reason: "" }),
+  named("a frame of 1 MiB", padding(1024 * 1024), { closed: 1009, reason: "" }),
+  // Exactly at the limit the frame is read, and refused only for its extra field.
+  badMessage(`a frame of exactly ${MAX_MESSAGE_BYTES} bytes`, { frame: padding(MAX_MESSAGE_BYTES) }, "padding"),
+];
+
+const NOT_MESSAGES: Case[] = [
+  badMessage("invalid JSON", { frame: "{not json" }),
+  badMessage("an empty frame", { frame: "" }),
+  badMessage("a truncated message", { frame: '{"type":"bid","requestId":"cut"' }),
+  badMessage("JSON null", { frame: "null" }),
+  badMessage("a JSON array", { frame: '[{"type":"ping"}]' }),
+  badMessage("a JSON number", { frame: "42" }),
+  badMessage("a JSON string", { frame: '"bid"' }),
+  badMessage("an empty object", { frame: "{}" }),
+  badMessage("an unknown type, keeping its requestId", {
+    frame: '{"type":"sell","requestId":"r-sell"}',
+    requestId: "r-sell",
+  }),
+  badMessage("a type in the wrong case", bid({ type: "BID" })),
+  badMessage("a ping with an extra field", { frame: '{"type":"ping","requestId":"p-1"}', requestId: "p-1" }),
+];
+
+function withoutField(field: string) {
+  const made = bid();
+  return {
+    requestId: field === "requestId" ? undefined : made.requestId,
+    frame: (nextCents: number) => {
+      const message = JSON.parse(made.frame(nextCents));
+      delete message[field];
+      return JSON.stringify(message);
+    },
+  };
+}
+
+const SHAPES: Case[] = [
+  badMessage("a bid without a type", withoutField("type"), "type"),
+  badMessage("a bid without a requestId", withoutField("requestId"), "requestId"),
+  badMessage("a bid without a bidderName", withoutField("bidderName"), "bidderName"),
+  badMessage("a bid without an amount", withoutField("amount"), "amount"),
+  badMessage("a bid with an extra field", bid({ bonus: 1 }), "bonus"),
+  badMessage("a bid with a __proto__ field", rawFields('"amount":1,"__proto__":{"amount":1}'), "__proto__"),
+  badMessage("a bid with the amount as a string", bid({ amount: "12.50" }), "amount"),
+  badMessage("a bid with the amount null (what JSON.stringify makes of NaN)", bid({ amount: null }), "amount"),
+  badMessage("a bid with the amount true", bid({ amount: true }), "amount"),
+  badMessage("a bid with the amount in an array", bid({ amount: [12] }), "amount"),
+  badMessage("a bid with the amount an object", bid({ amount: { dollars: 12 } }), "amount"),
+  badMessage(
+    "a bid whose second amount is a string (the last key wins)",
+    rawFields('"amount":1,"amount":"1"'),
+    "amount",
+  ),
+  badMessage("a bid with the name a number", bid({ bidderName: 7 }), "bidderName"),
+  badMessage("a bid with the name null", bid({ bidderName: null }), "bidderName"),
+  badMessage("a bid with the name an array", bid({ bidderName: ["Nobody"] }), "bidderName"),
+  badMessage("a requestId that is a number", { ...bid({ requestId: 7 }), requestId: undefined }, "requestId"),
+  badMessage("an empty requestId", { ...bid({ requestId: "" }), requestId: undefined }, "requestId"),
+  badMessage(
+    "a requestId of 65 characters",
+    { ...bid({ requestId: "r".repeat(65) }), requestId: undefined },
+    "requestId",
+  ),
+];
+
+/** A bid with a valid name and requestId and the given raw fields after them (the amount included). */
+function rawFields(fields: string) {
+  caseNumber++;
+  const requestId = `case-${caseNumber}`;
+  return { requestId, frame: `{"type":"bid","requestId":"${requestId}","bidderName":"Catalogue",${fields}}` };
+}
+
+/** A bid `offsetCents` from the highest (one cent above it is the smallest that wins). */
+function tooLow(label: string, offsetCents: number): Case {
+  const made = bid();
+  return named(label, (nextCents) => made.frame(nextCents - 1 + offsetCents), {
+    refused: "too_low",
+    requestId: made.requestId,
+  });
+}
+
+const notJson = (token: string) => ({ frame: rawAmount(token).frame });
+
+const NUMBERS: Case[] = [
+  // Not JSON at all, so no requestId can be read from them.
+  badMessage("NaN, which JSON cannot carry", notJson("NaN")),
+  badMessage("Infinity, which JSON cannot carry", notJson("Infinity")),
+  badMessage("-Infinity, which JSON cannot carry", notJson("-Infinity")),
+  badMessage("a hexadecimal amount", notJson("0x10")),
+  badMessage("an amount with a leading zero", notJson("012")),
+  badMessage("an amount with a plus sign", notJson("+12")),
+  // Valid JSON that reads as Infinity: a number, so the bid rules refuse it.
+  amountCase("1e309, read as Infinity", "1e309"),
+  amountCase("-1e309, read as -Infinity", "-1e309"),
+  amountCase("-0", "-0"),
+  amountCase("zero", 0),
+  amountCase("a negative amount", -5),
+  amountCase("minus one cent", -0.01),
+  amountCase("3 decimals", 12.345),
+  amountCase("a tenth of a cent", 0.001),
+  amountCase("the smallest double", 5e-324),
+  amountCase("0.1 + 0.2 (not a whole number of cents)", 0.1 + 0.2),
+  amountCase("one cent over the maximum", 1_000_000_000.01),
+  amountCase("1e21, whose text has an exponent", 1e21),
+  amountCase("the largest double", Number.MAX_VALUE),
+  amountCase("3 decimals above the maximum", "1000000000.001"),
+  tooLow("the highest amount again", 0),
+  tooLow("one cent under the highest", -1),
+];
+
+const EMOJI = "\u{1f600}";
+const NAMES: Case[] = [
+  nameCase("an empty name", "", "invalid_name"),
+  nameCase("a name of spaces", "   ", "invalid_name"),
+  nameCase("a name of tabs and newlines", "\t\n\r", "invalid_name"),
+  nameCase("a name of ideographic and no-break spaces", "\u3000\u00a0", "invalid_name"),
+  nameCase("a name of 41 letters", "x".repeat(41), "invalid_name"),
+  nameCase("a name of 40 letters", "x".repeat(40), "accepted"),
+  nameCase("a name of 40 emoji (80 UTF-16 units, 40 code points)", EMOJI.repeat(40), "accepted"),
+  nameCase("a name of 41 emoji", EMOJI.repeat(41), "invalid_name"),
+  nameCase("40 emoji between spaces, trimmed", `  ${EMOJI.repeat(40)}\u3000`, "accepted", EMOJI.repeat(40)),
+  nameCase("a name with NUL (U+0000)", "No\u0000body", "invalid_name"),
+  nameCase("a name with U+001F", "No\u001fbody", "invalid_name"),
+  nameCase("a name with DEL (U+007F)", "No\u007fbody", "invalid_name"),
+  nameCase("a name with NEL (U+0085)", "No\u0085body", "invalid_name"),
+  nameCase("a name with an escape sequence", "\u001b[31mRed", "invalid_name"),
+  nameCase("a name with a right-to-left override (U+202E)", "\u202egnihtoN", "invalid_name"),
+  nameCase("a name with a zero-width space (U+200B)", "No\u200bbody", "invalid_name"),
+  nameCase("a name with a zero-width joiner (U+200D)", "No\u200dbody", "invalid_name"),
+  nameCase("a family emoji, which joins with U+200D", "\u{1f468}\u200d\u{1f469}\u200d\u{1f467}", "invalid_name"),
+  nameCase("a name with a byte order mark inside (U+FEFF)", "No\ufeffbody", "invalid_name"),
+  nameCase("a byte order mark at the start, trimmed as white space", "\ufeffNobody", "accepted", "Nobody"),
+  nameCase("a lone surrogate (a JSON \\ud800 escape)", "\ud800", "invalid_name"),
+  nameCase("a lone low surrogate after a letter", "a\udc00", "invalid_name"),
+  nameCase("combining marks (Mn) on letters", "Zoe\u0308 Nguye\u0302\u0303n", "accepted"),
+  nameCase("20 letters with an accent each (40 code points)", "e\u0301".repeat(20), "accepted"),
+  nameCase("20 accented letters and one more (41 code points)", `${"e\u0301".repeat(20)}a`, "invalid_name"),
+  nameCase("one letter under 39 combining marks", `Z${"\u0336".repeat(39)}`, "accepted"),
+  nameCase(
+    "right-to-left script without overrides",
+    "\u05e9\u05dc\u05d5\u05dd \u0645\u0632\u0627\u064a\u062f",
+    "accepted",
+  ),
+  nameCase("a flag and a skin tone", "\u{1f1f3}\u{1f1f4}\u{1f44d}\u{1f3fd}", "accepted"),
+  nameCase("the last code point (U+10FFFF)", "\u{10ffff}", "accepted"),
+  nameCase("an img tag with onerror", "<img src=x onerror=alert(1)>", "accepted"),
+  nameCase("a script element", "<script>alert(1)</script>", "accepted"),
+  nameCase("an attribute breakout", '"><svg onload=alert(1)>', "accepted"),
+  nameCase("an HTML entity", "&lt;b&gt;&amp;", "accepted"),
+  nameCase("SQL in a name", "Robert'); DROP TABLE auction_bids;--", "accepted"),
+];
+
+// ---- Running a case ----------------------------------------------------------------------------
+
+async function send(auction: Auction, frame: Frame): Promise<Outcome> {
+  const nextCents = (auction.highestCents ?? 0) + 1;
+  const text = typeof frame === "function" ? frame(nextCents) : frame;
+  return auction.sender.exchange(text, { binary: Buffer.isBuffer(text) });
+}
+
+function expectAnswer(auction: Auction, outcome: Outcome, expected: Expected) {
+  if ("accepted" in expected) {
+    expect(outcome).toMatchObject({ type: "accepted", bid: { bidderName: expected.accepted } });
+    if (outcome.type === "accepted") {
+      auction.highestCents = outcome.bid.amountCents;
+      auction.accepted.push(outcome.bid);
+    }
+  } else if ("closed" in expected) {
+    expect(outcome).toEqual({ type: "closed", code: expected.closed, reason: expected.reason });
+  } else if ("pong" in expected) {
+    expect(outcome).toEqual({ type: "pong" });
+  } else if (expected.refused === "bad_message") {
+    const answer = {
+      type: "error",
+      code: "bad_message",
+      message: expect.stringMatching(/^The message could not be read\. /),
+    };
+    expect(outcome).toEqual(expected.requestId === undefined ? answer : { ...answer, requestId: expected.requestId });
+    if (expected.says !== undefined && outcome.type === "error") expect(outcome.message).toContain(expected.says);
+  } else {
+    expect(outcome).toEqual({
+      type: "error",
+      code: expected.refused,
+      requestId: expected.requestId,
+      message:
+        expected.refused === "too_low"
+          ? `Your bid must be higher than ${usd.format((auction.highestCents ?? 0) / 100)}`
+          : MESSAGES[expected.refused],
+      highestCents: auction.highestCents,
+    });
+  }
+}
+
+/** The service still answers a new socket, and a new bid reaches the bystander that was open all along. */
+async function expectUnharmed(auction: Auction) {
+  if (auction.sender.socket.readyState !== auction.sender.socket.OPEN) {
+    auction.sender = await connectRaw(auction.service.socketUrl);
+    await auction.sender.opening();
+  }
+  const amountCents = (auction.highestCents ?? 0) + 1;
+  const outcome = await auction.sender.exchange(
+    JSON.stringify({ type: "bid", requestId: "after", bidderName: "Still Here", amount: amountCents / 100 }),
+  );
+  expect(outcome).toMatchObject({ type: "accepted", bid: { amountCents } });
+  if (outcome.type !== "accepted") return;
+  auction.highestCents = amountCents;
+  auction.accepted.push(outcome.bid);
+  await waitFor("the bystander to hear the new bid", () => auction.bystander.broadcasts.at(-1)?.id === outcome.bid.id);
+}
+
+describe.each(BACKENDS)("adversarial catalogue on %s", (backend) => {
+  let auction: Auction;
+  beforeAll(async () => {
+    auction = await openAuction(backend);
+  }, STORE_HOOK_TIMEOUT_MS);
+  afterAll(async () => {
+    await auction?.stop();
+    await auction?.location.remove();
+  }, STORE_HOOK_TIMEOUT_MS);
+
+  describe.each([
+    ["frames the socket refuses", FRAMES],
+    ["text that is not a message", NOT_MESSAGES],
+    ["messages of the wrong shape", SHAPES],
+    ["numbers", NUMBERS],
+    ["names", NAMES],
+  ] as const)("%s", (_group, cases) => {
+    it.each(cases)("$case", async ({ frame, expected }) => {
+      expectAnswer(auction, await send(auction, frame), expected);
+      await expectUnharmed(auction);
+    });
+  });
+
+  it(
+    "broadcast every accepted bid once, in order, and stored each name exactly as accepted",
+    async () => {
+      await waitFor("the last broadcast", () => auction.bystander.broadcasts.length >= auction.accepted.length);
+      expect(auction.bystander.broadcasts).toEqual(auction.accepted);
+      await auction.stop();
+      const rows = await withDirectSql(auction.location, (query) =>
+        query("SELECT id::int AS id, bidder_name, (amount * 100)::bigint::text AS cents FROM auction_bids ORDER BY 1"),
+      );
+      expect(rows.map((row) => [row.id, row.bidder_name, Number(row.cents)])).toEqual(
+        auction.accepted.map((bid) => [bid.id, bid.bidderName, bid.amountCents]),
+      );
+      expect(rows.map((row) => row.bidder_name)).toContain("<script>alert(1)</script>");
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+// ---- Limits at the door and over time (in front of the store, so one backend) ----------------
+
+describe("adversarial catalogue: the limits", () => {
+  let auction: Auction | undefined;
+  afterAll(async () => {
+    await auction?.stop();
+    await auction?.location.remove();
+  }, STORE_HOOK_TIMEOUT_MS);
+
+  async function refusal(url: string, options: Parameters<typeof connectClient>[1]) {
+    const error = await connectClient(url, options).then(
+      async (client) => {
+        await client.close();
+        return null;
+      },
+      (reason: unknown) => reason,
+    );
+    if (!(error instanceof UpgradeRefused)) throw new Error(`expected a refused upgrade, got ${String(error)}`);
+    return [error.status, error.body];
+  }
+
+  it(
+    "refuses a foreign Origin, and a null one, with 403 at the upgrade",
+    async () => {
+      auction = await openAuction("pglite", { bidRateLimit: 5, bidRateWindowMs: 600_000, maxSocketsPerAddress: 4 });
+      const forbidden = [403, "This origin may not connect to the auction."];
+      expect(await refusal(auction.service.socketUrl, { origin: "https://evil.example" })).toEqual(forbidden);
+      expect(await refusal(auction.service.socketUrl, { origin: "null" })).toEqual(forbidden);
+      expect(await refusal(auction.service.socketUrl, { origin: "http://127.0.0.1.evil.example" })).toEqual(forbidden);
+      await expectUnharmed(auction);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "refuses sockets over the per-address cap with 429, and keeps the open ones",
+    async () => {
+      if (!auction) throw new Error("the auction of the first case is missing");
+      // The bystander and the sender hold 2 of the 4 slots.
+      const more = [await connectRaw(auction.service.socketUrl), await connectRaw(auction.service.socketUrl)];
+      try {
+        for (let attempt = 0; attempt < 3; attempt++) {
+          expect(await refusal(auction.service.socketUrl, {})).toEqual([
+            429,
+            "Too many connections from your address.",
+          ]);
+        }
+        await expectUnharmed(auction);
+      } finally {
+        await Promise.all(more.map((client) => client.close()));
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "answers a bid flood over the rate limit with rate_limited, accepting exactly the limit",
+    async () => {
+      if (!auction) throw new Error("the auction of the first case is missing");
+      // Refusals before the limit do not count against it: 50 bad names first.
+      const badNames = [];
+      for (let i = 0; i < 50; i++) badNames.push(await send(auction, bid({ bidderName: "" }).frame));
+      expect(new Set(badNames.map((answer) => answer.type === "error" && answer.code))).toEqual(
+        new Set(["invalid_name"]),
+      );
+
+      // expectUnharmed of the earlier cases placed 2 bids; the window allows 5.
+      const start = (auction.highestCents ?? 0) + 1;
+      const flood = Array.from({ length: 30 }, (_, index) =>
+        JSON.stringify({
+          type: "bid",
+          requestId: `flood-${index}`,
+          bidderName: "Flooder",
+          amount: (start + index) / 100,
+        }),
+      );
+      for (const frame of flood) auction.sender.socket.send(frame);
+      const answers: Outcome[] = [];
+      for (let i = 0; i < flood.length; i++) answers.push(await auction.sender.next());
+      const accepted = answers.filter((answer) => answer.type === "accepted");
+      const limited = answers.filter((answer) => answer.type === "error" && answer.code === "rate_limited");
+      expect([accepted.length, limited.length]).toEqual([3, 27]);
+      expect(limited[0]).toMatchObject({ message: MESSAGES.rate_limited });
+      const lastAccepted = accepted.at(-1);
+      if (lastAccepted?.type !== "accepted") throw new Error("no bid accepted");
+      await waitFor(
+        "the bystander to hear the flood's bids",
+        () => auction?.bystander.broadcasts.at(-1)?.id === lastAccepted.bid.id,
+      );
+      expect(auction.bystander.broadcasts.filter((heard) => heard.bidderName === "Flooder")).toHaveLength(3);
+      const health = await fetch(`${auction.service.httpUrl}/healthz`);
+      expect(health.status).toBe(200);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "answers a flood of pings, which the rate limit does not cover, without closing",
+    async () => {
+      if (!auction) throw new Error("the auction of the first case is missing");
+      for (let i = 0; i < 2_000; i++) auction.sender.socket.send('{"type":"ping"}');
+      for (let i = 0; i < 2_000; i++) expect(await auction.sender.next()).toEqual({ type: "pong" });
+      expect(auction.sender.socket.readyState).toBe(auction.sender.socket.OPEN);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
