@@ -134,7 +134,9 @@ export function inventoryPage(html: string): PageInventory {
     frameOrigins: new Set(),
     problems: [],
   };
-  for (const [, element = "", attributeSource = "", text = ""] of html.matchAll(RAW_TEXT)) {
+  // The browser hashes the text it parsed, and HTML parsing turns CR LF and lone CR into LF.
+  const source = html.replace(/\r\n?/g, "\n");
+  for (const [, element = "", attributeSource = "", text = ""] of source.matchAll(RAW_TEXT)) {
     if (element.toLowerCase() === "style") {
       inventory.styleHashes.add(hashSource(text));
     } else if (!attributes(attributeSource).has("src")) {
@@ -142,7 +144,7 @@ export function inventoryPage(html: string): PageInventory {
     }
   }
   // Attributes are read with the raw-text contents removed: a script may hold "<a onclick=" in a string.
-  const markup = html.replace(RAW_TEXT, "");
+  const markup = source.replace(RAW_TEXT, "");
   for (const [tag, rawName = "", attributeSource = ""] of markup.matchAll(START_TAG)) {
     const name = rawName.toLowerCase();
     const attrs = attributes(attributeSource);

@@ -38,6 +38,11 @@ describe("inventoryPage", () => {
     expect(page.problems).toEqual([]);
   });
 
+  it("hashes the text as the browser parses it: line breaks normalised to LF", () => {
+    const page = inventoryPage("<script>a();\r\nb();\rc();</script>");
+    expect(page.scriptHashes).toEqual(new Set([sha256("a();\nb();\nc();")]));
+  });
+
   it("reads the origins of frames and click-to-load embeds", () => {
     const page = inventoryPage(
       `<nothing-embed class="x" data-src="https://www.youtube-nocookie.com/embed/abc?autoplay=1&amp;rel=0"></nothing-embed>` +
