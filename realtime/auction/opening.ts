@@ -37,30 +37,16 @@ export async function readOpening(
   // One more than the limit tells "exactly RESUME_LIMIT missed" from "more than that".
   const missed = await coalesce(`after:${after}`, () => store.bidsAfter(after, RESUME_LIMIT + 1));
   if (missed.bids.length > RESUME_LIMIT) return snapshot(await view());
-  const newest = missed.bids.at(-1);
-  if (newest) {
-    // Accepted amounts rise with the id, so the newest bid is the highest.
-    const bids = missed.bids.map(toWireBid);
-    return {
-      message: { type: "resume", bids, highest: bids.at(-1) ?? null, bidders: missed.bidders },
-      coveredId: newest.id,
-    };
-  }
-
-  // Nothing after `after`: the resume is empty, but it still needs the highest bid.
-  const current = await view();
-  const top = current.highest?.id ?? 0;
+  const top = missed.highest?.id ?? 0;
   // A client ahead of the newest bid saw another auction (a reset database): it starts over.
-  if (top < after) return snapshot(current);
-  // Bids placed between the two reads, if all of them are in the view, complete the resume.
-  const since = current.bids.filter((bid) => bid.id > after).reverse();
-  if (since.length > 0 && since.length === current.bids.length) return snapshot(current);
+  if (top < after) return snapshot(await view());
+  // One read, one snapshot: every bid from `after` up to the highest is in `bids`.
   return {
     message: {
       type: "resume",
-      bids: since.map(toWireBid),
-      highest: current.highest ? toWireBid(current.highest) : null,
-      bidders: current.bidders,
+      bids: missed.bids.map(toWireBid),
+      highest: missed.highest ? toWireBid(missed.highest) : null,
+      bidders: missed.bidders,
     },
     coveredId: top,
   };

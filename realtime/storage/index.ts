@@ -8,7 +8,7 @@ import { openPostgresStore } from "./postgres.ts";
 import type { BidStore } from "./types.ts";
 
 export { DataDirLockedError } from "./dataDirLock.ts";
-export type { AuctionView, BidNotice, BidStore, PlaceBidOutcome, StoredBid } from "./types.ts";
+export type { AuctionView, BidNotice, BidStore, BidsAfter, PlaceBidOutcome, StoredBid } from "./types.ts";
 export { StoreUnavailableError } from "./types.ts";
 
 export interface OpenBidStoreOptions {

@@ -2,17 +2,19 @@
  * The SQL both adapters send and the mapping of its rows, so the two backends cannot drift apart.
  * Each read is one statement, hence one snapshot: the bids and the bidder count always agree.
  */
-import type { AuctionView, BidNotice, PlaceBidOutcome, StoredBid } from "./types.ts";
+import type { AuctionView, BidNotice, BidsAfter, PlaceBidOutcome, StoredBid } from "./types.ts";
 
 export const NOTIFY_CHANNEL = "auction_bids";
 
 /** $1 name (trimmed and checked by the rules), $2 amount in cents. See sql/001_auction_bids.sql. */
 export const PLACE_BID_SQL = "SELECT * FROM place_auction_bid($1::text, $2::bigint)";
 
+const HIGHEST_COLUMN = `(SELECT row_to_json(h) FROM (SELECT * FROM auction_bids_wire ORDER BY id DESC LIMIT 1) h) AS highest`;
+
 /** $1 limit. */
 export const VIEW_SQL = `SELECT
   (SELECT bidder_count FROM auction_state) AS bidders,
-  (SELECT row_to_json(h) FROM (SELECT * FROM auction_bids_wire ORDER BY id DESC LIMIT 1) h) AS highest,
+  ${HIGHEST_COLUMN},
   coalesce(
     (SELECT json_agg(b ORDER BY b.id DESC) FROM (SELECT * FROM auction_bids_wire ORDER BY id DESC LIMIT $1::integer) b),
     '[]'::json
@@ -21,6 +23,7 @@ export const VIEW_SQL = `SELECT
 /** $1 after id, $2 limit. */
 export const BIDS_AFTER_SQL = `SELECT
   (SELECT bidder_count FROM auction_state) AS bidders,
+  ${HIGHEST_COLUMN},
   coalesce(
     (SELECT json_agg(b ORDER BY b.id) FROM (
       SELECT * FROM auction_bids_wire WHERE id > $1::bigint ORDER BY id LIMIT $2::integer
@@ -50,8 +53,7 @@ export function toPlaceBidOutcome(row: Row | undefined): PlaceBidOutcome {
   return { accepted: false, highestCents: Number(row.highest_cents) };
 }
 
-export function toAuctionView(row: Row | undefined): AuctionView {
-  if (!row) throw new Error("the auction view returned no row");
+function toBidsWithHighest(row: Row): AuctionView {
   const highest = parseJson(row.highest) as Row | null;
   return {
     bids: (parseJson(row.bids) as Row[]).map(toStoredBid),
@@ -60,9 +62,14 @@ export function toAuctionView(row: Row | undefined): AuctionView {
   };
 }
 
-export function toBidsAfter(row: Row | undefined): { bids: StoredBid[]; bidders: number } {
+export function toAuctionView(row: Row | undefined): AuctionView {
+  if (!row) throw new Error("the auction view returned no row");
+  return toBidsWithHighest(row);
+}
+
+export function toBidsAfter(row: Row | undefined): BidsAfter {
   if (!row) throw new Error("bids after returned no row");
-  return { bids: (parseJson(row.bids) as Row[]).map(toStoredBid), bidders: Number(row.bidders) };
+  return toBidsWithHighest(row);
 }
 
 /** The NOTIFY payload built by place_auction_bid(); null when it is not one (logged by the caller). */

@@ -29,6 +29,15 @@ export interface AuctionView {
   bidders: number;
 }
 
+/** The bids after an id with where the auction stands, read in one snapshot. */
+export interface BidsAfter {
+  /** Oldest first. */
+  bids: StoredBid[];
+  /** The newest (so highest) bid of the whole auction, also when no bid is after the id. */
+  highest: StoredBid | null;
+  bidders: number;
+}
+
 export interface BidStore {
   readonly backend: "postgres" | "pglite";
   /**
@@ -39,8 +48,11 @@ export interface BidStore {
   placeBid(bidderName: string, amountCents: number): Promise<PlaceBidOutcome>;
   /** The newest `limit` bids, the highest and the bidder count, read consistently. */
   view(limit: number): Promise<AuctionView>;
-  /** Bids with id above `afterId`, oldest first, at most `limit`, with the current bidder count. */
-  bidsAfter(afterId: number, limit: number): Promise<{ bids: StoredBid[]; bidders: number }>;
+  /**
+   * Bids with id above `afterId`, oldest first, at most `limit`, with the highest bid and the
+   * bidder count, read consistently: a resume with nothing missed costs this one query.
+   */
+  bidsAfter(afterId: number, limit: number): Promise<BidsAfter>;
   /** Every accepted bid from any instance, in commit order, once per notification. Returns unsubscribe. */
   onBid(listener: (notice: BidNotice) => void): () => void;
   /** Fires false when the database is lost and true once it is reachable and LISTENing again. */

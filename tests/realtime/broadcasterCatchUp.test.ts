@@ -32,7 +32,11 @@ function scriptedStore() {
         failReads--;
         throw new Error("still down");
       }
-      return { bids: rows.filter((row) => row.id > afterId).slice(0, limit), bidders: rows.length };
+      return {
+        bids: rows.filter((row) => row.id > afterId).slice(0, limit),
+        highest: rows.at(-1) ?? null,
+        bidders: rows.length,
+      };
     },
     onBid(listener) {
       bidListeners.add(listener);
