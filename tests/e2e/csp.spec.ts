@@ -218,7 +218,7 @@ test.describe("Content-Security-Policy", () => {
     });
   }
 
-  test("the policy is live: an injected inline script and style without a hash are refused", async ({
+  test("the policy is live: an unhashed inline script and style, a foreign frame and fetch are refused", async ({
     page,
     context,
   }) => {
@@ -231,16 +231,25 @@ test.describe("Content-Security-Policy", () => {
       const style = document.createElement("style");
       style.textContent = "body { outline: 7px solid rgb(1, 2, 3); }";
       document.head.append(style);
+      const frame = document.createElement("iframe");
+      frame.src = "https://elsewhere.example/";
+      document.body.append(frame);
+      const fetched = await fetch("https://elsewhere.example/").then(
+        () => "fetched",
+        () => "refused",
+      );
       await new Promise((resolve) => setTimeout(resolve, 100));
       return {
         ran: (window as unknown as { injectedScriptRan?: boolean }).injectedScriptRan ?? false,
         outline: getComputedStyle(document.body).outlineColor,
+        fetched,
       };
     });
     expect(outcome.ran).toBe(false);
     expect(outcome.outline).not.toBe("rgb(1, 2, 3)");
+    expect(outcome.fetched).toBe("refused");
     const directivesHit = (await violations.events(page)).map((violation) => violation.directive).sort();
-    expect(directivesHit).toEqual(["script-src-elem", "style-src-elem"]);
-    expect(violations.console.length).toBeGreaterThanOrEqual(2);
+    expect(directivesHit).toEqual(["connect-src", "frame-src", "script-src-elem", "style-src-elem"]);
+    expect(violations.console.length).toBeGreaterThanOrEqual(4);
   });
 });
