@@ -32,6 +32,7 @@ import {
   type DirectQuery,
   openTestStore,
   STORE_HOOK_TIMEOUT_MS,
+  waitFor,
   withDirectSql,
 } from "./support/stores.ts";
 
@@ -407,7 +408,7 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
       const fresh = await connectRaw(service.socketUrl);
       cleanups.push(() => fresh.close());
       const snapshot = await fresh.opening();
-      await watcherHasEverything(watcher, accepted.length);
+      await waitFor("the watcher to hear every accepted bid", () => watcher.broadcasts.length >= accepted.length);
       const watched = watcher.broadcasts.map(({ id, bidderName, amountCents }) => ({ id, bidderName, amountCents }));
       expect(watched, "every accepted bid broadcast once, in id order").toEqual(accepted);
 
@@ -416,6 +417,7 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
       storeOpen = false;
       const rows = await withDirectSql(location, readRows);
       expect(ruleBreaks(rows)).toEqual([]);
+      expect(rows).toHaveLength(model.acceptances);
       expect(rows).toEqual(accepted);
       const newest = rows.slice(-SNAPSHOT_SIZE).reverse();
       expect(snapshot.type).toBe("snapshot");
@@ -426,13 +428,6 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
     TEST_TIMEOUT_MS,
   );
 });
-
-async function watcherHasEverything(watcher: RawClient, count: number) {
-  const deadline = Date.now() + 10_000;
-  while (watcher.broadcasts.length < count && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** A location whose database has the auction's tables, with no store left open on it. */
 async function migratedLocation(backend: Backend) {
