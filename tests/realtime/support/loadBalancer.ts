@@ -49,9 +49,11 @@ export async function startLoadBalancer(targetPorts: number[]): Promise<LoadBala
   let next = 0;
 
   async function pickTarget(): Promise<number | null> {
+    // Every target once from this pick's own start: concurrent picks must not share the counter
+    // while they wait for probes, or one could try a dead target twice and the live one never.
+    const start = next++;
     for (let tried = 0; tried < targetPorts.length; tried++) {
-      const port = targetPorts[next % targetPorts.length] as number;
-      next += 1;
+      const port = targetPorts[(start + tried) % targetPorts.length] as number;
       if (await accepts(port)) return port;
     }
     return null;
