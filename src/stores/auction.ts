@@ -43,7 +43,6 @@ export function connectAuction(url = realtimeEndpoint(config.realtimeUrl, window
   if (client) return;
   client = createRealtimeClient({
     url,
-    lastSeenId: () => $auction.get().bids[0]?.id ?? null,
     onStatus: (status) => $auction.setKey("status", status),
     onMessage: receive,
   });

@@ -10,7 +10,14 @@
 import postgres from "postgres";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLOSE_CODES } from "../../src/lib/auction/protocol.ts";
-import { auditAuction, createLedger, type Ledger, readStoredBids, startSteadyBidding } from "./support/accounting.ts";
+import {
+  auditAuction,
+  type BidAttempt,
+  createLedger,
+  type Ledger,
+  readStoredBids,
+  startSteadyBidding,
+} from "./support/accounting.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { startLoadBalancer } from "./support/loadBalancer.ts";
 import { openPage, type Page } from "./support/pageClient.ts";
@@ -77,6 +84,20 @@ const acked = (ledger: Ledger) => ledger.attempts.filter((attempt) => attempt.ou
 async function moreAcks(ledger: Ledger, count: number, timeoutMs = 60_000) {
   const target = acked(ledger) + count;
   await waitFor(`${target} acknowledged bids (have ${acked(ledger)})`, () => acked(ledger) >= target, timeoutMs);
+}
+
+/** One bid from the page, recorded in the ledger; resolves with the outcome's kind. */
+async function placeRecorded(ledger: Ledger, page: Page): Promise<string> {
+  const attempt: BidAttempt = {
+    name: `${ledger.label} ${page.label} ${ledger.attempts.length + 1}`,
+    amountCents: ledger.nextAmountCents(),
+    page: page.label,
+    sentAt: performance.now(),
+  };
+  ledger.attempts.push(attempt);
+  attempt.outcome = await page.placeBid(attempt.name, attempt.amountCents);
+  attempt.settledAt = performance.now();
+  return attempt.outcome.kind;
 }
 
 async function readyStatus(service: ServiceProcess): Promise<number> {
@@ -205,6 +226,62 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       expect(audit.counts.crashes).toBe(0);
       expect(expectedReconnects).toBeGreaterThan(0);
       expect(audit.counts.reconnects).toBe(expectedReconnects);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a page whose acknowledgement outran the broadcasts resumes after the last bid it received, skipping none, when its instance is killed",
+    async () => {
+      const database = await createTestDatabase();
+      onCleanup(() => database.drop());
+      const [victim, survivor] = [await startService(database.url), await startService(database.url)] as const;
+      const balancer = await startLoadBalancer([victim.port, survivor.port]);
+      onCleanup(() => balancer.close());
+      // One at a time, so round-robin puts the first page on the victim and the second on the survivor.
+      const onVictim = openPages("ahead-", [balancer.socketUrl], 1)[0] as Page;
+      await allLive([onVictim]);
+      const onSurvivor = openPages("other-", [balancer.socketUrl], 1)[0] as Page;
+      await allLive([onSurvivor]);
+      expect([balancer.openTo(victim.port), balancer.openTo(survivor.port)]).toEqual([1, 1]);
+
+      // A first bid that both pages receive: the page on the victim has a bid to resume after.
+      const ledger = createLedger("ahead");
+      await placeRecorded(ledger, onSurvivor);
+      await waitFor("the first broadcast", () => onVictim.lastReceivedId() > 0 && onSurvivor.lastReceivedId() > 0);
+
+      // Notifications held up on their way (frozen LISTEN backends): acknowledgements still arrive.
+      const admin = postgres(database.url, { max: 1, onnotice: () => {} });
+      onCleanup(() => admin.end());
+      const listeners = (
+        await admin`SELECT pid FROM pg_stat_activity
+          WHERE application_name = 'nothing-store listen' AND datname = current_database()`
+      ).map((row) => Number(row.pid));
+      expect(listeners).toHaveLength(2);
+      for (const pid of listeners) process.kill(pid, "SIGSTOP");
+      const thaw = () => {
+        for (const pid of listeners) {
+          try {
+            process.kill(pid, "SIGCONT");
+          } catch {
+            // Already gone: the killed instance's backend exits once thawed.
+          }
+        }
+      };
+      onCleanup(async () => thaw());
+      expect(await placeRecorded(ledger, onSurvivor)).toBe("accepted");
+      expect(await placeRecorded(ledger, onVictim)).toBe("accepted");
+      // The page on the victim has its own bid acknowledged, but not the broadcast of the one before.
+      expect(onVictim.received.map((bid) => bid.id)).toEqual([1]);
+      expect(onVictim.acknowledged.map((bid) => bid.id)).toEqual([3]);
+
+      victim.signal("SIGKILL");
+      await waitFor("the page to resume on the survivor", () => onVictim.reopenings === 1 && onVictim.isLive(), 30_000);
+      thaw();
+
+      const audit = await auditAuction(ledger, [onVictim, onSurvivor], database.url, { crashes: crashes([survivor]) });
+      console.log(audit.line);
+      expect(audit.problems).toEqual([]);
     },
     TEST_TIMEOUT_MS,
   );

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type WebSocket as ServerSocket, WebSocketServer } from "ws";
-import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
+import type { ServerMessage, WireBid } from "../../src/lib/auction/protocol.ts";
 import {
   type ConnectionStatus,
   createRealtimeClient,
@@ -67,11 +67,9 @@ describe("realtime client against a real socket server", () => {
   const statuses: ConnectionStatus[] = [];
   const messages: ServerMessage[] = [];
   const errors: string[] = [];
-  let lastSeen: number | null = null;
 
   beforeEach(async () => {
     connections.length = statuses.length = messages.length = errors.length = 0;
-    lastSeen = null;
     server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
     await new Promise((resolve) => server.once("listening", resolve));
     url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/realtime`;
@@ -84,7 +82,6 @@ describe("realtime client against a real socket server", () => {
     client = createRealtimeClient({
       url,
       timers,
-      lastSeenId: () => lastSeen,
       onStatus: (status) => statuses.push(status),
       onMessage: (message) => messages.push(message),
       log: { error: (...parts: unknown[]) => errors.push(parts.join(" ")) },
@@ -126,7 +123,8 @@ describe("realtime client against a real socket server", () => {
   it("reconnects after 1, 2, 5, 10 and then every 10 s, resuming after the last id seen", async () => {
     client.start();
     await until(() => statuses.includes("live"), "live");
-    lastSeen = 42;
+    connections[0]?.socket.send(JSON.stringify(snapshot));
+    await until(() => messages.length === 1, "the snapshot");
     // The service goes away entirely: every attempt fails until it is back.
     const port = new URL(url).port;
     for (const { socket } of connections) socket.terminate();
@@ -150,7 +148,37 @@ describe("realtime client against a real socket server", () => {
     await new Promise((resolve) => server.once("listening", resolve));
     timers.advance(10_000);
     await until(() => statuses.at(-1) === "live", "live again");
-    expect(connections.at(-1)?.url).toBe("/realtime?after=42");
+    expect(connections.at(-1)?.url).toBe("/realtime?after=7");
+  });
+
+  it("resumes after the last bid received in order, not after an acknowledgement that outran the broadcasts", async () => {
+    const bid = (id: number) => ({ ...snapshot.bids[0], id, amountCents: id * 1_000 }) as WireBid;
+    const reconnect = async (count: number) => {
+      connections.at(-1)?.socket.terminate();
+      await until(() => statuses.at(-1) === "reconnecting", "reconnecting");
+      timers.advance(1_000);
+      await until(() => connections.length === count && statuses.at(-1) === "live", "live again");
+    };
+    client.start();
+    await until(() => statuses.includes("live"), "live");
+    connections[0]?.socket.send(JSON.stringify(snapshot));
+    // Bid 8 was placed elsewhere; this visitor's bid 9 is acknowledged before 8's broadcast arrives.
+    connections[0]?.socket.send(JSON.stringify({ type: "accepted", requestId: "r1", bid: bid(9) }));
+    await until(() => messages.length === 2, "the snapshot and the acknowledgement");
+    await reconnect(2);
+    expect(connections[1]?.url).toBe("/realtime?after=7");
+
+    connections[1]?.socket.send(
+      JSON.stringify({ type: "resume", bids: [bid(8), bid(9)], highest: bid(9), bidders: 1 }),
+    );
+    await until(() => messages.length === 3, "the resume");
+    await reconnect(3);
+    expect(connections[2]?.url).toBe("/realtime?after=9");
+
+    connections[2]?.socket.send(JSON.stringify({ type: "bid", bid: bid(10), bidders: 1 }));
+    await until(() => messages.length === 4, "the broadcast");
+    await reconnect(4);
+    expect(connections[3]?.url).toBe("/realtime?after=10");
   });
 
   it("pings every 25 s and drops a connection that leaves a ping unanswered for 10 s", async () => {
@@ -179,7 +207,6 @@ describe("realtime client against a real socket server", () => {
     client = createRealtimeClient({
       url,
       timers,
-      lastSeenId: () => lastSeen,
       onStatus: (status) => statuses.push(status),
       onMessage: (message) => messages.push(message),
       heartbeatIntervalMs: 300,

@@ -1,6 +1,6 @@
 /**
  * The browser's side of the auction socket, without DOM or React: connect, heartbeat, reconnect
- * with SPEC.md's backoff and resume from the last bid id seen. The WebSocket constructor and the
+ * with SPEC.md's backoff and resume after the last bid received in order. The WebSocket constructor and the
  * timers are injected, so tests drive it against a real server with a controllable clock.
  */
 
@@ -31,8 +31,6 @@ export interface RealtimeClientOptions {
   url: string;
   onMessage(message: ServerMessage): void;
   onStatus(status: ConnectionStatus): void;
-  /** The highest bid id this client has seen; the next connect resumes after it. */
-  lastSeenId(): number | null;
   createSocket?: (url: string) => SocketLike;
   timers?: Timers;
   /** SPEC.md's 25 s unless given (fault tests use shorter ones on real sockets). */
@@ -64,11 +62,16 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
   let reconnectTimer: unknown;
   let heartbeatTimer: unknown;
   let heartbeatDeadline: unknown = null;
+  /**
+   * The newest bid that came in id order (snapshot, resume, broadcast): a reconnect resumes after
+   * it. Not an acknowledgement's id: an ack can outrun the broadcasts of lower ids, and resuming
+   * after it would skip them.
+   */
+  let resumeAfter: number | null = null;
 
   function connect() {
     const url = new URL(options.url);
-    const after = options.lastSeenId();
-    if (after !== null) url.searchParams.set("after", String(after));
+    if (resumeAfter !== null) url.searchParams.set("after", String(resumeAfter));
     let opened = false;
     const current = createSocket(url.href);
     socket = current;
@@ -84,8 +87,10 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
       clearHeartbeatDeadline();
       if (typeof event.data !== "string") return;
       const parsed = parseServerMessage(event.data);
-      if (parsed.ok) options.onMessage(parsed.message);
-      else log.error("Auction: ignored a malformed message from the service:", parsed.reason);
+      if (parsed.ok) {
+        noteResumePoint(parsed.message);
+        options.onMessage(parsed.message);
+      } else log.error("Auction: ignored a malformed message from the service:", parsed.reason);
     };
     current.onerror = () => {
       // The close event follows and schedules the retry; a failed load is only logged (SPEC.md 8).
@@ -101,6 +106,12 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
       failedAttempts += 1;
       reconnectTimer = timers.setTimeout(connect, delay);
     };
+  }
+
+  function noteResumePoint(message: ServerMessage) {
+    if (message.type === "snapshot") resumeAfter = message.bids[0]?.id ?? null;
+    else if (message.type === "resume") resumeAfter = message.bids.at(-1)?.id ?? resumeAfter;
+    else if (message.type === "bid") resumeAfter = Math.max(resumeAfter ?? 0, message.bid.id);
   }
 
   function scheduleHeartbeat() {

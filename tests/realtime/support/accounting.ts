@@ -195,8 +195,9 @@ export async function auditAuction(
       problems.push(`page ${page.label} never got its opening`);
       continue;
     }
-    if (page.laterSnapshots > 0)
-      problems.push(`page ${page.label} got ${page.laterSnapshots} snapshot(s) on reconnect`);
+    if (page.unexpectedSnapshots > 0) {
+      problems.push(`page ${page.label} got ${page.unexpectedSnapshots} snapshot(s) instead of a resume`);
+    }
     const expected = rows.filter((row) => row.id > top).map((row) => row.id);
     const got = page.received.map((bid) => bid.id);
     for (let i = 1; i < got.length; i++) {

@@ -38,8 +38,8 @@ export interface Page {
   readonly received: WireBid[];
   /** This page's own bids as acknowledged (the page lists them at once; the broadcast follows). */
   readonly acknowledged: WireBid[];
-  /** Snapshots after the first opening: each one is a gap the page cannot account for. */
-  readonly laterSnapshots: number;
+  /** Snapshots on a reconnect that could have resumed (the page had received a bid): each a gap. */
+  readonly unexpectedSnapshots: number;
   /** Openings after the first (each reconnect that got its resume or snapshot). */
   readonly reopenings: number;
   readonly socketUrls: string[];
@@ -62,11 +62,9 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
   const closeCodes: number[] = [];
   const pending = new Map<string, { settle: (outcome: BidOutcome) => void; timer: NodeJS.Timeout }>();
   let firstTop: number | null = null;
-  let laterSnapshots = 0;
+  let unexpectedSnapshots = 0;
   let reopenings = 0;
   let lastReceivedId = 0;
-  // What src/stores/auction.ts resumes after: the newest bid it lists, acknowledged ones included.
-  let newestListedId: number | null = null;
   let openingExpected = true;
 
   function settle(requestId: string, outcome: BidOutcome) {
@@ -77,14 +75,9 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
     waiting.settle(outcome);
   }
 
-  function list(bids: WireBid[]) {
-    for (const bid of bids) newestListedId = Math.max(newestListedId ?? 0, bid.id);
-  }
-
   function receive(message: ServerMessage) {
     if (message.type === "snapshot" || message.type === "resume") {
       openingExpected = false;
-      list(message.bids);
       if (firstTop === null) {
         firstTop = Math.max(0, ...message.bids.map((bid) => bid.id));
         lastReceivedId = firstTop;
@@ -92,17 +85,17 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
       }
       reopenings += 1;
       if (message.type === "snapshot") {
-        laterSnapshots += 1;
+        // Asked for with no bid to resume after, it is the page's whole state; otherwise a gap.
+        if (lastReceivedId > 0) unexpectedSnapshots += 1;
+        for (const bid of message.bids.toReversed()) if (bid.id > lastReceivedId) take(bid);
         return;
       }
       for (const bid of message.bids) take(bid);
       return;
     }
     if (message.type === "bid") {
-      list([message.bid]);
       take(message.bid);
     } else if (message.type === "accepted") {
-      list([message.bid]);
       acknowledged.push(message.bid);
       settle(message.requestId, { kind: "accepted", bid: message.bid });
     } else if (message.type === "error" && message.requestId) {
@@ -117,7 +110,6 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
 
   const client = createRealtimeClient({
     url,
-    lastSeenId: () => newestListedId,
     onMessage: receive,
     onStatus: (status) => {
       statuses.push(status);
@@ -147,8 +139,8 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
     },
     received,
     acknowledged,
-    get laterSnapshots() {
-      return laterSnapshots;
+    get unexpectedSnapshots() {
+      return unexpectedSnapshots;
     },
     get reopenings() {
       return reopenings;
