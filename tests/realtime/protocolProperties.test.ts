@@ -505,14 +505,16 @@ describe.each(BACKENDS)("the database's checks on %s against the bid rules", (ba
                 (rows) => ({ accepted: rows[0]?.accepted === true, sqlState: null }),
                 (error: { code?: string }) => ({ accepted: false, sqlState: error.code ?? "no code" }),
               );
-              // Not above the high (0 in an empty auction): refused before any row is written. NUL
-              // cannot be sent as text at all (22021). Any other refusal must be a check violation.
-              const expected =
-                amountCents < 1
+              // NUL cannot be sent as text at all (22021). An amount not above the high (0 in an
+              // empty auction) is refused before any row is written. Any other refusal must be a
+              // check violation.
+              const expected = bidderName.includes("\u0000")
+                ? { accepted: false, sqlState: "22021" }
+                : amountCents < 1
                   ? { accepted: false, sqlState: null }
                   : ruleAccepts
                     ? { accepted: true, sqlState: null }
-                    : { accepted: false, sqlState: bidderName.includes("\u0000") ? "22021" : "23514" };
+                    : { accepted: false, sqlState: "23514" };
               expect(outcome, JSON.stringify(bidderName)).toEqual(expected);
             } finally {
               await query("ROLLBACK");
