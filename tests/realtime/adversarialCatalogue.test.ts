@@ -143,6 +143,7 @@ const FRAMES: Case[] = [
 ];
 
 const NOT_MESSAGES: Case[] = [
+  named("a ping with white space around it, which JSON allows", ' \t{"type":"ping"}\n', { pong: true }),
   badMessage("invalid JSON", { frame: "{not json" }),
   badMessage("an empty frame", { frame: "" }),
   badMessage("a truncated message", { frame: '{"type":"bid","requestId":"cut"' }),
