@@ -16,6 +16,8 @@ import httpProxy from "http-proxy";
 import { PROTOCOL_PATH } from "../../../src/lib/auction/protocol.ts";
 
 const PROBE_TIMEOUT_MS = 2_000;
+/** How long a connection this side has ended may wait for the client's end before it is cut. */
+const HALF_CLOSED_GRACE_MS = 1_000;
 
 export interface LoadBalancer {
   readonly socketUrl: string;
@@ -64,10 +66,18 @@ export async function startLoadBalancer(targetPorts: number[]): Promise<LoadBala
   });
   server.on("upgrade", async (req, socket, head) => {
     clientSockets.set(socket, null);
-    socket.once("close", () => clientSockets.delete(socket));
+    // Counted until either side ends: a client may never finish closing a connection whose
+    // target died (http-proxy only half-closes it), and must not count as still routed there.
+    const forget = () => clientSockets.delete(socket);
+    socket.once("close", forget);
+    socket.once("end", forget);
+    socket.once("finish", () => {
+      forget();
+      setTimeout(() => socket.destroy(), HALF_CLOSED_GRACE_MS).unref();
+    });
     socket.on("error", () => {});
     const port = await pickTarget();
-    if (socket.destroyed) return;
+    if (!clientSockets.has(socket)) return;
     if (port === null) {
       socket.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
       return;
