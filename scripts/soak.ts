@@ -1,6 +1,6 @@
 /**
- * `npm run soak`: the fault tests of tests/realtime/faults.test.ts at soak scale (SOAK=1: 12 pages,
- * five of each fault, thousands of bids), each printing its accounting line. Bounded: the run is
+ * `npm run soak`: the fault tests of tests/realtime/faults.test.ts at soak scale (SOAK=1: 16 pages,
+ * eight of each fault, thousands of bids), each printing its accounting line. Bounded: the run is
  * stopped after SOAK_LIMIT_MS (default 10 minutes) and then fails.
  * Usage: node scripts/soak.ts [extra vitest arguments, e.g. -t "SIGKILL"]
  */

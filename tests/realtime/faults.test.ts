@@ -27,12 +27,12 @@ import { createTestDatabase, STORE_HOOK_TIMEOUT_MS, waitFor } from "./support/st
 
 const SOAK = process.env.SOAK === "1";
 const scale = {
-  pages: SOAK ? 12 : 4,
-  maxBids: SOAK ? 20_000 : 2_000,
-  /** Database outages, instance kills: one each by default. */
-  faults: SOAK ? 5 : 1,
+  pages: SOAK ? 16 : 4,
+  maxBids: SOAK ? 50_000 : 2_000,
+  /** Database outages, instance kills, cuts, SIGTERMs: one each by default. */
+  faults: SOAK ? 8 : 1,
   /** Acknowledged bids to wait for before each fault and after the last. */
-  acksBetweenFaults: SOAK ? 150 : 25,
+  acksBetweenFaults: SOAK ? 200 : 25,
 };
 const TEST_TIMEOUT_MS = SOAK ? 600_000 : 120_000;
 /** A steady rate per page: about 25 bids/s each with the answer's round trip. */
