@@ -41,7 +41,7 @@ const OUTAGE_MS = 1_500;
 /** postgres.js retries a lost connection after at most 1 s; the rest is slack for a busy machine. */
 const ANSWER_IN_OUTAGE_MS = 5_000;
 /** The service's heartbeat in the cut test, the page's ping interval and its wait for an answer. */
-const SERVICE_HEARTBEAT_MS = 500;
+const SERVICE_HEARTBEAT_MS = 1_000;
 const PAGE_HEARTBEAT_MS = 300;
 const PAGE_HEARTBEAT_TIMEOUT_MS = 1_000;
 /** How long the service lets a close handshake run before cutting the socket (socketServer.ts). */
@@ -291,7 +291,13 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
     async () => {
       const database = await createTestDatabase();
       onCleanup(() => database.drop());
-      const instance = await startService(database.url, { HEARTBEAT_INTERVAL_MS: String(SERVICE_HEARTBEAT_MS) });
+      // Debug logs: the service says when it closes a socket for a missed heartbeat.
+      const instance = await startService(database.url, {
+        HEARTBEAT_INTERVAL_MS: String(SERVICE_HEARTBEAT_MS),
+        LOG_LEVEL: "debug",
+      });
+      const heartbeatCloses = () =>
+        instance.logs.filter((line) => line.msg === "closing a socket that missed its heartbeat").length;
       const relay = await startCuttableProxy(instance.port);
       onCleanup(() => relay.close());
       const watched = openPages("cut-", [`ws://127.0.0.1:${relay.port}/realtime`], 1, {
@@ -305,10 +311,12 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
       onCleanup(() => bidding.stop());
 
+      let placedWhileAway = 0;
       for (let cut = 0; cut < scale.faults; cut++) {
         await moreAcks(ledger, scale.acksBetweenFaults);
         const reconnectsBefore = watched.reopenings;
         const closesBefore = watched.closeCodes.length;
+        const heartbeatClosesBefore = heartbeatCloses();
         const cutAt = performance.now();
         expect(relay.cutAll()).toBe(1);
         await waitFor(
@@ -322,14 +330,23 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         // A ping sent just before the cut may already have started the wait.
         expect(noticedMs).toBeGreaterThanOrEqual(PAGE_HEARTBEAT_TIMEOUT_MS - PAGE_HEARTBEAT_MS);
         await waitFor("the page to resume", () => watched.reopenings > reconnectsBefore && watched.isLive(), 30_000);
+        const backAt = performance.now();
+        placedWhileAway += ledger.attempts.filter(
+          ({ page, outcome, settledAt = 0 }) =>
+            page !== watched.label && outcome?.kind === "accepted" && settledAt > cutAt && settledAt < backAt,
+        ).length;
         // The service's heartbeat closes its side of the dead connection (4408, then cut when the
-        // close handshake cannot finish): one socket per page again, not one more.
+        // close handshake cannot finish): one socket per page again, not one more. Bounded from the cut.
+        const serviceDeadline = cutAt + 2 * SERVICE_HEARTBEAT_MS + CLOSE_GRACE_MS + SLACK_MS;
         await waitFor(
           "the service to drop the dead socket",
-          async () => (await openSockets(instance)) === pages.length,
-          2 * SERVICE_HEARTBEAT_MS + CLOSE_GRACE_MS + SLACK_MS,
+          async () => heartbeatCloses() > heartbeatClosesBefore && (await openSockets(instance)) === pages.length,
+          Math.max(0, serviceDeadline - performance.now()),
         );
-        console.log(`[cut] noticed by the page after ${Math.round(noticedMs)} ms`);
+        console.log(
+          `[cut] noticed by the page after ${Math.round(noticedMs)} ms, resumed after ${Math.round(backAt - cutAt)} ms, ` +
+            `dropped by the service within ${Math.round(performance.now() - cutAt)} ms; ${placedWhileAway} bids accepted while away`,
+        );
       }
       await moreAcks(ledger, scale.acksBetweenFaults);
       await bidding.stop();
@@ -339,8 +356,8 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       expect(audit.problems).toEqual([]);
       expect(watched.reopenings).toBe(scale.faults);
       expect(others.map((page) => page.reopenings)).toEqual(others.map(() => 0));
-      // Bids were broadcast while the page was away, and it got them through its resume.
-      expect(audit.counts.acked).toBeGreaterThan(scale.faults * scale.acksBetweenFaults);
+      // Bids were accepted while the page was away, and it got them through its resumes.
+      expect(placedWhileAway).toBeGreaterThan(0);
     },
     TEST_TIMEOUT_MS,
   );
