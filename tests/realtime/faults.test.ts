@@ -331,10 +331,11 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         expect(noticedMs).toBeGreaterThanOrEqual(PAGE_HEARTBEAT_TIMEOUT_MS - PAGE_HEARTBEAT_MS);
         await waitFor("the page to resume", () => watched.reopenings > reconnectsBefore && watched.isLive(), 30_000);
         const backAt = performance.now();
-        placedWhileAway += ledger.attempts.filter(
+        const acceptedWhileAway = ledger.attempts.filter(
           ({ page, outcome, settledAt = 0 }) =>
             page !== watched.label && outcome?.kind === "accepted" && settledAt > cutAt && settledAt < backAt,
         ).length;
+        placedWhileAway += acceptedWhileAway;
         // The service's heartbeat closes its side of the dead connection (4408, then cut when the
         // close handshake cannot finish): one socket per page again, not one more. Bounded from the cut.
         const serviceDeadline = cutAt + 2 * SERVICE_HEARTBEAT_MS + CLOSE_GRACE_MS + SLACK_MS;
@@ -345,7 +346,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         );
         console.log(
           `[cut] noticed by the page after ${Math.round(noticedMs)} ms, resumed after ${Math.round(backAt - cutAt)} ms, ` +
-            `dropped by the service within ${Math.round(performance.now() - cutAt)} ms; ${placedWhileAway} bids accepted while away`,
+            `dropped by the service within ${Math.round(performance.now() - cutAt)} ms; ${acceptedWhileAway} bids accepted while away`,
         );
       }
       await moreAcks(ledger, scale.acksBetweenFaults);
