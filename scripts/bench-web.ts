@@ -50,6 +50,7 @@ const BUILD_TIMEOUT_MS = 5 * 60_000;
 const SERVER_START_TIMEOUT_MS = 120_000;
 const SERVER_STOP_TIMEOUT_MS = 5_000;
 const LIGHTHOUSE_RUN_TIMEOUT_MS = 3 * 60_000;
+const LIGHTHOUSE_ATTEMPTS = 3;
 const BROWSER_TIMEOUT_MS = 30_000;
 const BYTES_RUN_TIMEOUT_MS = 2 * 60_000;
 const NETWORK_IDLE_TIMEOUT_MS = 10_000;
@@ -287,6 +288,23 @@ async function runLighthouse(origin: string, page: string, formFactor: FormFacto
     }
   } finally {
     await rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+/**
+ * Lighthouse now and then fails to record its trace on a busy machine (NO_NAVSTART and the like):
+ * such a run is tried again, in a fresh browser, up to LIGHTHOUSE_ATTEMPTS times in all.
+ */
+async function runLighthouseWithRetries(origin: string, page: string, formFactor: FormFactor) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await runLighthouse(origin, page, formFactor);
+    } catch (error) {
+      if (attempt >= LIGHTHOUSE_ATTEMPTS) throw error;
+      console.error(
+        `Lighthouse ${formFactor} ${page}: attempt ${attempt} failed, trying again: ${errorMessage(error)}`,
+      );
+    }
   }
 }
 
@@ -665,7 +683,7 @@ async function main(): Promise<void> {
     for (const formFactor of bytesOnly ? [] : FORM_FACTORS) {
       for (const page of LIGHTHOUSE_PAGES) {
         const pageRuns: LighthouseReport[] = [];
-        for (let run = 0; run < runs; run += 1) pageRuns.push(await runLighthouse(origin, page, formFactor));
+        for (let run = 0; run < runs; run += 1) pageRuns.push(await runLighthouseWithRetries(origin, page, formFactor));
         const report = medianRun(pageRuns);
         for (const line of lighthouseLines(report)) console.log(line);
         lighthouseReports.push(report);
