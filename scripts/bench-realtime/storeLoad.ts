@@ -1,0 +1,85 @@
+/**
+ * The database alone, for the realtime benchmark's "why": bids placed straight through the
+ * store's SQL (place_auction_bid, the statement the service sends), with no sockets, no JSON and
+ * no fan-out. What this reaches is the ceiling the database sets; what the service reaches below
+ * it is the service's own cost.
+ *
+ * Usage (by scripts/bench-realtime.ts): node storeLoad.ts '<json options>'; prints one JSON line.
+ *   { "databaseUrl": "postgres://…", "synchronousCommit": "on"|"off", "concurrency": 10, "durationMs": 5000 }
+ *   { "dataDir": "/tmp/…", "concurrency": 10, "durationMs": 5000 }   (PGlite in a directory of its own)
+ */
+import postgres from "postgres";
+import { createLogger } from "../../realtime/logger.ts";
+import { openPgliteStore } from "../../realtime/storage/pglite.ts";
+import { PLACE_BID_SQL, toPlaceBidOutcome } from "../../realtime/storage/queries.ts";
+import type { PlaceBidOutcome } from "../../realtime/storage/types.ts";
+
+interface Options {
+  databaseUrl?: string;
+  dataDir?: string;
+  synchronousCommit?: "on" | "off";
+  concurrency: number;
+  durationMs: number;
+}
+
+/** As the service's pool (realtime/storage/postgres.ts). */
+const POOL_SIZE = 10;
+
+const options = JSON.parse(process.argv[2] ?? "{}") as Options;
+
+/** `highestCents`: where the auction stands, so every bid starts above it. */
+async function measure(highestCents: number, place: (name: string, cents: number) => Promise<PlaceBidOutcome>) {
+  let nextCents = highestCents + 1;
+  let accepted = 0;
+  let tooLow = 0;
+  const startedAt = performance.now();
+  const endAt = startedAt + options.durationMs;
+  await Promise.all(
+    Array.from({ length: options.concurrency }, async (_, index) => {
+      while (performance.now() < endAt) {
+        const cents = nextCents;
+        nextCents += 1;
+        const outcome = await place(`Store Bidder ${index}`, cents);
+        if (outcome.accepted) accepted += 1;
+        else {
+          tooLow += 1;
+          nextCents = Math.max(nextCents, outcome.highestCents + 1);
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - startedAt) / 1000;
+  return { accepted, tooLow, seconds, acceptedPerSecond: Math.round(accepted / seconds) };
+}
+
+async function main() {
+  if (options.databaseUrl) {
+    const sql = postgres(options.databaseUrl, {
+      max: POOL_SIZE,
+      connection: { synchronous_commit: options.synchronousCommit ?? "on" },
+    });
+    try {
+      // Start above whatever the service's phases left.
+      const [state] = await sql`SELECT (high_amount * 100)::bigint AS cents FROM auction_state`;
+      const result = await measure(Number(state?.cents ?? 0), async (name, cents) =>
+        toPlaceBidOutcome((await sql.unsafe(PLACE_BID_SQL, [name, cents]))[0]),
+      );
+      console.log(JSON.stringify(result));
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+    return;
+  }
+  if (!options.dataDir) throw new Error("storeLoad needs databaseUrl or dataDir");
+  const store = await openPgliteStore({ dataDir: options.dataDir, logger: createLogger("silent") });
+  try {
+    console.log(JSON.stringify(await measure(0, (name, cents) => store.placeBid(name, cents))));
+  } finally {
+    await store.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
