@@ -41,7 +41,8 @@ export function createCoalescer(): Coalesce {
       batch = { running: false, next: null };
       batches.set(key, batch);
     }
-    if (!batch.next) {
+    let next = batch.next;
+    if (!next) {
       const current = batch;
       let start!: () => void;
       const promise = new Promise<T>((resolve, reject) => {
@@ -56,9 +57,10 @@ export function createCoalescer(): Coalesce {
             .then(resolve, reject);
         };
       });
-      current.next = { promise, start };
+      next = { promise, start };
+      current.next = next;
       if (!current.running) setImmediate(() => startNext(key, current));
     }
-    return batch.next.promise as Promise<T>;
+    return next.promise as Promise<T>;
   };
 }
