@@ -86,7 +86,9 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighes
       if (!checkAboveHighest(amount.value, known).ok && known !== null) {
         return refuse(requestId, "too_low", known, `Your bid must be higher than ${formatCents(known)}`);
       }
-      if (closed) return refuse(requestId, "unavailable", known);
+      // Not ready means the database (or our LISTEN on it) is gone: answer at once rather than let
+      // the bid wait out the pool's reconnect and land after the visitor was told nothing.
+      if (closed || !store.isReady()) return refuse(requestId, "unavailable", known);
       if (!rateLimiter.take(clientAddress)) return refuse(requestId, "rate_limited", known);
       const answer = atStore(requestId, name.value, amount.value);
       pending.add(answer);
