@@ -26,6 +26,11 @@ export interface ServiceConfig {
   heartbeatIntervalMs: number;
   /** Longest a SIGTERM drain may take before the process exits anyway. */
   shutdownTimeoutMs: number;
+  /**
+   * Unsent bytes (ws's bufferedAmount) after which a socket is dropped as too slow. Counted only
+   * once the kernel's own send buffer (up to several MiB on Linux) is full.
+   */
+  maxBufferedBytes: number;
 }
 
 export class ServiceConfigError extends Error {
@@ -87,6 +92,8 @@ function databaseUrl(value: string | undefined): string | null {
 }
 
 const DAY_MS = 86_400_000;
+/** About 8,000 bid messages of ~120 bytes. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   return {
@@ -104,5 +111,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     trustProxy: integer(env, "TRUST_PROXY", 0, 0, 100),
     heartbeatIntervalMs: integer(env, "HEARTBEAT_INTERVAL_MS", 30_000, 10, DAY_MS),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1, DAY_MS),
+    // 1 GiB cap: past that a "bound" no longer protects the process's memory.
+    maxBufferedBytes: integer(env, "MAX_BUFFERED_BYTES", DEFAULT_MAX_BUFFERED_BYTES, 1, 1024 ** 3),
   };
 }

@@ -26,14 +26,18 @@ import { isOriginAllowed } from "./originPolicy.ts";
 import { createRateLimiter } from "./rateLimiter.ts";
 import { encodeMessage } from "./wire.ts";
 
-/** Unsent bytes after which a socket counts as too slow for the broadcasts (about 8,000 bid messages). */
-export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** How long a closing handshake may take before the socket is cut. */
 const CLOSE_GRACE_MS = 1_000;
 
 export type SocketServerConfig = Pick<
   ServiceConfig,
-  "allowedOrigins" | "maxSocketsPerAddress" | "bidRateLimit" | "bidRateWindowMs" | "trustProxy" | "heartbeatIntervalMs"
+  | "allowedOrigins"
+  | "maxSocketsPerAddress"
+  | "bidRateLimit"
+  | "bidRateWindowMs"
+  | "trustProxy"
+  | "heartbeatIntervalMs"
+  | "maxBufferedBytes"
 >;
 
 export interface SocketServer {
@@ -68,7 +72,7 @@ export function createSocketServer(
   const connections = new Map<WebSocket, Connection>();
   const cap = createConnectionCap(config.maxSocketsPerAddress);
   const rateLimiter = createRateLimiter(config.bidRateLimit, config.bidRateWindowMs);
-  const broadcaster = createBroadcaster({ store, logger, metrics, maxBufferedBytes: MAX_BUFFERED_BYTES });
+  const broadcaster = createBroadcaster({ store, logger, metrics, maxBufferedBytes: config.maxBufferedBytes });
   const desk = createBidDesk({
     store,
     rateLimiter,
@@ -93,7 +97,7 @@ export function createSocketServer(
   function send(socket: WebSocket, message: ServerMessage) {
     if (socket.readyState !== socket.OPEN) return;
     // A client that sends (pings, bad messages) without reading the answers must not grow our memory.
-    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+    if (socket.bufferedAmount > config.maxBufferedBytes) {
       logger.warn({ bufferedBytes: socket.bufferedAmount }, "dropping a socket that does not read its answers");
       metrics.slowSocketsDropped.inc();
       socket.terminate();

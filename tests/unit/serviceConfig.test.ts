@@ -18,6 +18,7 @@ describe("service configuration", () => {
       trustProxy: 0,
       heartbeatIntervalMs: 30_000,
       shutdownTimeoutMs: 10_000,
+      maxBufferedBytes: 1_048_576,
     });
   });
 
@@ -79,6 +80,7 @@ describe("service configuration", () => {
       TRUST_PROXY: "2",
       HEARTBEAT_INTERVAL_MS: "25000",
       SHUTDOWN_TIMEOUT_MS: "3000",
+      MAX_BUFFERED_BYTES: "65536",
     });
     expect(config).toMatchObject({
       maxSocketsPerAddress: 5000,
@@ -87,6 +89,7 @@ describe("service configuration", () => {
       trustProxy: 2,
       heartbeatIntervalMs: 25_000,
       shutdownTimeoutMs: 3000,
+      maxBufferedBytes: 65_536,
     });
   });
 
@@ -99,5 +102,10 @@ describe("service configuration", () => {
     expect(() => readServiceConfig({ TRUST_PROXY: "true" })).toThrow(/TRUST_PROXY must be an integer from 0 to 100/);
     expect(() => readServiceConfig({ HEARTBEAT_INTERVAL_MS: "1.5" })).toThrow(/HEARTBEAT_INTERVAL_MS must be/);
     expect(() => readServiceConfig({ SHUTDOWN_TIMEOUT_MS: "soon" })).toThrow(/SHUTDOWN_TIMEOUT_MS must be/);
+    expect(() => readServiceConfig({ MAX_BUFFERED_BYTES: "0" })).toThrow(
+      /MAX_BUFFERED_BYTES must be an integer from 1 to 1073741824, got "0"/,
+    );
+    expect(() => readServiceConfig({ MAX_BUFFERED_BYTES: "1MiB" })).toThrow(/MAX_BUFFERED_BYTES must be an integer/);
+    expect(() => readServiceConfig({ MAX_BUFFERED_BYTES: "-1" })).toThrow(/MAX_BUFFERED_BYTES must be/);
   });
 });
