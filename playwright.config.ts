@@ -23,7 +23,13 @@ export default defineConfig({
       args: CHROMIUM_ARGS,
     },
   },
-  projects: [{ name: "chromium", use: devices["Desktop Chrome"] }],
+  // Both bidding specs share the server's one auction and read the highest bid before bidding:
+  // the CSP walk-through waits for the auction spec instead of bidding in the middle of it.
+  projects: [
+    { name: "chromium", use: devices["Desktop Chrome"], testIgnore: /(auction|csp)\.spec\.ts/ },
+    { name: "auction", use: devices["Desktop Chrome"], testMatch: /auction\.spec\.ts/ },
+    { name: "csp", use: devices["Desktop Chrome"], testMatch: /csp\.spec\.ts/, dependencies: ["auction"] },
+  ],
   webServer: {
     // The same entry point as `npm start`, on the site that `npm run build` left in dist/.
     command: `rm -rf "${DATA_DIR}" && node realtime/main.ts`,
