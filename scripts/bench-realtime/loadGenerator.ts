@@ -6,6 +6,7 @@
  * Times are wall-clock milliseconds with sub-millisecond resolution (performance.timeOrigin +
  * performance.now()): every process of the benchmark runs on this one machine, so their clocks agree.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
 import { LatencyHistogram, type SparseHistogram } from "./latencyHistogram.ts";
 
@@ -31,6 +32,15 @@ export type Command =
   | { type: "startRecording" }
   | { type: "collect"; accepts: AcceptedBid[]; windowStartMs: number; windowEndMs: number }
   | BidCommand
+  | {
+      /**
+       * The paused socket (the slow consumer) sends `ping`s at this rate without reading the pongs,
+       * until its socket closes, durationMs passes or the coordinator says stopBidding.
+       */
+      type: "slowPings";
+      perSecond: number;
+      durationMs: number;
+    }
   | { type: "status" };
 
 export interface BidCommand {
@@ -64,6 +74,12 @@ export interface ConnectResult {
   durationMs: number;
   /** How many of the opening messages were resumes (the rest snapshots). */
   resumes: number;
+}
+
+export interface SlowPingsResult {
+  sent: number;
+  /** [time, pings sent so far], one entry per tick: the coordinator counts those sent before the drop. */
+  ticks: [atMs: number, sent: number][];
 }
 
 export interface BidResult {
@@ -201,6 +217,9 @@ function openSocket(url: string, onBroadcast?: (socket: WebSocket, text: string)
 }
 
 function receiverBroadcast(receiver: Receiver, text: string): void {
+  // The slow consumer is not one of "the others": once the service cuts it, ws parses what its
+  // paused TCP socket still held, tens of seconds late, which would pass for their latency.
+  if (receiver.paused) return;
   const id = broadcastId(text);
   if (id === 0) return;
   if (id <= receiver.lastId) duplicatesOrOutOfOrder += 1;
@@ -273,6 +292,27 @@ async function connectReceivers(
     durationMs: nowMs() - startedAt,
     resumes,
   };
+}
+
+const PING_TICK_MS = 10;
+const PING = JSON.stringify({ type: "ping" });
+
+async function slowPings(perSecond: number, durationMs: number): Promise<SlowPingsResult> {
+  const slow = receivers.find((receiver) => receiver.paused);
+  if (!slow) throw new Error("no paused socket to ping from");
+  const started = nowMs();
+  const deadline = started + durationMs;
+  const ticks: [number, number][] = [];
+  let sent = 0;
+  // Bounded by the deadline; stops early once the service closed the socket or the phase ended.
+  while (nowMs() < deadline && !stopBidding && slow.socket.readyState === WebSocket.OPEN) {
+    // Catch up to the rate from the start, so a late timer does not lower it.
+    const due = Math.min(Math.floor(((nowMs() - started) / 1000) * perSecond), sent + perSecond);
+    for (; sent < due; sent++) slow.socket.send(PING);
+    ticks.push([nowMs(), sent]);
+    await sleep(PING_TICK_MS);
+  }
+  return { sent, ticks };
 }
 
 async function closeSockets(sockets: WebSocket[]): Promise<void> {
@@ -537,6 +577,9 @@ async function run(command: Command): Promise<unknown> {
       return collect(command.accepts, command.windowStartMs, command.windowEndMs);
     case "bid":
       return runBidders(command);
+    case "slowPings":
+      stopBidding = false;
+      return slowPings(command.perSecond, command.durationMs);
     case "status":
       return { receivers: receivers.length, lowestLastId: lowestLastId() };
   }
