@@ -12,8 +12,11 @@
  *     as the evidence for where the ceiling is;
  *  4. the ceiling: the same saturated fan-out through a bare `ws` broadcast server (no database,
  *     no validation), and the service's delivered msgs/s as a ratio of it (bar: at least 0.8);
- *  5. a slow consumer: one socket that never reads among 1,000: the others' latency meanwhile, and
- *     when the service dropped it (MAX_BUFFERED_BYTES in realtime/auction/socketServer.ts);
+ *  5. a slow consumer: one socket that never reads among 1,000: the others' latency meanwhile
+ *     (against the same phase without it), and when the service dropped it. The service runs with
+ *     a small MAX_BUFFERED_BYTES here, and the slow socket also sends pings it never reads the
+ *     answers to: the kernel buffers ~4 MB on loopback before ws's bufferedAmount counts at all,
+ *     which broadcasts alone (~50 bids/s at 1,000 sockets on 2 cores) take minutes to fill;
  *  6. a reconnect storm: every socket cut and reopened at once, with `?after=` and with a snapshot.
  *
  * Definitions (also written into the results):
@@ -31,7 +34,8 @@
  *  - delivered msgs/s: broadcasts read by all receiving sockets within the bidding window, divided
  *    by its length.
  *
- * Usage: npm run bench:realtime [-- --quick] [--backend postgres|pglite]
+ * Usage: npm run bench:realtime [-- --quick] [--backend postgres|pglite] [--only slow]
+ *   --only slow: the slow-consumer phase alone (results in realtime-<date>[-quick]-slow.json).
  *   (before the npm script exists: npx node scripts/bench-realtime.ts --quick)
  * Prints one line per measurement; writes everything to bench/results/realtime-<date>.json
  * (realtime-<date>-quick.json with --quick, small counts for a smoke test of about a minute).
@@ -48,10 +52,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import WebSocket from "ws";
-import { MAX_BUFFERED_BYTES } from "../realtime/auction/socketServer.ts";
 import { type PostgresCluster, startPostgresCluster } from "../tests/realtime/support/postgresCluster.ts";
 import { LatencyHistogram, type LatencySummary } from "./bench-realtime/latencyHistogram.ts";
-import type { BidCommand, BidResult, CollectResult, ConnectResult } from "./bench-realtime/loadGenerator.ts";
+import type {
+  BidCommand,
+  BidResult,
+  CollectResult,
+  ConnectResult,
+  SlowPingsResult,
+} from "./bench-realtime/loadGenerator.ts";
 import {
   type CpuShares,
   cpuSeconds,
@@ -81,6 +90,15 @@ const DRAIN_TIMEOUT_MS = 15_000;
 const METRICS_POLL_MS = 250;
 /** Longest bidder name: 40 code points of 4 UTF-8 bytes each, for the slow consumer's big broadcasts. */
 const LONG_NAME_CODE_POINTS = 40;
+/**
+ * The service's bound in the slow-consumer run (MAX_BUFFERED_BYTES; the service's default is 1 MiB).
+ * Small, so that the time to the drop is mostly the kernel's buffers filling, which no setting changes.
+ */
+const SLOW_CONSUMER_MAX_BUFFERED_BYTES = 65_536;
+/** `{"type":"bid",…}` with a 40-code-point name: 274 bytes of JSON and a 4-byte frame header (ids and amounts vary a little). */
+const LONG_BROADCAST_FRAME_BYTES = 118 + LONG_NAME_CODE_POINTS * 4;
+/** `{"type":"pong"}` and a 2-byte frame header. */
+const PONG_FRAME_BYTES = 17;
 /** The cluster runs with PostgreSQL's durable defaults, not the test suite's fsync=off. */
 const DURABLE_SETTINGS = ["fsync = on", "synchronous_commit = on", "full_page_writes = on"];
 const REPORTED_SETTINGS = [
@@ -103,7 +121,12 @@ interface Plan {
   throughputBidders: number[];
   storeConcurrency: number[];
   slowConsumerSockets: number;
+  /** The slow-consumer run ends here if the socket was not dropped before. */
   slowConsumerMaxMs: number;
+  /** The same load without the slow consumer, for the others' latency to compare with. */
+  slowConsumerBaselineMs: number;
+  /** Pings the slow socket sends (never reading the pongs), on top of the broadcasts it does not read. */
+  slowConsumerPingsPerSecond: number;
   stormSockets: number;
 }
 
@@ -117,7 +140,9 @@ const FULL: Plan = {
   throughputBidders: [1, 10, 100],
   storeConcurrency: [1, 10, 100],
   slowConsumerSockets: 1_000,
-  slowConsumerMaxMs: 150_000,
+  slowConsumerMaxMs: 60_000,
+  slowConsumerBaselineMs: 20_000,
+  slowConsumerPingsPerSecond: 5_000,
   stormSockets: 1_000,
 };
 
@@ -131,7 +156,9 @@ const QUICK: Plan = {
   throughputBidders: [1, 10, 100],
   storeConcurrency: [10],
   slowConsumerSockets: 100,
-  slowConsumerMaxMs: 4_000,
+  slowConsumerMaxMs: 45_000,
+  slowConsumerBaselineMs: 5_000,
+  slowConsumerPingsPerSecond: 5_000,
   stormSockets: 100,
 };
 
@@ -225,10 +252,14 @@ async function collectGarbageAt(inspectorPort: number): Promise<void> {
   }
 }
 
-async function startService(tempDir: string, databaseUrl: string | null): Promise<Service> {
+async function startService(
+  tempDir: string,
+  databaseUrl: string | null,
+  { label = "", extraEnv = {} }: { label?: string; extraEnv?: Record<string, string> } = {},
+): Promise<Service> {
   const port = await freePort();
   const inspectorPort = await freePort();
-  const logFile = join(tempDir, `service-${databaseUrl ? "postgres" : "pglite"}.log`);
+  const logFile = join(tempDir, `service-${databaseUrl ? "postgres" : "pglite"}${label}.log`);
   const log = openSync(logFile, "a");
   const child = spawnNode(join(ROOT, "realtime", "main.ts"), [], {
     cwd: ROOT,
@@ -238,13 +269,14 @@ async function startService(tempDir: string, databaseUrl: string | null): Promis
       HOST: "127.0.0.1",
       STATIC_DIR: "",
       LOG_LEVEL: "warn",
-      DATA_DIR: join(tempDir, "pglite-service"),
+      DATA_DIR: join(tempDir, `pglite-service${label}`),
       DATABASE_URL: databaseUrl ?? "",
       MAX_SOCKETS_PER_ADDRESS: "1000000",
       BID_RATE_LIMIT: "1000000",
       BID_RATE_WINDOW_MS: "1000",
       // Only so the benchmark can ask for a full GC before reading memory; loopback only.
       NODE_OPTIONS: `--inspect=127.0.0.1:${inspectorPort}`,
+      ...extraEnv,
     },
     stdio: ["ignore", log, log],
   });
@@ -416,6 +448,7 @@ async function measureFanOut(
   load: "10/s" | "saturation",
   durationMs: number,
   extra: Partial<BidCommand> = {},
+  onBids?: (bids: BidResult) => void,
 ): Promise<FanOutReport> {
   const paced = load === "10/s";
   const endCpu = await startCpuSampling(target.pid, fleet.pids, postgresPidList);
@@ -433,6 +466,7 @@ async function measureFanOut(
     warmupMs,
   );
   const cpu = await endCpu();
+  onBids?.(bids);
   const windowSeconds = (bids.endedAtMs - bids.startedAtMs - warmupMs) / 1000;
   const delivered = collected.reduce((sum, part) => sum + part.deliveredInWindow, 0);
   return {
@@ -570,20 +604,55 @@ async function measureStoreAlone(options: Record<string, unknown>, durationMs: n
 }
 
 interface SlowConsumerReport {
+  /** Reading sockets; the slow one comes on top. */
   sockets: number;
+  /** The service's MAX_BUFFERED_BYTES for this run. */
   maxBufferedBytes: number;
+  pingsPerSecond: number;
   dropped: boolean;
+  /** From the slow socket's opening to the drop. */
   droppedAfterMs: number | null;
-  bidsBeforeDrop: number | null;
-  broadcastBytesBeforeDrop: number | null;
+  /** "service log": the time of the service's own warning; "metrics poll": when the counter was seen (up to ~0.3 s late). */
+  dropTimeFrom: "service log" | "metrics poll" | null;
+  /** ws's bufferedAmount when the service dropped it (its log line): all that is not in the kernel. */
+  bufferedBytesAtDrop: number | null;
+  /** Sent to the slow socket until the drop (or the end): bids accepted meanwhile and pings sent, times their frame sizes. */
+  broadcastsSent: number;
+  pingsSent: number;
+  estimatedBytesSent: { broadcasts: number; pongs: number; total: number };
+  /** The others while the slow socket was there (bidding stops at the drop). */
   others: FanOutReport;
+  /** The same load on the same sockets just before, without the slow one. */
+  baseline: FanOutReport;
+}
+
+/** The service's first "dropping a socket" warning at or after `sinceMs` (pino lines: time in ms, bufferedBytes). */
+async function dropInLog(logFile: string, sinceMs: number): Promise<{ atMs: number; bufferedBytes: number } | null> {
+  const text = await readFile(logFile, "utf8").catch(() => "");
+  for (const line of text.split("\n")) {
+    if (!line.includes("dropping a socket")) continue;
+    try {
+      const entry = JSON.parse(line) as { time?: number; bufferedBytes?: number };
+      if (typeof entry.time === "number" && entry.time >= sinceMs) {
+        return { atMs: entry.time, bufferedBytes: Number(entry.bufferedBytes ?? Number.NaN) };
+      }
+    } catch {
+      // Not a JSON line (a stack trace's continuation): skip it.
+    }
+  }
+  return null;
 }
 
 async function measureSlowConsumer(fleet: Fleet, service: Service, plan: Plan): Promise<SlowConsumerReport> {
+  const load = { nameLength: LONG_NAME_CODE_POINTS };
+  const baseline = await measureFanOut(fleet, service, null, "saturation", plan.slowConsumerBaselineMs, load);
+
   const droppedBefore = (await service.metrics()).get("auction_slow_sockets_dropped_total") ?? 0;
+  // The first receiving generator holds the paused socket and sends its pings.
+  const slowGenerator = fleet.receivers[0] as Generator;
   await fleet.connect(service.socketUrl, 1, true);
   const startedAt = Date.now();
-  let droppedAt: number | null = null;
+  let polledDropAt: number | null = null;
   let polling = true;
   const poll = (async () => {
     while (polling && Date.now() - startedAt < plan.slowConsumerMaxMs + 10_000) {
@@ -592,30 +661,95 @@ async function measureSlowConsumer(fleet: Fleet, service: Service, plan: Plan): 
         "auction_slow_sockets_dropped_total",
       );
       if (dropped !== undefined && dropped > droppedBefore) {
-        droppedAt = Date.now();
+        polledDropAt = Date.now();
+        // The phase is about the time to the drop: end it there.
         fleet.bidder.post({ type: "stopBidding" });
+        slowGenerator.post({ type: "stopBidding" });
         return;
       }
     }
   })();
-  const others = await measureFanOut(fleet, service, null, "saturation", plan.slowConsumerMaxMs, {
-    nameLength: LONG_NAME_CODE_POINTS,
+  const pinging = slowGenerator.run<SlowPingsResult>(
+    { type: "slowPings", perSecond: plan.slowConsumerPingsPerSecond, durationMs: plan.slowConsumerMaxMs },
+    plan.slowConsumerMaxMs + 30_000,
+  );
+  let bids: BidResult | null = null;
+  const others = await measureFanOut(fleet, service, null, "saturation", plan.slowConsumerMaxMs, load, (result) => {
+    bids = result;
   });
   polling = false;
   await poll;
-  const droppedAfterMs = droppedAt === null ? null : droppedAt - startedAt;
-  const bidsBeforeDrop = droppedAfterMs === null ? null : Math.round((others.bidsPerSecond * droppedAfterMs) / 1000);
-  // {"type":"bid","bid":{"id":…,"bidderName":"₿…","amountCents":…,"createdAt":"…"},"bidders":…} plus a 4-byte header.
-  const broadcastBytes = 118 + LONG_NAME_CODE_POINTS * 4;
+  // Ends with the bidding (stopBidding) or its own deadline, whichever first.
+  slowGenerator.post({ type: "stopBidding" });
+  const pings = await pinging;
+
+  const logged = polledDropAt === null ? null : await dropInLog(service.logFile, startedAt);
+  const dropAt: number | null = logged?.atMs ?? polledDropAt;
+  const until = dropAt ?? Number.POSITIVE_INFINITY;
+  const accepts = (bids as BidResult | null)?.accepts ?? [];
+  const broadcastsSent = accepts.filter(([, , ackAtMs]) => ackAtMs <= until).length;
+  const pingsSent = pings.ticks.filter(([atMs]) => atMs <= until).at(-1)?.[1] ?? 0;
+  const broadcastBytes = broadcastsSent * LONG_BROADCAST_FRAME_BYTES;
+  const pongBytes = pingsSent * PONG_FRAME_BYTES;
   return {
     sockets: others.sockets,
-    maxBufferedBytes: MAX_BUFFERED_BYTES,
-    dropped: droppedAt !== null,
-    droppedAfterMs,
-    bidsBeforeDrop,
-    broadcastBytesBeforeDrop: bidsBeforeDrop === null ? null : bidsBeforeDrop * broadcastBytes,
+    maxBufferedBytes: SLOW_CONSUMER_MAX_BUFFERED_BYTES,
+    pingsPerSecond: plan.slowConsumerPingsPerSecond,
+    dropped: dropAt !== null,
+    droppedAfterMs: dropAt === null ? null : dropAt - startedAt,
+    dropTimeFrom: logged ? "service log" : polledDropAt === null ? null : "metrics poll",
+    bufferedBytesAtDrop: logged?.bufferedBytes ?? null,
+    broadcastsSent,
+    pingsSent,
+    estimatedBytesSent: { broadcasts: broadcastBytes, pongs: pongBytes, total: broadcastBytes + pongBytes },
     others,
+    baseline,
   };
+}
+
+function slowConsumerLine(name: string, report: SlowConsumerReport): string {
+  const sent = report.estimatedBytesSent;
+  const seconds = (Number(report.droppedAfterMs) / 1000).toFixed(1);
+  return (
+    `${name} slow consumer among ${thousands(report.sockets)} (MAX_BUFFERED_BYTES ${thousands(report.maxBufferedBytes)}, ` +
+    `${thousands(report.others.bidsPerSecond)} bids/s of ${LONG_BROADCAST_FRAME_BYTES} B + ${thousands(report.pingsPerSecond)} pings/s): ` +
+    (report.dropped
+      ? `dropped after ${seconds} s (${report.dropTimeFrom}), bufferedAmount ${thousands(Number(report.bufferedBytesAtDrop))} B at the drop; `
+      : `not dropped within ${report.droppedAfterMs === null ? "the limit" : `${seconds} s`}; `) +
+    `~${kib(sent.total)} sent to it (${thousands(report.broadcastsSent)} broadcasts ${kib(sent.broadcasts)}, ` +
+    `${thousands(report.pingsSent)} pongs ${kib(sent.pongs)}); the others send→socket ${latencyText(report.others.latencyFromSend)} ` +
+    `vs ${latencyText(report.baseline.latencyFromSend)} without it (${thousands(report.baseline.bidsPerSecond)} bids/s)`
+  );
+}
+
+/**
+ * Its own service instance, started with the small bound; the slow socket comes on top of
+ * plan.slowConsumerSockets reading ones.
+ */
+async function runSlowConsumer(
+  backend: Backend,
+  plan: Plan,
+  tempDir: string,
+  cluster: PostgresCluster | null,
+): Promise<SlowConsumerReport> {
+  const service = await startService(tempDir, cluster?.url ?? null, {
+    label: "-slow",
+    extraEnv: { MAX_BUFFERED_BYTES: String(SLOW_CONSUMER_MAX_BUFFERED_BYTES) },
+  });
+  const fleet = new Fleet(plan.generators);
+  const name = backend === "postgres" ? "PostgreSQL" : "PGlite";
+  try {
+    await fleet.connect(service.socketUrl, plan.slowConsumerSockets);
+    const report = await measureSlowConsumer(fleet, service, plan);
+    console.log(slowConsumerLine(name, report));
+    return report;
+  } catch (error) {
+    const log = await readFile(service.logFile, "utf8").catch(() => "");
+    throw new Error(`${name} slow consumer: ${errorMessage(error)}\nservice log (tail):\n${log.slice(-2_000)}`);
+  } finally {
+    await fleet.stop();
+    await service.stop();
+  }
 }
 
 interface StormReport {
@@ -675,7 +809,6 @@ async function runBackend(
   plan: Plan,
   tempDir: string,
   cluster: PostgresCluster | null,
-  withSlowConsumer: boolean,
 ): Promise<BackendReport> {
   const service = await startService(tempDir, cluster?.url ?? null);
   const postmasterPid = cluster
@@ -702,19 +835,6 @@ async function runBackend(
         console.log(fanOutLine(name, report));
         fanOut.push(report);
       }
-    }
-
-    let slowConsumer: SlowConsumerReport | null = null;
-    if (withSlowConsumer) {
-      await fleet.shrinkTo(plan.slowConsumerSockets);
-      slowConsumer = await measureSlowConsumer(fleet, service, plan);
-      console.log(
-        `${name} slow consumer among ${thousands(slowConsumer.sockets)}: ` +
-          (slowConsumer.dropped
-            ? `dropped after ${(Number(slowConsumer.droppedAfterMs) / 1000).toFixed(1)} s (~${thousands(Number(slowConsumer.bidsBeforeDrop))} broadcasts, ~${kib(Number(slowConsumer.broadcastBytesBeforeDrop))} sent; bound ${kib(MAX_BUFFERED_BYTES)} + kernel buffers)`
-            : `not dropped within ${plan.slowConsumerMaxMs / 1000} s`) +
-          `; the others: ${latencyText(slowConsumer.others.latencyFromSend)} send→socket at ${thousands(slowConsumer.others.bidsPerSecond)} bids/s`,
-      );
     }
 
     await fleet.shrinkTo(plan.stormSockets);
@@ -770,7 +890,8 @@ async function runBackend(
       backend,
       held,
       fanOut,
-      slowConsumer,
+      // Measured by main() once this service is stopped: it runs its own, with a smaller MAX_BUFFERED_BYTES.
+      slowConsumer: null,
       reconnectStorm,
       throughput,
       storeAlone,
@@ -841,21 +962,27 @@ async function startDurableCluster(
 // ---------------------------------------------------------------------------------------------
 // Main
 
-function parseArgs(args: string[]): { plan: Plan; backends: Backend[] } {
-  const usage = "usage: bench-realtime.ts [--quick] [--backend postgres|pglite]";
+function parseArgs(args: string[]): { plan: Plan; backends: Backend[]; onlySlow: boolean } {
+  const usage = "usage: bench-realtime.ts [--quick] [--backend postgres|pglite] [--only slow]";
   let plan = FULL;
   let backends: Backend[] = ["postgres", "pglite"];
+  let onlySlow = false;
   for (let index = 0; index < args.length; index += 1) {
     const arg = args[index];
     if (arg === "--quick") plan = QUICK;
-    else if (arg === "--backend") {
+    else if (arg === "--only") {
+      const value = args[index + 1];
+      index += 1;
+      if (value !== "slow") throw new Error(`--only takes slow (${usage})`);
+      onlySlow = true;
+    } else if (arg === "--backend") {
       const value = args[index + 1];
       index += 1;
       if (value !== "postgres" && value !== "pglite") throw new Error(`--backend takes postgres or pglite (${usage})`);
       backends = [value];
     } else throw new Error(`unknown argument ${arg} (${usage})`);
   }
-  return { plan, backends };
+  return { plan, backends, onlySlow };
 }
 
 async function packageVersion(name: string): Promise<string> {
@@ -863,10 +990,13 @@ async function packageVersion(name: string): Promise<string> {
   return (JSON.parse(text) as { version: string }).version;
 }
 
-async function writeResults(results: object, isoDate: string, quick: boolean): Promise<string> {
+async function writeResults(results: object, isoDate: string, quick: boolean, onlySlow: boolean): Promise<string> {
   await mkdir(RESULTS_DIR, { recursive: true });
-  // A smoke test never overwrites the figures of a full run.
-  const file = join(RESULTS_DIR, `realtime-${isoDate.slice(0, 10)}${quick ? "-quick" : ""}.json`);
+  // A smoke test or a single phase never overwrites the figures of a full run.
+  const file = join(
+    RESULTS_DIR,
+    `realtime-${isoDate.slice(0, 10)}${quick ? "-quick" : ""}${onlySlow ? "-slow" : ""}.json`,
+  );
   await writeFile(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
   await rename(`${file}.tmp`, file);
   return file;
@@ -899,7 +1029,7 @@ function bars(backends: BackendReport[], ceiling: CeilingReport): Record<string,
 }
 
 async function main(): Promise<void> {
-  const { plan, backends } = parseArgs(process.argv.slice(2));
+  const { plan, backends, onlySlow } = parseArgs(process.argv.slice(2));
   const startedAt = Date.now();
   const tempDir = await mkdtemp(join(os.tmpdir(), "bench-realtime-"));
   // The postgres user must traverse it to reach its cluster.
@@ -915,6 +1045,7 @@ async function main(): Promise<void> {
   try {
     let postgresInfo: { version: string; settings: Record<string, string> } | null = null;
     const reports: BackendReport[] = [];
+    const slowOnly: (SlowConsumerReport & { backend: Backend })[] = [];
     for (const backend of backends) {
       if (backend === "postgres") {
         const started = await startDurableCluster(tempDir);
@@ -922,18 +1053,25 @@ async function main(): Promise<void> {
         postgresInfo = { version: started.version, settings: started.settings };
         console.log(`PostgreSQL ${started.version} cluster: ${JSON.stringify(started.settings)}`);
       }
-      reports.push(
-        await runBackend(backend, plan, tempDir, backend === "postgres" ? cluster : null, reports.length === 0),
-      );
+      const backendCluster = backend === "postgres" ? cluster : null;
+      if (onlySlow) {
+        slowOnly.push({ backend, ...(await runSlowConsumer(backend, plan, tempDir, backendCluster)) });
+      } else {
+        const report = await runBackend(backend, plan, tempDir, backendCluster);
+        // On the first backend only, as before: it does not depend on the database.
+        if (reports.length === 0) report.slowConsumer = await runSlowConsumer(backend, plan, tempDir, backendCluster);
+        reports.push(report);
+      }
       if (backend === "postgres") {
         await cluster?.destroy();
         cluster = null;
       }
     }
-    const ceiling = await runBare(plan);
-    for (const report of reports) {
+    // The ceiling is only compared with the fan-out phases, which --only slow skips.
+    const ceiling = onlySlow ? null : await runBare(plan);
+    for (const report of ceiling ? reports : []) {
       for (const entry of report.fanOut.filter((fanOut) => fanOut.load === "saturation")) {
-        const bare = ceiling.fanOut.find((other) => other.load === "saturation" && other.sockets === entry.sockets);
+        const bare = ceiling?.fanOut.find((other) => other.load === "saturation" && other.sockets === entry.sockets);
         if (!bare) continue;
         console.log(
           `${report.backend} vs bare ws, ${thousands(entry.sockets)} sockets saturated: ` +
@@ -970,12 +1108,13 @@ async function main(): Promise<void> {
         deliveredPerSecond:
           "broadcasts read by all receiving sockets within the bidding window (after a warm-up) per second",
         clock: "performance.timeOrigin + performance.now() in every process, one machine",
+        slowConsumer: `one paused socket (never reads) on top of the reading ones, on a service with MAX_BUFFERED_BYTES=${SLOW_CONSUMER_MAX_BUFFERED_BYTES}; it receives every broadcast (saturation, ${LONG_BROADCAST_FRAME_BYTES}-byte frames) and sends pings at pingsPerSecond (${PONG_FRAME_BYTES}-byte pongs); bytes sent = broadcasts accepted and pings sent before the drop times those frame sizes (an estimate: the service does not count per-socket bytes); bufferedBytesAtDrop is the service's own figure`,
       },
-      bars: bars(reports, ceiling),
-      backends: reports,
-      ceiling,
+      ...(ceiling
+        ? { bars: bars(reports, ceiling), backends: reports, ceiling }
+        : { only: "slow", slowConsumer: slowOnly }),
     };
-    const file = await writeResults(results, date, plan.quick);
+    const file = await writeResults(results, date, plan.quick, onlySlow);
     console.log(`results written to ${relative(ROOT, file)} (${results.durationSeconds} s)`);
   } finally {
     await cleanUp();
