@@ -170,6 +170,8 @@ export function createSocketServer(
 
   function beat() {
     for (const [socket, connection] of connections) {
+      // Already closing (its grace timer will cut it): closing it again would log and arm a second cut.
+      if (socket.readyState !== socket.OPEN) continue;
       if (!connection.alive) {
         logger.debug({ client: maskAddress(connection.address) }, "closing a socket that missed its heartbeat");
         closeSocket(socket, CLOSE_CODES.heartbeatTimeout, "Heartbeat timeout");
