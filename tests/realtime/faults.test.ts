@@ -65,6 +65,20 @@ async function startService(databaseUrl: string, env: Record<string, string> = {
   return service;
 }
 
+/** A fresh database with two instances on it behind one load balancer, all removed after the test. */
+async function twoInstancesBehindBalancer() {
+  const database = await createTestDatabase();
+  onCleanup(() => database.drop());
+  // Mutable: a test may put a restarted instance in the place of a killed one.
+  const instances: [ServiceProcess, ServiceProcess] = [
+    await startService(database.url),
+    await startService(database.url),
+  ];
+  const balancer = await startLoadBalancer(instances.map((instance) => instance.port));
+  onCleanup(() => balancer.close());
+  return { database, instances, balancer };
+}
+
 function openPages(prefix: string, urls: string[], count: number, options?: Parameters<typeof openPage>[2]) {
   const pages = Array.from({ length: count }, (_, index) =>
     openPage(`${prefix}${index + 1}`, urls[index % urls.length] as string, options),
@@ -170,12 +184,8 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
   it(
     "one of 2 instances killed with SIGKILL behind a load balancer: its pages reconnect through it to the survivor and catch up",
     async () => {
-      const database = await createTestDatabase();
-      onCleanup(() => database.drop());
-      const instances = [await startService(database.url), await startService(database.url)];
+      const { database, instances, balancer } = await twoInstancesBehindBalancer();
       const ports = instances.map((instance) => instance.port);
-      const balancer = await startLoadBalancer(ports);
-      onCleanup(() => balancer.close());
       const pages = openPages("kill-", [balancer.socketUrl], scale.pages);
       await allLive(pages);
       const ledger = createLedger("kill");
@@ -225,11 +235,11 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
   it(
     "a page whose acknowledgement outran the broadcasts resumes after the last bid it received, skipping none, when its instance is killed",
     async () => {
-      const database = await createTestDatabase();
-      onCleanup(() => database.drop());
-      const [victim, survivor] = [await startService(database.url), await startService(database.url)] as const;
-      const balancer = await startLoadBalancer([victim.port, survivor.port]);
-      onCleanup(() => balancer.close());
+      const {
+        database,
+        instances: [victim, survivor],
+        balancer,
+      } = await twoInstancesBehindBalancer();
       // One at a time, so round-robin puts the first page on the victim and the second on the survivor.
       const onVictim = openPages("ahead-", [balancer.socketUrl], 1)[0] as Page;
       await allLive([onVictim]);
@@ -358,12 +368,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
   it(
     "SIGTERM during load behind a load balancer: in-flight bids finish, sockets close with 1001, the pages move to the survivor and nothing acknowledged is lost",
     async () => {
-      const database = await createTestDatabase();
-      onCleanup(() => database.drop());
-      const instances = [await startService(database.url), await startService(database.url)];
-      const ports = instances.map((instance) => instance.port);
-      const balancer = await startLoadBalancer(ports);
-      onCleanup(() => balancer.close());
+      const { database, instances, balancer } = await twoInstancesBehindBalancer();
       const pages = openPages("term-", [balancer.socketUrl], scale.pages);
       await allLive(pages);
       const ledger = createLedger("sigterm");
