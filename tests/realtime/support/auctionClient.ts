@@ -141,16 +141,24 @@ export function connectClient(url: string, options: ConnectOptions = {}): Promis
     bid: (bidderName, amount) => answerTo(sendBid(bidderName, amount)),
     sendBid,
     answerTo,
-    async close() {
-      if (socket.readyState === WebSocket.CLOSED) return;
-      socket.close(1000);
-      const timer = setTimeout(() => socket.terminate(), 2_000);
-      await closed;
-      clearTimeout(timer);
-    },
+    close: () => closeSocket(socket, closed),
   };
 
-  return new Promise((resolve, reject) => {
+  return resolveOnOpen(socket, client);
+}
+
+/** Closes with 1000, and cuts the socket if the closing handshake takes over 2 s. */
+export async function closeSocket(socket: WebSocket, closed: Promise<unknown>): Promise<void> {
+  if (socket.readyState === WebSocket.CLOSED) return;
+  socket.close(1000);
+  const timer = setTimeout(() => socket.terminate(), 2_000);
+  await closed;
+  clearTimeout(timer);
+}
+
+/** Resolves with the client once the socket opens; a refused upgrade rejects with UpgradeRefused. */
+export function resolveOnOpen<T>(socket: WebSocket, client: T): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
     let opened = false;
     socket.once("open", () => {
       opened = true;

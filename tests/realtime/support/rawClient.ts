@@ -15,6 +15,7 @@ import {
   type SnapshotMessage,
   type WireBid,
 } from "../../../src/lib/auction/protocol.ts";
+import { closeSocket, resolveOnOpen } from "./auctionClient.ts";
 
 export type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" }>;
 export type Outcome = Answer | { type: "closed"; code: number; reason: string };
@@ -109,28 +110,8 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
       return next();
     },
     next,
-    async close() {
-      if (socket.readyState === WebSocket.CLOSED) return;
-      socket.close(1000);
-      const cut = setTimeout(() => socket.terminate(), 2_000);
-      await closed;
-      clearTimeout(cut);
-    },
+    close: () => closeSocket(socket, closed),
   };
 
-  return new Promise((resolve, reject) => {
-    let opened = false;
-    socket.once("open", () => {
-      opened = true;
-      resolve(client);
-    });
-    // After the handshake an error ends in a close, which the answers report.
-    socket.on("error", (error) => {
-      if (!opened) reject(error);
-    });
-    socket.once("unexpected-response", (_request, response) => {
-      socket.terminate();
-      reject(new Error(`upgrade refused with HTTP ${response.statusCode}`));
-    });
-  });
+  return resolveOnOpen(socket, client);
 }
