@@ -65,7 +65,6 @@ import {
   type CpuShares,
   cpuSeconds,
   Generator,
-  hasExited,
   postgresPids,
   residentBytes,
   spawnNode,
@@ -73,6 +72,7 @@ import {
   stopChild,
   withTimeout,
 } from "./bench-realtime/processes.ts";
+import { errorMessage, waitForOk } from "./childProcess.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_DIR = join(ROOT, "bench", "results");
@@ -167,10 +167,6 @@ type Backend = "postgres" | "pglite";
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 async function freePort(): Promise<number> {
   const probe = createServer();
   probe.listen(0, "127.0.0.1");
@@ -219,24 +215,6 @@ async function readMetrics(httpUrl: string): Promise<Map<string, number>> {
   return values;
 }
 
-async function waitForReady(url: string, child: ChildProcess, what: string): Promise<void> {
-  const deadline = Date.now() + SERVICE_START_TIMEOUT_MS;
-  let lastProblem = "no answer yet";
-  while (Date.now() < deadline) {
-    if (hasExited(child)) throw new Error(`${what} exited (code ${child.exitCode}) before it was ready`);
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      await response.body?.cancel();
-      if (response.status === 200) return;
-      lastProblem = `status ${response.status}`;
-    } catch (error) {
-      lastProblem = errorMessage(error);
-    }
-    await sleep(200);
-  }
-  throw new Error(`${what} was not ready within ${SERVICE_START_TIMEOUT_MS / 1000} s (${lastProblem})`);
-}
-
 /** HeapProfiler.collectGarbage over the Chrome DevTools protocol of a process started with --inspect. */
 async function collectGarbageAt(inspectorPort: number): Promise<void> {
   const response = await fetch(`http://127.0.0.1:${inspectorPort}/json/list`, { signal: AbortSignal.timeout(5_000) });
@@ -281,7 +259,7 @@ async function startService(
     stdio: ["ignore", log, log],
   });
   const httpUrl = `http://127.0.0.1:${port}`;
-  await waitForReady(`${httpUrl}/readyz`, child, "the service");
+  await waitForOk(`${httpUrl}/readyz`, child, "the service", SERVICE_START_TIMEOUT_MS);
   return {
     child,
     // sh exec'd node, so the shell's pid is the service's.

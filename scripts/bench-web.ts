@@ -26,6 +26,7 @@ import { chromium, type Page, type Request, type Response } from "@playwright/te
 import * as chromeLauncher from "chrome-launcher";
 import lighthouse, { type Result as LighthouseResult } from "lighthouse";
 import desktopConfig from "lighthouse/core/config/desktop-config.js";
+import { errorMessage, exitStatus, hasExited, waitForOk, withTimeout } from "./childProcess.ts";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -147,30 +148,6 @@ interface BytesReport {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${timeoutMs / 1000} s`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function hasExited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-function exitStatus(child: ChildProcess): string {
-  return child.signalCode ? `killed by ${child.signalCode}` : `code ${child.exitCode}`;
-}
-
 /** True when the child exited within the time given. */
 async function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (hasExited(child)) return true;
@@ -237,26 +214,6 @@ function startServer(port: number, staticDir: string): ChildProcess {
   // Last resort if this script dies without reaching its cleanup: never leave a server behind.
   process.once("exit", () => server.kill("SIGKILL"));
   return server;
-}
-
-async function waitUntilServing(url: string, server: ChildProcess): Promise<void> {
-  const deadline = Date.now() + SERVER_START_TIMEOUT_MS;
-  let lastProblem = "no answer yet";
-  while (Date.now() < deadline) {
-    if (hasExited(server)) throw new Error(`the server exited (${exitStatus(server)}) before serving ${url}`);
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      await response.body?.cancel();
-      if (response.status === 200) return;
-      lastProblem = `status ${response.status}`;
-    } catch (error) {
-      lastProblem = errorMessage(error);
-    }
-    await sleep(200);
-  }
-  throw new Error(
-    `the server did not answer 200 at ${url} within ${SERVER_START_TIMEOUT_MS / 1000} s (${lastProblem})`,
-  );
 }
 
 async function stopServer(server: ChildProcess): Promise<void> {
@@ -677,7 +634,7 @@ async function main(): Promise<void> {
   const origin = `http://127.0.0.1:${port}`;
   const server = startServer(port, siteDir);
   try {
-    await waitUntilServing(`${origin}/`, server);
+    await waitForOk(`${origin}/`, server, "the server", SERVER_START_TIMEOUT_MS);
 
     const lighthouseReports: LighthouseReport[] = [];
     for (const formFactor of bytesOnly ? [] : FORM_FACTORS) {

@@ -7,7 +7,10 @@ import { type ChildProcess, type StdioOptions, spawn } from "node:child_process"
 import { once } from "node:events";
 import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
+import { hasExited, withTimeout } from "../childProcess.ts";
 import type { Command, CoordinatorMessage, GeneratorEvent } from "./loadGenerator.ts";
+
+export { hasExited, withTimeout };
 
 const children = new Set<ChildProcess>();
 
@@ -32,10 +35,6 @@ export function spawnNode(
   return child;
 }
 
-export function hasExited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
 /** SIGTERM, then SIGKILL if it has not exited within the grace. */
 export async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
   if (hasExited(child)) return;
@@ -45,20 +44,6 @@ export async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<v
   if (inTime) return;
   child.kill("SIGKILL");
   await Promise.race([exited, sleep(graceMs, undefined, { ref: false })]);
-}
-
-export async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} took over ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
