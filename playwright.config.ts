@@ -2,6 +2,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineConfig, devices } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./scripts/chromium.ts";
+import { LIFTED_LIMITS_ENV } from "./scripts/support/liftedLimits.ts";
 
 const PORT = Number(process.env.E2E_PORT ?? 4329);
 const baseURL = `http://127.0.0.1:${PORT}`;
@@ -39,9 +40,8 @@ export default defineConfig({
       HOST: "127.0.0.1",
       LOG_LEVEL: "warn",
       DATA_DIR,
-      // Every browser of the suite bids and connects from 127.0.0.1: lift the per-address limits.
-      BID_RATE_LIMIT: "10000",
-      MAX_SOCKETS_PER_ADDRESS: "10000",
+      // Every browser of the suite bids and connects from 127.0.0.1.
+      ...LIFTED_LIMITS_ENV,
     },
     reuseExistingServer: !process.env.CI,
     // SIGTERM lets the service close its sockets and release the data directory's lock.

@@ -45,14 +45,12 @@ import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { openSync } from "node:fs";
 import { appendFile, chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { type AddressInfo, createServer } from "node:net";
 import os from "node:os";
 import { join, relative } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import WebSocket from "ws";
-import { type PostgresCluster, startPostgresCluster } from "../tests/realtime/support/postgresCluster.ts";
 import { LatencyHistogram, type LatencySummary } from "./bench-realtime/latencyHistogram.ts";
 import type {
   BidCommand,
@@ -72,7 +70,10 @@ import {
   stopChild,
   withTimeout,
 } from "./bench-realtime/processes.ts";
-import { errorMessage, waitForOk } from "./childProcess.ts";
+import { errorMessage, waitForOk } from "./support/childProcess.ts";
+import { LIFTED_LIMITS_ENV } from "./support/liftedLimits.ts";
+import { freePort } from "./support/ports.ts";
+import { type PostgresCluster, startPostgresCluster } from "./support/postgresCluster.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_DIR = join(ROOT, "bench", "results");
@@ -167,16 +168,6 @@ type Backend = "postgres" | "pglite";
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address() as AddressInfo;
-  probe.close();
-  await once(probe, "close");
-  return port;
-}
-
 function thousands(value: number): string {
   return Math.round(value).toLocaleString("en-US");
 }
@@ -249,8 +240,7 @@ async function startService(
       LOG_LEVEL: "warn",
       DATA_DIR: join(tempDir, `pglite-service${label}`),
       DATABASE_URL: databaseUrl ?? "",
-      MAX_SOCKETS_PER_ADDRESS: "1000000",
-      BID_RATE_LIMIT: "1000000",
+      ...LIFTED_LIMITS_ENV,
       BID_RATE_WINDOW_MS: "1000",
       // Only so the benchmark can ask for a full GC before reading memory; loopback only.
       NODE_OPTIONS: `--inspect=127.0.0.1:${inspectorPort}`,

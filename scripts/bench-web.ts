@@ -26,8 +26,8 @@ import { chromium, type Page, type Request, type Response } from "@playwright/te
 import * as chromeLauncher from "chrome-launcher";
 import lighthouse, { type Result as LighthouseResult } from "lighthouse";
 import desktopConfig from "lighthouse/core/config/desktop-config.js";
-import { errorMessage, exitStatus, hasExited, waitForOk, withTimeout } from "./childProcess.ts";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.ts";
+import { errorMessage, exitStatus, hasExited, waitForOk, withTimeout } from "./support/childProcess.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 // As astro.config.mjs and npm run build: ASTRO_OUT_DIR, relative to the project, or dist.

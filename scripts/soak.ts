@@ -9,7 +9,7 @@ import { chmod, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { stopClusterAt } from "../tests/realtime/support/postgresCluster.ts";
+import { stopClusterAt } from "./support/postgresCluster.ts";
 
 const DEFAULT_LIMIT_MS = 10 * 60_000;
 const limitMs = Number(process.env.SOAK_LIMIT_MS ?? DEFAULT_LIMIT_MS);

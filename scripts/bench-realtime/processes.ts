@@ -4,13 +4,11 @@
  * limit) and is killed when the benchmark exits, however it exits.
  */
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
-import { once } from "node:events";
 import { readdir, readFile } from "node:fs/promises";
-import { setTimeout as sleep } from "node:timers/promises";
-import { hasExited, withTimeout } from "../childProcess.ts";
+import { hasExited, stopChild, withTimeout } from "../support/childProcess.ts";
 import type { Command, CoordinatorMessage, GeneratorEvent } from "./loadGenerator.ts";
 
-export { hasExited, withTimeout };
+export { hasExited, stopChild, withTimeout };
 
 const children = new Set<ChildProcess>();
 
@@ -33,17 +31,6 @@ export function spawnNode(
   children.add(child);
   child.once("exit", () => children.delete(child));
   return child;
-}
-
-/** SIGTERM, then SIGKILL if it has not exited within the grace. */
-export async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
-  if (hasExited(child)) return;
-  const exited = once(child, "exit");
-  child.kill("SIGTERM");
-  const inTime = await Promise.race([exited.then(() => true), sleep(graceMs, false, { ref: false })]);
-  if (inTime) return;
-  child.kill("SIGKILL");
-  await Promise.race([exited, sleep(graceMs, undefined, { ref: false })]);
 }
 
 // ---------------------------------------------------------------------------------------------

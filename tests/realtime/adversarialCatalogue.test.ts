@@ -7,8 +7,8 @@
  * still gets every broadcast; at the end every stored name is the accepted one, byte for byte.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServiceConfig } from "../../realtime/config.ts";
 import type { BidStore } from "../../realtime/storage/types.ts";
+import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { type ErrorCode, MAX_MESSAGE_BYTES, type WireBid } from "../../src/lib/auction/protocol.ts";
 import { connectClient, UpgradeRefused } from "./support/auctionClient.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
@@ -24,7 +24,6 @@ import {
 } from "./support/stores.ts";
 
 const TEST_TIMEOUT_MS = 60_000;
-const LIFTED_LIMITS: Partial<ServiceConfig> = { bidRateLimit: 100_000, maxSocketsPerAddress: 10_000 };
 const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
 
 /** docs/realtime.md's messages. */

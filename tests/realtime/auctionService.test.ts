@@ -9,6 +9,8 @@ import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../realtime/config.ts";
 import { openBidStore } from "../../realtime/storage/index.ts";
+import { LIFTED_LIMITS, LIFTED_LIMITS_ENV } from "../../scripts/support/liftedLimits.ts";
+import { startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import {
   CLOSE_CODES,
   MAX_MESSAGE_BYTES,
@@ -24,7 +26,6 @@ import {
   UpgradeRefused,
 } from "./support/auctionClient.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { startPostgresCluster } from "./support/postgresCluster.ts";
 import {
   BACKENDS,
   type Backend,
@@ -39,7 +40,6 @@ import {
 
 const TEST_TIMEOUT_MS = 120_000;
 /** Every bid in these tests comes from 127.0.0.1: tests that are not about the limits lift them. */
-const LIFTED_LIMITS: Partial<ServiceConfig> = { bidRateLimit: 100_000, maxSocketsPerAddress: 10_000 };
 
 const cleanups: (() => Promise<unknown>)[] = [];
 function onCleanup(step: () => Promise<unknown>) {
@@ -649,7 +649,7 @@ describe("auction service process", () => {
           STATIC_DIR: "",
           DATA_DIR: data.dir,
           DATABASE_URL: "",
-          BID_RATE_LIMIT: "1000",
+          ...LIFTED_LIMITS_ENV,
           LOG_LEVEL: "info",
         },
         stdio: ["ignore", "pipe", "pipe"],

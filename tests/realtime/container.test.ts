@@ -10,7 +10,7 @@ import { basename, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort } from "./support/postgresCluster.ts";
+import { freePort } from "../../scripts/support/ports.ts";
 import { createTestDataDir } from "./support/stores.ts";
 
 const run = promisify(execFile);

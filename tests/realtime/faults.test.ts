@@ -9,6 +9,7 @@
  */
 import postgres from "postgres";
 import { afterEach, describe, expect, it } from "vitest";
+import { postgresBinariesPresent, startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import { CLOSE_CODES } from "../../src/lib/auction/protocol.ts";
 import {
   auditAuction,
@@ -21,7 +22,6 @@ import {
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { startLoadBalancer } from "./support/loadBalancer.ts";
 import { openPage, type Page } from "./support/pageClient.ts";
-import { postgresBinariesPresent, startPostgresCluster } from "./support/postgresCluster.ts";
 import { type ServiceProcess, startServiceProcess } from "./support/serviceProcess.ts";
 import { createTestDatabase, STORE_HOOK_TIMEOUT_MS, waitFor } from "./support/stores.ts";
 

@@ -9,7 +9,7 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ServiceConfig } from "../../realtime/config.ts";
+import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
 import {
@@ -40,7 +40,6 @@ const SEED = Number(process.env.FC_SEED ?? 20_261_122);
 /** Generated runs per backend; each run is a sequence of 1 to 16 frames (8.5 on average). */
 const RUNS: Record<Backend, number> = { postgres: 400, pglite: 250 };
 const TEST_TIMEOUT_MS = 120_000;
-const LIFTED_LIMITS: Partial<ServiceConfig> = { bidRateLimit: 1_000_000, maxSocketsPerAddress: 10_000 };
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

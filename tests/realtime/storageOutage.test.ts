@@ -9,7 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore } from "../../realtime/storage/postgres.ts";
 import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
 import { StoreUnavailableError } from "../../realtime/storage/types.ts";
-import { type PostgresCluster, postgresBinariesPresent, startPostgresCluster } from "./support/postgresCluster.ts";
+import {
+  type PostgresCluster,
+  postgresBinariesPresent,
+  startPostgresCluster,
+} from "../../scripts/support/postgresCluster.ts";
 import { openTestStore, STORE_HOOK_TIMEOUT_MS, testLogger, waitFor } from "./support/stores.ts";
 
 // Refused connections fail at once; this bounds the worst case (a server mid-shutdown).

@@ -7,7 +7,7 @@ import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { stopClusterAt } from "./postgresCluster.ts";
+import { stopClusterAt } from "../../../scripts/support/postgresCluster.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -12,11 +12,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { LIFTED_LIMITS_ENV } from "../../../scripts/support/liftedLimits.ts";
 
 const START_TIMEOUT_MS = 60_000;
-
-/** Every bid and socket in the fault tests comes from 127.0.0.1: lift the per-address limits. */
-export const LIFTED_LIMITS_ENV = { BID_RATE_LIMIT: "1000000", MAX_SOCKETS_PER_ADDRESS: "100000" };
 
 export interface ServiceProcess {
   readonly port: number;

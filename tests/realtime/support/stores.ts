@@ -25,8 +25,8 @@ import { inject } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
 import type { BidStore } from "../../../realtime/storage/types.ts";
+import { startPostgresCluster } from "../../../scripts/support/postgresCluster.ts";
 import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
-import { startPostgresCluster } from "./postgresCluster.ts";
 
 /**
  * For beforeEach/beforeAll hooks that open stores: the first PGlite location of a run builds the

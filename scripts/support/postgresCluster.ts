@@ -12,10 +12,10 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { appendFile, chown, mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "./ports.ts";
 
 const run = promisify(execFile);
 
@@ -53,18 +53,6 @@ function pgBinary(name: string, args: string[], timeoutMs = 60_000) {
     ? ["runuser", ["-u", "postgres", "--", binary, ...args]]
     : [binary, args];
   return run(command, commandArgs, { timeout: timeoutMs });
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Stops whatever cluster runs in `dataDir` (cleanup after a run, whoever started it). */

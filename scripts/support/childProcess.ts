@@ -1,5 +1,6 @@
-/** Small process helpers shared by the benchmark scripts. */
+/** Small process helpers shared by the benchmark scripts and the tests. */
 import type { ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export function errorMessage(error: unknown): string {
@@ -43,4 +44,15 @@ export async function waitForOk(url: string, child: ChildProcess, what: string, 
     await sleep(200);
   }
   throw new Error(`${what} did not answer 200 at ${url} within ${timeoutMs / 1000} s (${lastProblem})`);
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within the grace. */
+export async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (hasExited(child)) return;
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  const inTime = await Promise.race([exited.then(() => true), sleep(graceMs, false, { ref: false })]);
+  if (inTime) return;
+  child.kill("SIGKILL");
+  await Promise.race([exited, sleep(graceMs, undefined, { ref: false })]);
 }
