@@ -1,10 +1,26 @@
 import { defineConfig } from "vitest/config";
 
+// Two projects: `unit` is pure (no database, no processes, seconds), `service` runs against real
+// PostgreSQL and PGlite, real sockets and real service processes.
 export default defineConfig({
   test: {
-    include: ["tests/unit/**/*.test.{ts,tsx}", "tests/realtime/**/*.test.ts"],
-    environment: "node",
-    // One PostgreSQL cluster per run (or DATABASE_URL) and a temp root for PGlite directories.
-    globalSetup: ["tests/realtime/support/globalSetup.ts"],
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["tests/unit/**/*.test.{ts,tsx}"],
+          environment: "node",
+        },
+      },
+      {
+        test: {
+          name: "service",
+          include: ["tests/realtime/**/*.test.ts"],
+          environment: "node",
+          // One PostgreSQL cluster per run (or DATABASE_URL) and a temp root for PGlite directories.
+          globalSetup: ["tests/realtime/support/globalSetup.ts"],
+        },
+      },
+    ],
   },
 });
