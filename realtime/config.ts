@@ -6,7 +6,7 @@ export interface ServiceConfig {
   host: string;
   /** Built pages to serve; empty string disables static serving. */
   staticDir: string;
-  logLevel: string;
+  logLevel: LogLevel;
   /** PostgreSQL connection string; null runs embedded PGlite in dataDir. */
   databaseUrl: string | null;
   /** PGlite's data directory (absolute). */
@@ -49,6 +49,19 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ServiceConfigError(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
   }
   return parsed;
+}
+
+/** pino's levels; `silent` turns logging off. */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+function logLevel(value: string | undefined): LogLevel {
+  if (isBlank(value)) return "info";
+  const level = value.trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new ServiceConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${value}"`);
+  }
+  return level as LogLevel;
 }
 
 function origins(value: string | undefined): string[] {
@@ -101,7 +114,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     // Loopback unless told otherwise: the container sets HOST=0.0.0.0 on purpose.
     host: env.HOST?.trim() || "127.0.0.1",
     staticDir: env.STATIC_DIR === "" ? "" : resolve(env.STATIC_DIR ?? "dist"),
-    logLevel: env.LOG_LEVEL?.trim() || "info",
+    logLevel: logLevel(env.LOG_LEVEL),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     dataDir: resolve(env.DATA_DIR?.trim() || "data"),
     allowedOrigins: origins(env.ALLOWED_ORIGINS),

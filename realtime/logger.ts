@@ -6,3 +6,18 @@ export function createLogger(level: string, destination?: DestinationStream) {
 }
 
 export type Logger = ReturnType<typeof createLogger>;
+
+/**
+ * The service's logger: readable lines for a person at a terminal, JSON lines everywhere else
+ * (containers, CI, pipes, log collectors). pino-pretty is a development dependency, so a
+ * production install (the container) never loads it: there a terminal gets JSON too.
+ */
+export async function createServiceLogger(
+  level: string,
+  { terminal = process.stdout.isTTY === true, output }: { terminal?: boolean; output?: NodeJS.WritableStream } = {},
+) {
+  const pretty = terminal ? await import("pino-pretty").catch(() => null) : null;
+  if (!pretty) return createLogger(level, output as DestinationStream | undefined);
+  const options = { translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,service", colorize: terminal && !output };
+  return createLogger(level, pretty.default(output ? { ...options, destination: output } : options));
+}

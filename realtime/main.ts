@@ -7,7 +7,7 @@
 import type { Server } from "node:http";
 import { createSocketServer, type SocketServer } from "./auction/socketServer.ts";
 import { readServiceConfig, ServiceConfigError } from "./config.ts";
-import { createLogger } from "./logger.ts";
+import { createServiceLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
 import { createAppServer } from "./server.ts";
 import { openBidStore } from "./storage/index.ts";
@@ -20,7 +20,7 @@ try {
   console.error(`Configuration error: ${error.message}`);
   process.exit(2);
 }
-const logger = createLogger(config.logLevel);
+const logger = await createServiceLogger(config.logLevel);
 
 let stopping = false;
 let socketServer: SocketServer | undefined;

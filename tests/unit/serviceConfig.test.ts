@@ -27,6 +27,13 @@ describe("service configuration", () => {
     expect(config).toMatchObject({ port: 8080, host: "0.0.0.0", staticDir: "/srv/site", logLevel: "debug" });
   });
 
+  it("refuses an unknown LOG_LEVEL, naming the variable and the levels it takes", () => {
+    expect(() => readServiceConfig({ LOG_LEVEL: "loud" })).toThrow(
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    );
+    expect(readServiceConfig({ LOG_LEVEL: " WARN " }).logLevel).toBe("warn");
+  });
+
   it("turns static serving off with an empty STATIC_DIR", () => {
     expect(readServiceConfig({ STATIC_DIR: "" }).staticDir).toBe("");
   });

@@ -1,0 +1,77 @@
+/**
+ * `npm run serve` as a person and as a machine see it: readable lines in a terminal (a real
+ * pseudo-terminal through util-linux `script`), JSON lines through a pipe, and a bad LOG_LEVEL
+ * refused like every other setting.
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { stopChild } from "../../scripts/support/childProcess.ts";
+import { createTestDataDir } from "./support/stores.ts";
+
+const OPEN_LINE = "The Nothing Store is open";
+
+async function serviceEnv(extra: Record<string, string> = {}) {
+  const data = await createTestDataDir();
+  onTestFinished(() => data.remove());
+  return {
+    ...process.env,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    STATIC_DIR: "",
+    DATA_DIR: data.dir,
+    DATABASE_URL: "",
+    ...extra,
+  };
+}
+
+/** Starts the service with `stdio` and collects stdout lines until the open line, then stops it. */
+async function linesUntilOpen(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
+  const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  onTestFinished(() => stopChild(child));
+  const lines: string[] = [];
+  for await (const line of createInterface({ input: child.stdout })) {
+    lines.push(line);
+    if (line.includes(OPEN_LINE)) break;
+  }
+  return lines;
+}
+
+describe("the service's log output", () => {
+  it("prints JSON lines when stdout is a pipe", async () => {
+    const lines = await linesUntilOpen(process.execPath, ["realtime/main.ts"], await serviceEnv());
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(JSON.parse(lines.at(-1) as string)).toMatchObject({
+      level: 30,
+      service: "nothing-store",
+      backend: "pglite",
+    });
+  }, 60_000);
+
+  it("prints readable lines when stdout is a terminal", async () => {
+    // `script` gives the service a pseudo-terminal as stdout and copies what it prints to ours.
+    const command = `exec "${process.execPath}" realtime/main.ts`;
+    const lines = await linesUntilOpen("script", ["-qfec", command, "/dev/null"], await serviceEnv());
+    const text = lines.join("\n");
+    expect(text).toMatch(/\[\d\d:\d\d:\d\d\] .*INFO.*: .*The Nothing Store is open at http:\/\/localhost:\d+/);
+    expect(text).not.toContain('"level"');
+  }, 60_000);
+
+  it("refuses an unknown LOG_LEVEL with exit code 2 and a message naming it", async () => {
+    const child = spawn(process.execPath, ["realtime/main.ts"], {
+      env: await serviceEnv({ LOG_LEVEL: "loud" }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const [code] = await once(child, "exit");
+    expect(code).toBe(2);
+    expect(stderr).toContain(
+      'Configuration error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    );
+  }, 60_000);
+});

@@ -1,0 +1,36 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { createServiceLogger } from "../../realtime/logger.ts";
+
+async function logOneLine(terminal: boolean): Promise<string> {
+  const output = new PassThrough();
+  const chunks: Buffer[] = [];
+  output.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const logger = await createServiceLogger("info", { terminal, output });
+  logger.info({ port: 4321 }, "The Nothing Store is open");
+  logger.debug("below the level");
+  // pino-pretty writes through its own stream: give it a turn to flush.
+  await new Promise((resolve) => setImmediate(resolve));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+describe("the service's logs", () => {
+  it("are JSON lines when stdout is not a terminal (containers, CI, pipes)", async () => {
+    const text = await logOneLine(false);
+    const lines = text.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      level: 30,
+      service: "nothing-store",
+      port: 4321,
+      msg: "The Nothing Store is open",
+    });
+  });
+
+  it("are readable lines for a person at a terminal", async () => {
+    const text = await logOneLine(true);
+    expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: The Nothing Store is open\n {4}port: 4321\n$/);
+    expect(text).not.toContain("{");
+    expect(text).not.toContain("below the level");
+  });
+});
