@@ -16,7 +16,8 @@ import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { BidNotice, BidStore } from "../storage/types.ts";
-import { encodeMessage, prebuiltTextFrame, toWireBid, writePrebuiltFrame } from "./wire.ts";
+import { dropIfBacklogged } from "./slowSockets.ts";
+import { encodeMessage, prebuiltTextFrame, tcpSocketOf, toWireBid } from "./wire.ts";
 
 /** Held broadcasts per opening socket; a snapshot that slow means the socket starts over. */
 const MAX_HELD_PER_SOCKET = RESUME_LIMIT;
@@ -32,6 +33,8 @@ interface Frame {
 
 interface Subscriber {
   socket: WebSocket;
+  /** Where its broadcast frames are written (wire.ts). */
+  tcp: ReturnType<typeof tcpSocketOf>;
   /** Frames held while the socket's first message is being prepared; null once live. */
   held: Frame[] | null;
   lastSentId: number;
@@ -76,15 +79,12 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
     if (frame.id <= subscriber.lastSentId) return;
     const { socket } = subscriber;
     if (socket.readyState !== socket.OPEN) return;
-    if (socket.bufferedAmount > maxBufferedBytes) {
-      logger.warn({ bufferedBytes: socket.bufferedAmount }, "dropping a socket that cannot keep up");
-      metrics.slowSocketsDropped.inc();
+    if (dropIfBacklogged(socket, maxBufferedBytes, logger, metrics)) {
       subscribers.delete(socket);
-      socket.terminate();
       return;
     }
     subscriber.lastSentId = frame.id;
-    writePrebuiltFrame(socket, frame.wire, frame.data);
+    subscriber.tcp.write(frame.wire);
   }
 
   function deliver(notice: BidNotice, arrivedAt: number): void {
@@ -200,7 +200,7 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
       }
     },
     add(socket) {
-      subscribers.set(socket, { socket, held: [], lastSentId: 0 });
+      subscribers.set(socket, { socket, tcp: tcpSocketOf(socket), held: [], lastSentId: 0 });
     },
     goLive(socket, firstMessage, coveredId) {
       const subscriber = subscribers.get(socket);

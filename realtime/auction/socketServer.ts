@@ -24,6 +24,7 @@ import { createConnectionCap } from "./connectionCap.ts";
 import { readAfterParameter, readOpening } from "./opening.ts";
 import { isOriginAllowed } from "./originPolicy.ts";
 import { createRateLimiter } from "./rateLimiter.ts";
+import { dropIfBacklogged } from "./slowSockets.ts";
 import { encodeMessage } from "./wire.ts";
 
 /** How long a closing handshake may take before the socket is cut. */
@@ -96,13 +97,7 @@ export function createSocketServer(
 
   function send(socket: WebSocket, message: ServerMessage) {
     if (socket.readyState !== socket.OPEN) return;
-    // A client that sends (pings, bad messages) without reading the answers must not grow our memory.
-    if (socket.bufferedAmount > config.maxBufferedBytes) {
-      logger.warn({ bufferedBytes: socket.bufferedAmount }, "dropping a socket that does not read its answers");
-      metrics.slowSocketsDropped.inc();
-      socket.terminate();
-      return;
-    }
+    if (dropIfBacklogged(socket, config.maxBufferedBytes, logger, metrics)) return;
     socket.send(encodeMessage(message), { binary: false });
   }
 

@@ -12,15 +12,22 @@ export function encodeMessage(message: ServerMessage): Buffer {
   return Buffer.from(JSON.stringify(message));
 }
 
-// ws exports its Sender at run time (NOTES-realtime.md), but @types/ws does not declare it.
+// The fan-out writes prebuilt frames through two parts of ws that its types do not declare: the
+// Sender class it exports at run time (NOTES-realtime.md) and the TCP socket each WebSocket keeps
+// in `_socket`. Both are checked where they are used, and fail loudly rather than fall back to a
+// slower path unnoticed; tests/realtime/libraryInternals.test.ts pins them against the installed ws.
 const { Sender } = ws as unknown as {
-  Sender: {
-    frame(
+  Sender?: {
+    frame?(
       data: Buffer,
       options: { fin: boolean; opcode: number; mask: boolean; readOnly: boolean; rsv1: boolean },
     ): Buffer[];
   };
 };
+if (typeof Sender?.frame !== "function") {
+  throw new Error("ws no longer exports Sender.frame: realtime/auction/wire.ts builds broadcast frames with it");
+}
+const frame = Sender.frame.bind(Sender);
 
 const TEXT_OPCODE = 1;
 
@@ -30,18 +37,24 @@ const TEXT_OPCODE = 1;
  * socket server sets: then no frame is compressed per socket or held back by ws's sender.
  */
 export function prebuiltTextFrame(payload: Buffer): Buffer {
-  return Buffer.concat(
-    Sender.frame(payload, { fin: true, opcode: TEXT_OPCODE, mask: false, readOnly: false, rsv1: false }),
-  );
+  return Buffer.concat(frame(payload, { fin: true, opcode: TEXT_OPCODE, mask: false, readOnly: false, rsv1: false }));
+}
+
+interface Writable {
+  write(chunk: Buffer): boolean;
 }
 
 /**
- * Writes a prebuilt frame: one write to the TCP socket instead of ws framing the payload again for
- * every socket (about half the time of socket.send for 1,000 sockets, measured). ws keeps the TCP
- * socket in `_socket`, which its types do not show; if that ever changes, socket.send takes over.
+ * The TCP socket under a WebSocket, where prebuilt frames are written: one write per socket
+ * instead of ws framing the payload again for every one (about half the time of socket.send for
+ * 1,000 sockets, measured). Throws if ws stops keeping it in `_socket`.
  */
-export function writePrebuiltFrame(socket: ws.WebSocket, frame: Buffer, payload: Buffer): void {
-  const tcp = (socket as unknown as { _socket?: { write?: (chunk: Buffer) => boolean } })._socket;
-  if (typeof tcp?.write === "function") tcp.write(frame);
-  else socket.send(payload, { binary: false });
+export function tcpSocketOf(socket: ws.WebSocket): Writable {
+  const tcp = (socket as unknown as { _socket?: Partial<Writable> })._socket;
+  if (typeof tcp?.write !== "function") {
+    throw new Error(
+      "ws no longer keeps the TCP socket in WebSocket._socket: realtime/auction/wire.ts writes frames to it",
+    );
+  }
+  return tcp as Writable;
 }

@@ -65,15 +65,25 @@ function scriptedStore() {
   };
 }
 
+/** A socket as the broadcaster sees it: the first message through send, broadcasts as prebuilt frames on `_socket`. */
 function fakeSocket() {
   const received: number[] = [];
+  const record = (json: Buffer) => {
+    const message = JSON.parse(String(json)) as { type: string; bid?: { id: number } };
+    if (message.type === "bid" && message.bid) received.push(message.bid.id);
+  };
   const socket = {
     OPEN: 1,
     readyState: 1,
     bufferedAmount: 0,
-    send(data: Buffer) {
-      const message = JSON.parse(String(data)) as { type: string; bid?: { id: number } };
-      if (message.type === "bid" && message.bid) received.push(message.bid.id);
+    send: record,
+    _socket: {
+      // An unmasked text frame: 2 header bytes, or 4 when the payload needs the 16-bit length.
+      write(frame: Buffer) {
+        const short = (frame[1] as number) & 0x7f;
+        record(frame.subarray(short === 126 ? 4 : 2));
+        return true;
+      },
     },
   };
   return { socket: socket as unknown as WebSocket, received };
