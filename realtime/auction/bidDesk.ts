@@ -4,21 +4,13 @@
  */
 import { checkAboveHighest, checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import type { ErrorCode, PlaceBidMessage, ServerMessage } from "../../src/lib/auction/protocol.ts";
+import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
 import { formatCents } from "../../src/lib/format.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { type BidStore, StoreUnavailableError } from "../storage/types.ts";
 import type { RateLimiter } from "./rateLimiter.ts";
 import { toWireBid } from "./wire.ts";
-
-export const ERROR_MESSAGES = {
-  invalid_name: "Use 1 to 40 characters, no control characters.",
-  invalid_amount: "Bid more than $0.00 and at most $1,000,000,000.00, with at most 2 decimals.",
-  too_low: "Your bid must be higher than the current highest bid.",
-  rate_limited: "You're bidding too fast. Nothing will still be here in a moment.",
-  unavailable: "The auction is unavailable right now. Try again in a moment.",
-  bad_message: "The message could not be read.",
-} as const satisfies Record<ErrorCode, string>;
 
 export interface BidDeskOptions {
   store: BidStore;
@@ -54,7 +46,7 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighes
 
   function refuse(requestId: string, code: ErrorCode, highestCents: number | null, message?: string): ServerMessage {
     metrics.bidsRejected.inc({ code });
-    return { type: "error", requestId, code, message: message ?? ERROR_MESSAGES[code], highestCents };
+    return { type: "error", requestId, code, message: message ?? REFUSAL_TEXTS[code], highestCents };
   }
 
   async function atStore(requestId: string, name: string, amountCents: number): Promise<ServerMessage> {

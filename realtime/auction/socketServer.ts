@@ -12,11 +12,12 @@ import {
   parseClientMessage,
   type ServerMessage,
 } from "../../src/lib/auction/protocol.ts";
+import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
 import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { BidStore } from "../storage/types.ts";
-import { createBidDesk, ERROR_MESSAGES } from "./bidDesk.ts";
+import { createBidDesk } from "./bidDesk.ts";
 import { createBroadcaster } from "./broadcaster.ts";
 import { clientAddress, maskAddress } from "./clientAddress.ts";
 import { createCoalescer } from "./coalescedReads.ts";
@@ -127,7 +128,7 @@ export function createSocketServer(
       },
       (error: unknown) => {
         logger.warn({ err: error }, "could not read the opening snapshot");
-        send(socket, { type: "error", code: "unavailable", message: ERROR_MESSAGES.unavailable });
+        send(socket, { type: "error", code: "unavailable", message: REFUSAL_TEXTS.unavailable });
         socket.close(CLOSE_CODES.tryAgainLater, "Auction unavailable");
       },
     );
@@ -145,7 +146,7 @@ export function createSocketServer(
       const refusal: ServerMessage = {
         type: "error",
         code: "bad_message",
-        message: `${ERROR_MESSAGES.bad_message} ${parsed.reason}`,
+        message: `${REFUSAL_TEXTS.bad_message} ${parsed.reason}`,
       };
       if (parsed.requestId !== undefined) refusal.requestId = parsed.requestId;
       metrics.bidsRejected.inc({ code: "bad_message" });

@@ -5,6 +5,7 @@
  */
 import { formatCents } from "../format.ts";
 import type { ErrorCode } from "./protocol.ts";
+import { REFUSAL_TEXTS } from "./refusalTexts.ts";
 
 export interface BidToast {
   title: string;
@@ -16,9 +17,9 @@ const failure = (title: string, description: string): BidToast => ({ title, desc
 
 export const BID_FAILED = failure("Bid Failed", "Failed to place your bid. Please try again.");
 export const NAME_REQUIRED = failure("Name Required", "Please enter your name to place a bid");
-export const INVALID_NAME = failure("Invalid Name", "Use 1 to 40 characters, no control characters.");
+export const INVALID_NAME = failure("Invalid Name", REFUSAL_TEXTS.invalid_name);
 export const INVALID_BID = failure("Invalid Bid", "Please enter a valid bid amount");
-export const SLOW_DOWN = failure("Slow Down", "You're bidding too fast. Nothing will still be here in a moment.");
+export const SLOW_DOWN = failure("Slow Down", REFUSAL_TEXTS.rate_limited);
 
 export function bidTooLow(highestCents: number | null): BidToast {
   return failure("Bid Too Low", `Your bid must be higher than ${formatCents(highestCents ?? 0)}`);

@@ -1,0 +1,16 @@
+/**
+ * What a refused bid says, in the words of the product (DESIGN.md 3a): the service sends these as
+ * the `message` of its error answers, and the bid form's toasts use the same sentences.
+ */
+import { formatCents } from "../format.ts";
+import { BIDDER_NAME_MAX_CODE_POINTS, MAX_BID_CENTS } from "./bidRules.ts";
+import type { ErrorCode } from "./protocol.ts";
+
+export const REFUSAL_TEXTS = {
+  invalid_name: `Use 1 to ${BIDDER_NAME_MAX_CODE_POINTS} characters, no control characters.`,
+  invalid_amount: `Bid more than ${formatCents(0)} and at most ${formatCents(MAX_BID_CENTS)}, with at most 2 decimals.`,
+  too_low: "Your bid must be higher than the current highest bid.",
+  rate_limited: "You're bidding too fast. Nothing will still be here in a moment.",
+  unavailable: "The auction is unavailable right now. Try again in a moment.",
+  bad_message: "The message could not be read.",
+} as const satisfies Record<ErrorCode, string>;
