@@ -3,8 +3,10 @@ import { $toasts, dismissToast, pauseToast, resumeToast, type Toast } from "../s
 /**
  * `<toast-stack>`: shows the toasts store in Toaster.astro's two server-rendered live regions.
  * Each toast is a clone of the element's template, filled with textContent (text is never parsed
- * as HTML). A new toast is only ever inserted at the top; the cards already shown are never moved,
- * so a screen reader does not hear them again and a focused dismiss button keeps its focus.
+ * as HTML). A new toast is only ever inserted at the top of its region; the cards already shown are
+ * never moved in the DOM, so a screen reader does not hear them again and a focused dismiss button
+ * keeps its focus. The two regions overlap on the same grid rows (Toaster.astro): each card's row
+ * is its rank by age across both, so the newest is on top whichever region holds it.
  */
 export class ToastStack extends HTMLElement {
   #cards = new Map<number, HTMLElement>();
@@ -44,6 +46,10 @@ export class ToastStack extends HTMLElement {
       const role = toast.variant === "destructive" ? "alert" : "status";
       this.querySelector(`[role="${role}"]`)?.prepend(card);
     }
+    toasts.forEach((toast, rank) => {
+      const card = this.#cards.get(toast.id);
+      if (card) card.style.gridRow = String(rank + 1);
+    });
     this.#keepClearOfFocus();
   }
 

@@ -85,3 +85,20 @@ test.describe("a toast on screen", () => {
     await expect(toast).toHaveCount(0);
   });
 });
+
+test("the newest toast is on top, whether it is an error or not", async ({ page }) => {
+  await stubRandom(page, 0);
+  await page.route(/\/_astro\/NothingBot\.[\w-]+\.js$/, (route) => route.abort());
+  await openWithPausedClock(page, "/");
+  // An error 9 s after load (on screen for 5 s), then the first news pop-up at 10 s.
+  await page.clock.runFor(9_000);
+  await page.getByRole("button", { name: "Open NothingBot" }).click();
+  const error = page.getByRole("alert").locator("[data-toast]");
+  await expect(error).toContainText("NothingBot didn't load");
+  await page.clock.runFor(1_000);
+  const news = page.getByRole("status").locator("[data-toast]");
+  await expect(news).toHaveCount(1);
+  const [newsBox, errorBox] = [await news.boundingBox(), await error.boundingBox()];
+  if (!newsBox || !errorBox) throw new Error("toasts not laid out");
+  expect(newsBox.y + newsBox.height).toBeLessThanOrEqual(errorBox.y);
+});

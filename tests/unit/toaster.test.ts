@@ -44,6 +44,22 @@ describe("<toast-stack>", () => {
     expect(region("status").children).toHaveLength(0);
   });
 
+  it("stacks the newest on top across errors and the rest: each card's row is its rank by age", () => {
+    showToast({ title: "old error", variant: "destructive" });
+    showToast({ title: "older news" });
+    showToast({ title: "new error", variant: "destructive" });
+    showToast({ title: "newest news" });
+    const rowOf = (title: string) =>
+      ([...stack.querySelectorAll("[data-toast]")] as HTMLElement[]).find(
+        (card) => card.querySelector("[data-toast-title]")?.textContent === title,
+      )?.style.gridRow;
+    expect(["newest news", "new error", "older news"].map(rowOf)).toEqual(["1", "2", "3"]);
+    expect(titles("alert")).toEqual(["new error"]);
+    expect(titles("status")).toEqual(["newest news", "older news"]);
+    dismissToast(($toasts.get()[0] as { id: number }).id);
+    expect(["new error", "older news"].map(rowOf)).toEqual(["1", "2"]);
+  });
+
   it("puts the title and description in separate elements, as text, and no role on the item", () => {
     showToast({ title: "<b>New Bid!</b>", description: "<img src=x onerror=alert(1)> bid $5.00" });
     const card = region("status").querySelector("[data-toast]") as HTMLElement;
