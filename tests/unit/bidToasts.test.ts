@@ -41,7 +41,7 @@ describe("bid toasts", () => {
     expect(bidRefusedToast("invalid_amount", context)).toBe(INVALID_BID);
     expect(bidRefusedToast("too_low", context).description).toBe("Your bid must be higher than $50.00");
     expect(bidRefusedToast("rate_limited", context)).toBe(SLOW_DOWN);
-    for (const code of ["unavailable", "bad_message", "no_connection", "timeout"] as const) {
+    for (const code of ["unavailable", "bad_message", "no_connection", "timeout", "connection_lost"] as const) {
       expect(bidRefusedToast(code, context)).toBe(BID_FAILED);
     }
   });

@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type WebSocket as ServerSocket, WebSocketServer } from "ws";
 import type { ServerMessage, WireBid } from "../../src/lib/auction/protocol.ts";
 import {
@@ -9,6 +9,7 @@ import {
   HEARTBEAT_TIMEOUT_MS,
   type RealtimeClient,
   realtimeEndpoint,
+  type SocketLike,
 } from "../../src/lib/auction/realtimeClient.ts";
 import type { Timers } from "../../src/lib/timers.ts";
 
@@ -44,12 +45,11 @@ class ManualTimers implements Timers {
 }
 
 async function until(condition: () => boolean, what: string) {
-  const deadline = Date.now() + 5_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await vi.waitFor(() => expect(condition(), what).toBe(true), { timeout: 5_000, interval: 5 });
 }
+
+/** Node's own WebSocket, as the browser's would be used. */
+const createSocket = (url: string) => new WebSocket(url) as unknown as SocketLike;
 
 const snapshot: ServerMessage = {
   type: "snapshot",
@@ -82,6 +82,7 @@ describe("realtime client against a real socket server", () => {
     client = createRealtimeClient({
       url,
       timers,
+      createSocket,
       onStatus: (status) => statuses.push(status),
       onMessage: (message) => messages.push(message),
       log: { error: (...parts: unknown[]) => errors.push(parts.join(" ")) },
@@ -207,6 +208,7 @@ describe("realtime client against a real socket server", () => {
     client = createRealtimeClient({
       url,
       timers,
+      createSocket,
       onStatus: (status) => statuses.push(status),
       onMessage: (message) => messages.push(message),
       heartbeatIntervalMs: 300,

@@ -35,7 +35,7 @@ export function bidPlaced(amountCents: number): BidToast {
 
 /** The toast for a bid the service (or the connection) refused. */
 export function bidRefusedToast(
-  code: ErrorCode | "no_connection" | "timeout",
+  code: ErrorCode | "no_connection" | "timeout" | "connection_lost",
   context: { typedName: string; highestCents: number | null },
 ): BidToast {
   switch (code) {
@@ -51,6 +51,7 @@ export function bidRefusedToast(
     case "bad_message":
     case "no_connection":
     case "timeout":
+    case "connection_lost":
       return BID_FAILED;
   }
 }

@@ -1,10 +1,11 @@
 /**
  * The browser's side of the auction socket, without DOM or React: connect, heartbeat, reconnect
- * with SPEC.md's backoff and resume after the last bid received in order. The WebSocket constructor and the
- * timers are injected, so tests drive it against a real server with a controllable clock.
+ * with SPEC.md's backoff and resume after the last bid received in order. The WebSocket constructor,
+ * the timers and the log are passed in (the page passes the browser's, src/stores/auction.ts), so
+ * tests drive it against a real server with a controllable clock.
  */
 
-import { globalTimers, type Timers } from "../timers.ts";
+import type { Timers } from "../timers.ts";
 import { type ClientMessage, PROTOCOL_PATH, parseServerMessage, type ServerMessage } from "./protocol.ts";
 
 export const HEARTBEAT_INTERVAL_MS = 25_000;
@@ -31,13 +32,13 @@ export interface RealtimeClientOptions {
   url: string;
   onMessage(message: ServerMessage): void;
   onStatus(status: ConnectionStatus): void;
-  createSocket?: (url: string) => SocketLike;
-  timers?: Timers;
+  createSocket(url: string): SocketLike;
+  timers: Timers;
   /** SPEC.md's 25 s unless given (fault tests use shorter ones on real sockets). */
   heartbeatIntervalMs?: number;
   /** SPEC.md's 10 s unless given. */
   heartbeatTimeoutMs?: number;
-  log?: Pick<Console, "error">;
+  log: Pick<Console, "error">;
 }
 
 export interface RealtimeClient {
@@ -50,9 +51,7 @@ export interface RealtimeClient {
 const OPEN = 1;
 
 export function createRealtimeClient(options: RealtimeClientOptions): RealtimeClient {
-  const createSocket = options.createSocket ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
-  const timers = options.timers ?? globalTimers;
-  const log = options.log ?? console;
+  const { createSocket, timers, log } = options;
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
   const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS;
 

@@ -1,8 +1,8 @@
 /**
- * A visitor's page, reduced to what the fault tests account for: the product's own realtime client
- * (src/lib/auction/realtimeClient.ts, on Node's global WebSocket) with its heartbeat, backoff and
- * resume, plus a record of every bid that reached the page and a way to place bids and hear the
- * answer, as src/stores/auction.ts does.
+ * A visitor's page as the fault tests account for it: the product's own auction connection
+ * (src/stores/auctionConnection.ts, the code the page runs, on Node's global WebSocket) with its
+ * heartbeat, backoff, resume and bid acknowledgements, observed from outside: every bid that
+ * reached the page, in arrival order, the statuses, the sockets and their close codes.
  *
  *   const page = openPage("alice", balancer.socketUrl);
  *   await waitFor("live", () => page.isLive());
@@ -11,10 +11,9 @@
  *   page.stop();
  */
 import type { ErrorCode, ServerMessage, WireBid } from "../../../src/lib/auction/protocol.ts";
-import { type ConnectionStatus, createRealtimeClient } from "../../../src/lib/auction/realtimeClient.ts";
-
-/** The page's wait for an acknowledgement (BID_ACK_TIMEOUT_MS in src/stores/auction.ts). */
-const ACK_TIMEOUT_MS = 10_000;
+import type { ConnectionStatus, SocketLike } from "../../../src/lib/auction/realtimeClient.ts";
+import { globalTimers } from "../../../src/lib/timers.ts";
+import { createAuctionConnection, type BidOutcome as StoreOutcome } from "../../../src/stores/auctionConnection.ts";
 
 export type BidOutcome =
   | { kind: "accepted"; bid: WireBid }
@@ -52,30 +51,19 @@ export interface Page {
   stop(): void;
 }
 
-let lastRequestNumber = 0;
-
 export function openPage(label: string, url: string, options: PageOptions = {}): Page {
   const statuses: ConnectionStatus[] = [];
   const received: WireBid[] = [];
   const acknowledged: WireBid[] = [];
   const socketUrls: string[] = [];
   const closeCodes: number[] = [];
-  const pending = new Map<string, { settle: (outcome: BidOutcome) => void; timer: NodeJS.Timeout }>();
   let firstTop: number | null = null;
   let unexpectedSnapshots = 0;
   let reopenings = 0;
   let lastReceivedId = 0;
   let openingExpected = true;
 
-  function settle(requestId: string, outcome: BidOutcome) {
-    const waiting = pending.get(requestId);
-    if (!waiting) return;
-    pending.delete(requestId);
-    clearTimeout(waiting.timer);
-    waiting.settle(outcome);
-  }
-
-  function receive(message: ServerMessage) {
+  function observe(message: ServerMessage) {
     if (message.type === "snapshot" || message.type === "resume") {
       openingExpected = false;
       if (firstTop === null) {
@@ -91,15 +79,8 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
         return;
       }
       for (const bid of message.bids) take(bid);
-      return;
-    }
-    if (message.type === "bid") {
+    } else if (message.type === "bid") {
       take(message.bid);
-    } else if (message.type === "accepted") {
-      acknowledged.push(message.bid);
-      settle(message.requestId, { kind: "accepted", bid: message.bid });
-    } else if (message.type === "error" && message.requestId) {
-      settle(message.requestId, { kind: "refused", code: message.code });
     }
   }
 
@@ -108,28 +89,44 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
     lastReceivedId = Math.max(lastReceivedId, bid.id);
   }
 
-  const client = createRealtimeClient({
+  const connection = createAuctionConnection({
     url,
-    onMessage: receive,
-    onStatus: (status) => {
-      statuses.push(status);
-      if (status === "reconnecting") {
-        openingExpected = true;
-        // Answers never cross to a new connection: whatever was in flight stays unanswered.
-        for (const requestId of [...pending.keys()]) settle(requestId, { kind: "no_answer" });
-      }
-    },
     createSocket: (socketUrl) => {
       socketUrls.push(socketUrl);
       const socket = new WebSocket(socketUrl);
       socket.addEventListener("close", (event) => closeCodes.push(event.code));
-      return socket as never;
+      return socket as unknown as SocketLike;
     },
+    timers: globalTimers,
+    log: { error: () => {} },
+    notify: () => {},
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs,
-    log: { error: () => {} },
+    observe: {
+      message: observe,
+      status: (status) => {
+        statuses.push(status);
+        if (status === "reconnecting") openingExpected = true;
+      },
+    },
   });
-  client.start();
+  connection.connect();
+
+  function pageOutcome(outcome: StoreOutcome): BidOutcome {
+    if (outcome.ok) {
+      acknowledged.push(outcome.bid);
+      return { kind: "accepted", bid: outcome.bid };
+    }
+    switch (outcome.code) {
+      case "no_connection":
+        return { kind: "not_sent" };
+      case "timeout":
+      case "connection_lost":
+        return { kind: "no_answer" };
+      default:
+        return { kind: "refused", code: outcome.code };
+    }
+  }
 
   return {
     label,
@@ -150,19 +147,7 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
     lastReceivedId: () => lastReceivedId,
     // Live and past the opening: a bid sent before the snapshot is fine, but the tests wait for it.
     isLive: () => statuses.at(-1) === "live" && !openingExpected,
-    placeBid(bidderName, amountCents) {
-      lastRequestNumber += 1;
-      const requestId = `${label}-${lastRequestNumber}`;
-      const sent = client.send({ type: "bid", requestId, bidderName, amount: amountCents / 100 });
-      if (!sent) return Promise.resolve({ kind: "not_sent" });
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => settle(requestId, { kind: "no_answer" }), ACK_TIMEOUT_MS);
-        pending.set(requestId, { settle: resolve, timer });
-      });
-    },
-    stop() {
-      client.stop();
-      for (const requestId of [...pending.keys()]) settle(requestId, { kind: "no_answer" });
-    },
+    placeBid: async (bidderName, amountCents) => pageOutcome(await connection.placeBid(bidderName, amountCents)),
+    stop: () => connection.stop(),
   };
 }
