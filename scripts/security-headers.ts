@@ -1,21 +1,16 @@
 /**
- * Writes <dir>/_headers: the security headers of every page (realtime/securityHeaders.ts says
- * which and why), with a Content-Security-Policy computed from this very build, so it can never
- * drift from the pages. Static hosts that read _headers (Netlify, Cloudflare Pages) apply it as
+ * Writes <dir>/_headers: the security headers of every page (realtime/securityHeaders.ts), with
+ * a Content-Security-Policy computed from this very build (pagePolicy.ts), so it can never drift
+ * from the pages. Static hosts that read _headers (Netlify, Cloudflare Pages) apply it as
  * is; the service reads the same file at start.
  * Usage: node scripts/security-headers.ts <dir>   (after `astro build`, as `npm run build` does)
  */
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { extname, join, relative } from "node:path";
 import { loadEnv } from "vite";
-import {
-  contentSecurityPolicy,
-  formatHeadersFile,
-  HEADERS_FILE,
-  inventoryPage,
-  PAGE_HEADERS,
-} from "../realtime/securityHeaders.ts";
+import { formatHeadersFile, HEADERS_FILE, PAGE_HEADERS } from "../realtime/securityHeaders.ts";
 import { parseSiteConfig } from "../src/lib/siteConfig.ts";
+import { contentSecurityPolicy, inventoryPage } from "./pagePolicy.ts";
 
 const dir = process.argv[2];
 if (!dir) {
