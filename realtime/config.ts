@@ -52,8 +52,8 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 }
 
 /** pino's levels; `silent` turns logging off. */
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
 
 function logLevel(value: string | undefined): LogLevel {
   if (isBlank(value)) return "info";
@@ -106,7 +106,7 @@ function databaseUrl(value: string | undefined): string | null {
 
 const DAY_MS = 86_400_000;
 /** About 8,000 bid messages of ~120 bytes. */
-export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   return {

@@ -7,9 +7,7 @@ import { openPgliteStore } from "./pglite.ts";
 import { openPostgresStore } from "./postgres.ts";
 import type { BidStore } from "./types.ts";
 
-export { DataDirLockedError } from "./dataDirLock.ts";
-export type { AuctionView, BidNotice, BidStore, BidsAfter, PlaceBidOutcome, StoredBid } from "./types.ts";
-export { StoreUnavailableError } from "./types.ts";
+export type { BidStore } from "./types.ts";
 
 export interface OpenBidStoreOptions {
   /** postgres://… of a PostgreSQL server; empty or absent: PGlite in dataDir. */

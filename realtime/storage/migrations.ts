@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../logger.ts";
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../../sql/", import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL("../../sql/", import.meta.url));
 
 // Any constant works; it only has to be the same for every instance of this service.
 const MIGRATIONS_LOCK_KEY = 4_711_001;
@@ -20,7 +20,7 @@ export interface Migration {
 }
 
 /** What a backend lends the runner inside one transaction. */
-export interface MigrationTransaction {
+interface MigrationTransaction {
   query(text: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   /** Runs a script of several statements. */
   exec(script: string): Promise<void>;

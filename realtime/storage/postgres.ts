@@ -55,7 +55,7 @@ const UNAVAILABLE_CODES = new Set([
   "57014",
 ]);
 
-export function isUnavailableError(error: unknown): boolean {
+function isUnavailableError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== "string") return false;
   return UNAVAILABLE_CODES.has(code) || code.startsWith("08") || code.startsWith("57P") || code.startsWith("53");

@@ -5,10 +5,10 @@
  */
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
-import { hasExited, stopChild, withTimeout } from "../support/childProcess.ts";
+import { stopChild, withTimeout } from "../support/childProcess.ts";
 import type { Command, CoordinatorMessage, GeneratorEvent } from "./loadGenerator.ts";
 
-export { hasExited, stopChild, withTimeout };
+export { stopChild, withTimeout };
 
 const children = new Set<ChildProcess>();
 
@@ -116,7 +116,7 @@ export async function postgresPids(postmasterPid: number): Promise<number[]> {
 }
 
 /** Busy fraction of the whole machine (all cores) between two readings of /proc/stat. */
-export async function machineTicks(): Promise<{ busy: number; total: number }> {
+async function machineTicks(): Promise<{ busy: number; total: number }> {
   const line = (await readFile("/proc/stat", "utf8")).split("\n")[0] ?? "";
   const values = line.trim().split(/\s+/).slice(1).map(Number);
   const idle = (values[3] ?? 0) + (values[4] ?? 0);

@@ -19,7 +19,7 @@ import { freePort } from "./ports.ts";
 
 const run = promisify(execFile);
 
-export const POSTGRES_BIN_DIR = process.env.POSTGRES_BIN_DIR ?? "/usr/lib/postgresql/15/bin";
+const POSTGRES_BIN_DIR = process.env.POSTGRES_BIN_DIR ?? "/usr/lib/postgresql/15/bin";
 
 export interface PostgresCluster {
   /** Superuser URL of the `postgres` database; no password (trust). */

@@ -1,6 +1,6 @@
 /** The six purchase tiers (SPEC.md section 3). Fixed in the client, never fetched. */
 
-export type TierVariant = "nothing" | "premium";
+type TierVariant = "nothing" | "premium";
 export type TierIcon = "speck" | "sparkle" | "gem" | "crown" | "bolt" | "vault";
 
 export interface Tier {

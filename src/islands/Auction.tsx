@@ -17,7 +17,7 @@ import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
 import { useHydrated } from "./useHydrated.ts";
 
 /** Recent Bids lists this many, newest first (SPEC.md 9). */
-export const RECENT_BIDS_SHOWN = 10;
+const RECENT_BIDS_SHOWN = 10;
 
 // Hydrate with the server-rendered state, then show the live one: the socket often connects first.
 const HYDRATE_FROM_SERVER_HTML = { ssr: "initial" } as const;

@@ -7,7 +7,7 @@ interface Props {
 }
 
 /** Contains a rendering error to the island that threw: it shows the spec's text, the page keeps working. */
-export class IslandErrorBoundary extends Component<Props, { failed: boolean }> {
+class IslandErrorBoundary extends Component<Props, { failed: boolean }> {
   state = { failed: false };
 
   static getDerivedStateFromError() {

@@ -8,7 +8,7 @@ export const ACTIVITY_TARGET = 7850;
 export const COUNT_UP_STEPS = 100;
 export const COUNT_UP_STEP_MS = 20;
 export const TICK_INTERVAL_MS = 10_000;
-export const TICK_CHANCE = 0.3;
+const TICK_CHANCE = 0.3;
 
 /** Value shown after `step` of the count-up (0..COUNT_UP_STEPS); the last step lands exactly on the target. */
 export function countUpValue(step: number): number {

@@ -6,7 +6,7 @@
 import { CALCULATOR_MESSAGES } from "../data/calculator.ts";
 
 export const CALC_OPERATIONS = ["+", "−", "×", "÷", "±", "%"] as const;
-export type CalcOperation = (typeof CALC_OPERATIONS)[number];
+type CalcOperation = (typeof CALC_OPERATIONS)[number];
 
 /** SPEC.md's calculator key: the symbol it shows (also its accessible name) and what it does. */
 export type CalcKey =
@@ -82,6 +82,6 @@ export function calculatorReducer(state: CalcState, action: CalcAction): CalcSta
 }
 
 /** The message for the calculation numbered `index` (0 for the first "="), rotating through all six. */
-export function calculatorMessage(index: number): string {
+function calculatorMessage(index: number): string {
   return CALCULATOR_MESSAGES[index % CALCULATOR_MESSAGES.length] ?? CALCULATOR_MESSAGES[0];
 }

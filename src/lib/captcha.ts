@@ -10,10 +10,10 @@ export const CAPTCHA_SQUARES = 9;
 export const CAPTCHA_VERIFY_MS = 2_000;
 export const CAPTCHA_PASS_CHANCE = 0.7;
 /** From the third attempt on, the CAPTCHA lets everyone through. */
-export const CAPTCHA_FORCED_PASS_AFTER = 2;
+const CAPTCHA_FORCED_PASS_AFTER = 2;
 export const CAPTCHA_HINT_MS = 3_000;
 
-export type CaptchaPhase = "idle" | "verifying" | "failed" | "solved";
+type CaptchaPhase = "idle" | "verifying" | "failed" | "solved";
 
 export interface CaptchaState {
   phase: CaptchaPhase;

@@ -1,8 +1,8 @@
 /** The certificate of nothing (SPEC.md sections 3 and 4): serial and icon, pure and injectable. */
 import { pickByDraw, type RandomSource } from "./random.ts";
 
-export const SERIAL_PREFIX = "NO-";
-export const SERIAL_LENGTH = 9;
+const SERIAL_PREFIX = "NO-";
+const SERIAL_LENGTH = 9;
 const SERIAL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
 /** "NO-" and 9 uppercase letters or digits, each chosen by one call of `random`. */
@@ -17,7 +17,7 @@ export function generateSerial(random: RandomSource): string {
 export type CertificateIcon = "trophy" | "crown" | "gem" | "star" | "empty";
 
 /** Lowest price (in $ZN) for each icon, highest first; below the last one the box is empty. */
-export const CERTIFICATE_ICON_THRESHOLDS: readonly (readonly [minPrice: number, icon: CertificateIcon])[] = [
+const CERTIFICATE_ICON_THRESHOLDS: readonly (readonly [minPrice: number, icon: CertificateIcon])[] = [
   [10_000, "trophy"],
   [1_000, "crown"],
   [500, "gem"],

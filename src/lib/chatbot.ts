@@ -6,8 +6,8 @@
 import { CHATBOT_FALLBACK_REPLIES, CHATBOT_KEYWORD_REPLIES } from "../data/chatbot.ts";
 import { pickByDraw } from "./random.ts";
 
-export const REPLY_DELAY_MIN_MS = 1_000;
-export const REPLY_DELAY_MAX_MS = 3_000;
+const REPLY_DELAY_MIN_MS = 1_000;
+const REPLY_DELAY_MAX_MS = 3_000;
 
 export interface ChatMessage {
   id: number;

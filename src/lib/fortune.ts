@@ -7,7 +7,7 @@ export const FORTUNE_DELAY_MS = 2_000;
 /** The only fortune there is. The ellipsis is one character, as in SPEC.md. */
 export const FORTUNE_TEXT = "The future holds… nothing.";
 
-export type FortunePhase = "idle" | "consulting" | "revealed";
+type FortunePhase = "idle" | "consulting" | "revealed";
 
 export interface FortuneState {
   phase: FortunePhase;

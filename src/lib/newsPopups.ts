@@ -8,9 +8,9 @@ import { pickByDraw } from "./random.ts";
 import { globalTimers, type Timers } from "./timers.ts";
 
 export const FIRST_POPUP_DELAY_MS = 10_000;
-export const POPUP_INTERVAL_MS = 60_000;
-export const POPUP_EXTRA_MIN_MS = 30_000;
-export const POPUP_EXTRA_MAX_MS = 60_000;
+const POPUP_INTERVAL_MS = 60_000;
+const POPUP_EXTRA_MIN_MS = 30_000;
+const POPUP_EXTRA_MAX_MS = 60_000;
 export const POPUP_DURATION_MS = 4_000;
 
 export interface NewsPopup extends NewsJoke {

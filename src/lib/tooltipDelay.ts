@@ -1,6 +1,6 @@
 /** Tooltip timing (SPEC.md section 9): 700 ms to open, instant again within 300 ms of the last one closing. */
-export const TOOLTIP_DELAY_MS = 700;
-export const TOOLTIP_SKIP_DELAY_MS = 300;
+const TOOLTIP_DELAY_MS = 700;
+const TOOLTIP_SKIP_DELAY_MS = 300;
 
 export function tooltipOpenDelay(now: number, lastClosedAt: number | undefined): number {
   if (lastClosedAt !== undefined && now - lastClosedAt < TOOLTIP_SKIP_DELAY_MS) return 0;

@@ -169,5 +169,3 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     },
   };
 }
-
-export type AuctionConnection = ReturnType<typeof createAuctionConnection>;

@@ -4,7 +4,7 @@ import { atom } from "nanostores";
 export const TOAST_DURATION_MS = 5_000;
 export const MAX_VISIBLE_TOASTS = 3;
 
-export type ToastVariant = "default" | "destructive";
+type ToastVariant = "default" | "destructive";
 
 export interface Toast {
   id: number;

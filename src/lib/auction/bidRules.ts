@@ -7,7 +7,7 @@ export const BIDDER_NAME_MAX_CODE_POINTS = 40;
 /** $1,000,000,000.00, the largest bid the auction accepts. */
 export const MAX_BID_CENTS = 100_000_000_000;
 
-export type BidRuleViolation = "invalid_name" | "invalid_amount" | "too_low";
+type BidRuleViolation = "invalid_name" | "invalid_amount" | "too_low";
 
 export type RuleResult<T> = { ok: true; value: T } | { ok: false; code: BidRuleViolation };
 

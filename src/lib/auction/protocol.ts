@@ -42,7 +42,7 @@ const BidId = v.pipe(v.number(), v.integer(), v.minValue(1));
 const Cents = v.pipe(v.number(), v.integer(), v.minValue(1));
 const RequestId = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
 
-export const WireBidSchema = v.object({
+const WireBidSchema = v.object({
   id: BidId,
   bidderName: v.string(),
   amountCents: Cents,
@@ -52,20 +52,20 @@ export const WireBidSchema = v.object({
 export type WireBid = v.InferOutput<typeof WireBidSchema>;
 
 // Client to service. Unknown fields are refused (bad_message), so a typo never passes silently.
-export const PlaceBidSchema = v.strictObject({
+const PlaceBidSchema = v.strictObject({
   type: v.literal("bid"),
   requestId: RequestId,
   bidderName: v.string(),
   /** Dollars as a JSON number, at most 2 decimals: the bid rules decide whether it is acceptable. */
   amount: v.number(),
 });
-export const PingSchema = v.strictObject({ type: v.literal("ping") });
-export const ClientMessageSchema = v.variant("type", [PlaceBidSchema, PingSchema]);
+const PingSchema = v.strictObject({ type: v.literal("ping") });
+const ClientMessageSchema = v.variant("type", [PlaceBidSchema, PingSchema]);
 export type PlaceBidMessage = v.InferOutput<typeof PlaceBidSchema>;
 export type ClientMessage = v.InferOutput<typeof ClientMessageSchema>;
 
 // Service to client.
-export const SnapshotSchema = v.object({
+const SnapshotSchema = v.object({
   type: v.literal("snapshot"),
   /** Newest first, at most SNAPSHOT_SIZE. */
   bids: v.array(WireBidSchema),
@@ -73,24 +73,24 @@ export const SnapshotSchema = v.object({
   /** Distinct trimmed names over all bids. */
   bidders: v.pipe(v.number(), v.integer(), v.minValue(0)),
 });
-export const ResumeSchema = v.object({
+const ResumeSchema = v.object({
   type: v.literal("resume"),
   /** Every bid after the requested id, oldest first. */
   bids: v.array(WireBidSchema),
   highest: v.nullable(WireBidSchema),
   bidders: v.pipe(v.number(), v.integer(), v.minValue(0)),
 });
-export const BidBroadcastSchema = v.object({
+const BidBroadcastSchema = v.object({
   type: v.literal("bid"),
   bid: WireBidSchema,
   bidders: v.pipe(v.number(), v.integer(), v.minValue(1)),
 });
-export const AcceptedSchema = v.object({
+const AcceptedSchema = v.object({
   type: v.literal("accepted"),
   requestId: RequestId,
   bid: WireBidSchema,
 });
-export const ErrorSchema = v.object({
+const ErrorSchema = v.object({
   type: v.literal("error"),
   /** Present when the refused message carried a usable requestId. */
   requestId: v.optional(RequestId),
@@ -99,8 +99,8 @@ export const ErrorSchema = v.object({
   /** The highest accepted bid when the error was decided (null: no bids yet); sent with bid errors. */
   highestCents: v.optional(v.nullable(Cents)),
 });
-export const PongSchema = v.object({ type: v.literal("pong") });
-export const ServerMessageSchema = v.variant("type", [
+const PongSchema = v.object({ type: v.literal("pong") });
+const ServerMessageSchema = v.variant("type", [
   SnapshotSchema,
   ResumeSchema,
   BidBroadcastSchema,
@@ -111,7 +111,6 @@ export const ServerMessageSchema = v.variant("type", [
 export type ServerMessage = v.InferOutput<typeof ServerMessageSchema>;
 export type SnapshotMessage = v.InferOutput<typeof SnapshotSchema>;
 export type ResumeMessage = v.InferOutput<typeof ResumeSchema>;
-export type BidBroadcastMessage = v.InferOutput<typeof BidBroadcastSchema>;
 export type ErrorMessage = v.InferOutput<typeof ErrorSchema>;
 
 export type Parsed<T> = { ok: true; message: T } | { ok: false; requestId?: string; reason: string };

@@ -12,7 +12,7 @@ export const HEARTBEAT_INTERVAL_MS = 25_000;
 export const HEARTBEAT_TIMEOUT_MS = 10_000;
 /** Reconnect after 1, 2, 5, 10 s, then every 10 s. */
 const STEADY_RECONNECT_DELAY_MS = 10_000;
-export const RECONNECT_DELAYS_MS = [1_000, 2_000, 5_000, STEADY_RECONNECT_DELAY_MS] as const;
+const RECONNECT_DELAYS_MS = [1_000, 2_000, 5_000, STEADY_RECONNECT_DELAY_MS] as const;
 
 export type ConnectionStatus = "connecting" | "live" | "reconnecting";
 

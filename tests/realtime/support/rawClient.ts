@@ -17,7 +17,7 @@ import {
 } from "../../../src/lib/auction/protocol.ts";
 import { closeSocket, resolveOnOpen } from "./auctionClient.ts";
 
-export type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" }>;
+type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" }>;
 export type Outcome = Answer | { type: "closed"; code: number; reason: string };
 
 export interface RawClient {

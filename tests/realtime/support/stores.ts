@@ -64,7 +64,7 @@ const CLUSTER_START_TIMEOUT_MS = 60_000;
  * Superuser URL of the run's PostgreSQL: DATABASE_URL, or one cluster per run, started by the first
  * worker that asks (the others wait for its URL) and stopped by the global teardown.
  */
-export async function postgresUrl(): Promise<string> {
+async function postgresUrl(): Promise<string> {
   const configured = inject("databaseUrl");
   if (configured) return configured;
   const dir = join(inject("storageTempRoot"), RUN_CLUSTER_DIR_NAME);
