@@ -80,7 +80,7 @@ function Auction() {
         <p className="mt-auto flex items-center gap-2 text-sm text-ink-muted" data-connection={status}>
           <span
             aria-hidden="true"
-            className={`inline-block h-2.5 w-2.5 rounded-full ${status === "live" ? "bg-[#5ee6a0]" : "bg-gold"}`}
+            className={`inline-block h-2.5 w-2.5 rounded-full ${status === "live" ? "bg-live" : "bg-gold"}`}
           />
           {STATUS_TEXT[status]}
         </p>

@@ -57,14 +57,14 @@ function CrystalBall({ consulting, revealed }: { consulting: boolean; revealed: 
     <svg viewBox="0 0 160 170" className="h-44 w-44" aria-hidden="true" data-crystal-ball>
       <defs>
         <radialGradient id="fortune-glass" cx="40%" cy="35%" r="70%">
-          <stop offset="0" stopColor="#f4f2fa" stopOpacity="0.9" />
-          <stop offset="0.35" stopColor="#b69cff" stopOpacity="0.55" />
-          <stop offset="1" stopColor="#2e2942" />
+          <stop offset="0" className="[stop-color:var(--c-ink)]" stopOpacity="0.9" />
+          <stop offset="0.35" className="[stop-color:var(--c-accent)]" stopOpacity="0.55" />
+          <stop offset="1" className="[stop-color:var(--c-void-600)]" />
         </radialGradient>
       </defs>
-      <ellipse cx="80" cy="152" rx="46" ry="10" fill="#2e2942" />
-      <path d="M44 150 L56 122 H104 L116 150 Z" fill="#1f1b2c" stroke="#b69cff" strokeWidth="2" />
-      <circle cx="80" cy="75" r="62" fill="url(#fortune-glass)" stroke="#d4c5ff" strokeWidth="2" />
+      <ellipse cx="80" cy="152" rx="46" ry="10" className="fill-void-600" />
+      <path d="M44 150 L56 122 H104 L116 150 Z" className="fill-void-700 stroke-accent" strokeWidth="2" />
+      <circle cx="80" cy="75" r="62" fill="url(#fortune-glass)" className="stroke-accent-strong" strokeWidth="2" />
       <g
         className={consulting ? "motion-safe:animate-spin" : ""}
         style={{ transformOrigin: "80px 75px", animationDuration: "1.5s" }}
@@ -73,13 +73,19 @@ function CrystalBall({ consulting, revealed }: { consulting: boolean; revealed: 
         <path
           d="M50 75 C50 50 80 45 90 60 S100 95 80 95 S60 80 75 72"
           fill="none"
-          stroke="#f5c451"
+          className="stroke-gold"
           strokeWidth="3"
           strokeLinecap="round"
         />
-        <path d="M110 80 C110 100 85 110 72 98" fill="none" stroke="#d4c5ff" strokeWidth="2.5" strokeLinecap="round" />
+        <path
+          d="M110 80 C110 100 85 110 72 98"
+          fill="none"
+          className="stroke-accent-strong"
+          strokeWidth="2.5"
+          strokeLinecap="round"
+        />
       </g>
-      <ellipse cx="58" cy="48" rx="14" ry="8" fill="#fff" opacity="0.35" transform="rotate(-30 58 48)" />
+      <ellipse cx="58" cy="48" rx="14" ry="8" className="fill-white" opacity="0.35" transform="rotate(-30 58 48)" />
     </svg>
   );
 }

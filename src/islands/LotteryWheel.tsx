@@ -12,7 +12,9 @@ import { useHydrated } from "./useHydrated.ts";
 const SSR = { ssr: "initial" } as const;
 
 /** The wheel's slices are sized by each prize's weight, so the picture shows the real odds. */
-const SLICE_COLORS = ["#2e2942", "#4a4266", "#b69cff", "#d4c5ff", "#f5c451", "#c99a2e"];
+const SLICE_COLORS = ["void-600", "void-500", "accent", "accent-strong", "gold", "gold-deep"].map(
+  (c) => `var(--c-${c})`,
+);
 const WHEEL_BACKGROUND = (() => {
   const total = totalWeight();
   let from = 0;
@@ -71,7 +73,7 @@ function LotteryWheel() {
         <div className="relative mx-auto my-6 h-44 w-44 sm:h-52 sm:w-52" aria-hidden="true">
           <span className="absolute left-1/2 top-[-6px] z-10 h-0 w-0 -translate-x-1/2 border-x-[10px] border-t-[16px] border-x-transparent border-t-ink" />
           <div
-            className={`h-full w-full rounded-full border-4 border-void-600 shadow-lg ${spinning ? "wheel-spinning" : ""}`}
+            className={`h-full w-full rounded-full border-4 border-void-600 shadow-lg ${spinning ? "wheel-spinning motion-safe:animate-wheel-spin" : ""}`}
             style={{ background: WHEEL_BACKGROUND }}
             data-wheel
           />
