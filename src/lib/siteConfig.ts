@@ -13,7 +13,7 @@ export const VIDEO_SLOTS = [
   "reviews",
   "donation",
 ] as const;
-type VideoSlot = (typeof VIDEO_SLOTS)[number];
+export type VideoSlot = (typeof VIDEO_SLOTS)[number];
 
 export interface SiteConfig {
   contractAddress: string;
