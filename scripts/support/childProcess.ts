@@ -56,3 +56,11 @@ export async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<v
   child.kill("SIGKILL");
   await Promise.race([exited, sleep(graceMs, undefined, { ref: false })]);
 }
+
+/** SIGKILL now (a cleanup, or a crash on purpose) and wait until the process is gone. */
+export async function killChild(child: ChildProcess): Promise<void> {
+  if (hasExited(child)) return;
+  const exited = once(child, "exit");
+  child.kill("SIGKILL");
+  await exited;
+}

@@ -6,9 +6,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Socket } from "node:net";
 import { createInterface } from "node:readline";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../realtime/config.ts";
 import { openBidStore } from "../../realtime/storage/index.ts";
+import { killChild } from "../../scripts/support/childProcess.ts";
 import { LIFTED_LIMITS, LIFTED_LIMITS_ENV } from "../../scripts/support/liftedLimits.ts";
 import { startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import {
@@ -29,10 +30,10 @@ import { type AuctionService, startAuctionService } from "./support/auctionServi
 import {
   BACKENDS,
   type Backend,
+  cleanUpAfter,
   createTestDataDir,
   createTestLocation,
   openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
   type TestLocation,
   testLogger,
   waitFor,
@@ -41,30 +42,19 @@ import {
 const TEST_TIMEOUT_MS = 120_000;
 /** Every bid in these tests comes from 127.0.0.1: tests that are not about the limits lift them. */
 
-const cleanups: (() => Promise<unknown>)[] = [];
-function onCleanup(step: () => Promise<unknown>) {
-  cleanups.push(step);
-}
-
-afterEach(async () => {
-  for (const step of cleanups.splice(0).reverse()) {
-    await step().catch((error: unknown) => console.error("cleanup failed:", error));
-  }
-}, STORE_HOOK_TIMEOUT_MS);
-
 async function openAuction(backend: Backend, overrides: Partial<ServiceConfig> = LIFTED_LIMITS) {
   const location = await createTestLocation(backend);
-  onCleanup(() => location.remove());
+  cleanUpAfter(() => location.remove());
   const store = await openTestStore(location);
-  onCleanup(() => store.close());
+  cleanUpAfter(() => store.close());
   const service = await startAuctionService(store, overrides);
-  onCleanup(() => service.stop());
+  cleanUpAfter(() => service.stop());
   return { location, store, service };
 }
 
 async function connect(url: string, options?: ConnectOptions): Promise<TestClient> {
   const client = await connectClient(url, options);
-  onCleanup(() => client.close());
+  cleanUpAfter(() => client.close());
   return client;
 }
 
@@ -500,13 +490,13 @@ describe("auction service on PostgreSQL, several instances", () => {
     "takes 50 concurrent bids through 2 instances: accepted amounts rise strictly with the id, each broadcast once to every client",
     async () => {
       const location = await createTestLocation("postgres");
-      onCleanup(() => location.remove());
+      cleanUpAfter(() => location.remove());
       const instances: AuctionService[] = [];
       for (let i = 0; i < 2; i++) {
         const store = await openTestStore(location);
-        onCleanup(() => store.close());
+        cleanUpAfter(() => store.close());
         instances.push(await startAuctionService(store, LIFTED_LIMITS));
-        onCleanup(() => instances[i]?.stop() ?? Promise.resolve());
+        cleanUpAfter(() => instances[i]?.stop() ?? Promise.resolve());
       }
       const urls = instances.map((instance) => instance.socketUrl);
       const clients: TestClient[] = [];
@@ -568,20 +558,20 @@ describe("auction service on PostgreSQL, several instances", () => {
     "survives the database stopping: not ready, bids unavailable, then everything recovers and open sockets catch up",
     async () => {
       const cluster = await startPostgresCluster();
-      onCleanup(() => cluster.destroy());
+      cleanUpAfter(() => cluster.destroy());
       const lines: Record<string, unknown>[] = [];
       const store = await openBidStore({
         databaseUrl: cluster.url,
         dataDir: "",
         logger: testLogger((line) => lines.push(line)),
       });
-      onCleanup(() => store.close());
+      cleanUpAfter(() => store.close());
       const service = await startAuctionService(
         store,
         LIFTED_LIMITS,
         testLogger((line) => lines.push(line)),
       );
-      onCleanup(() => service.stop());
+      cleanUpAfter(() => service.stop());
       const client = await connect(service.socketUrl);
       await client.opening();
       const acknowledged = [accepted(await client.bid("Before", 1))];
@@ -607,7 +597,7 @@ describe("auction service on PostgreSQL, several instances", () => {
       // Bids through another instance right away, likely before this one LISTENs again: the open
       // socket gets them by the catch-up or by notification, either way exactly once.
       const other = await openBidStore({ databaseUrl: cluster.url, dataDir: "", logger: testLogger() });
-      onCleanup(() => other.close());
+      cleanUpAfter(() => other.close());
       const missed = [];
       for (const cents of [300, 400, 500]) {
         const outcome = await other.placeBid("Elsewhere", cents);
@@ -640,7 +630,7 @@ describe("auction service process", () => {
     "drains on SIGTERM: in-flight bids answered, sockets closed with 1001, exit code 0",
     async () => {
       const data = await createTestDataDir();
-      onCleanup(() => data.remove());
+      cleanUpAfter(() => data.remove());
       const child = spawn(process.execPath, ["realtime/main.ts"], {
         env: {
           ...process.env,
@@ -655,14 +645,11 @@ describe("auction service process", () => {
         stdio: ["ignore", "pipe", "pipe"],
       });
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-      onCleanup(async () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-        await exited;
-      });
+      cleanUpAfter(() => killChild(child));
       const port = await listeningPort(child);
       const url = `ws://127.0.0.1:${port}/realtime`;
       const clients = [await connectClient(url), await connectClient(url)];
-      for (const client of clients) onCleanup(() => client.close());
+      for (const client of clients) cleanUpAfter(() => client.close());
       await Promise.all(clients.map((client) => client.opening()));
 
       const requests = Array.from({ length: 20 }, (_, index) => {
@@ -688,7 +675,7 @@ describe("auction service process", () => {
 
       // Every acknowledged bid is in the data directory the process left behind.
       const store = await openBidStore({ dataDir: data.dir, logger: testLogger() });
-      onCleanup(() => store.close());
+      cleanUpAfter(() => store.close());
       expect(ids((await store.view(50)).bids)).toEqual(ids(acceptedBids).sort((a, b) => b - a));
     },
     TEST_TIMEOUT_MS,
@@ -698,9 +685,9 @@ describe("auction service process", () => {
     "refuses to start on a PGlite data directory another process holds, with a clear message",
     async () => {
       const location: TestLocation = await createTestLocation("pglite");
-      onCleanup(() => location.remove());
+      cleanUpAfter(() => location.remove());
       const store = await openTestStore(location);
-      onCleanup(() => store.close());
+      cleanUpAfter(() => store.close());
       const child = spawn(process.execPath, ["realtime/main.ts"], {
         env: { ...process.env, PORT: "0", STATIC_DIR: "", DATA_DIR: location.dataDir, DATABASE_URL: "" },
         stdio: ["ignore", "pipe", "pipe"],

@@ -23,6 +23,7 @@ function scriptedStore() {
   const readyListeners = new Set<(ready: boolean) => void>();
   let ready = true;
   let failReads = 0;
+  let failedReads = 0;
   const store: BidStore = {
     backend: "postgres",
     placeBid: () => Promise.reject(new Error("not used")),
@@ -30,6 +31,7 @@ function scriptedStore() {
     bidsAfter: async (afterId, limit) => {
       if (failReads > 0) {
         failReads--;
+        failedReads++;
         throw new Error("still down");
       }
       return {
@@ -61,6 +63,10 @@ function scriptedStore() {
     },
     failNextReads(count: number) {
       failReads = count;
+    },
+    /** Reads that failed as scripted so far. */
+    get failedReads() {
+      return failedReads;
     },
   };
 }
@@ -119,9 +125,11 @@ describe("the broadcaster after a database outage", () => {
     script.notify(4); // a duplicate is sent once only
     script.commit(5);
     script.notify(5);
-    await waitFor("the catch-up", () => received.length >= 4);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(received).toEqual([2, 3, 4, 5]);
+    // A barrier: broadcasts go out in id order, so once 6 is here a duplicate of 4 would be too.
+    script.commit(6);
+    script.notify(6);
+    await waitFor("the catch-up and the barrier", () => received.includes(6));
+    expect(received).toEqual([2, 3, 4, 5, 6]);
     broadcaster.stop();
   });
 
@@ -136,7 +144,7 @@ describe("the broadcaster after a database outage", () => {
     script.setReady(true);
     script.commit(3);
     script.notify(3);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor("the catch-up read to fail", () => script.failedReads === 1);
     expect(received).toEqual([]);
     await waitFor("the retried catch-up", () => received.length >= 2, 5_000);
     expect(received).toEqual([2, 3]);

@@ -9,9 +9,10 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { killChild } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
-import { createTestDataDir } from "./support/stores.ts";
+import { cleanUpAfter, createTestDataDir } from "./support/stores.ts";
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, "../..");
@@ -51,11 +52,6 @@ function readFinalStage(dockerfile: string): FinalStage {
   return stage;
 }
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const step of cleanups.splice(0).reverse()) await step().catch(() => {});
-});
-
 function waitForListening(child: ChildProcess): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => reject(new Error("the service did not start in time")), 60_000);
@@ -84,7 +80,7 @@ describe("container image", () => {
     expect(stage.env).toMatchObject({ HOST: "0.0.0.0", STATIC_DIR: "/app/dist", DATA_DIR: "/data" });
 
     const app = await mkdtemp(join(tmpdir(), "nothing-image-"));
-    cleanups.push(() => rm(app, { recursive: true, force: true }));
+    cleanUpAfter(() => rm(app, { recursive: true, force: true }));
     for (const [source, destination] of stage.copies) {
       // As in Docker: a destination ending in "/" is a directory to copy into.
       const target = destination.endsWith("/") ? join(app, destination, basename(source)) : join(app, destination);
@@ -96,7 +92,7 @@ describe("container image", () => {
     await writeFile(join(app, "dist", "index.html"), "<!doctype html><title>The Nothing Store</title>");
     await writeFile(join(app, "dist", "404.html"), "<!doctype html><h1>Oops! Page not found</h1>");
     const data = await createTestDataDir();
-    cleanups.push(() => data.remove());
+    cleanUpAfter(() => data.remove());
 
     const port = await freePort();
     // The image's environment, except loopback instead of 0.0.0.0 and temp paths instead of /app and /data.
@@ -112,10 +108,7 @@ describe("container image", () => {
     expect(command).toBe("node");
     const child = spawn(process.execPath, args, { cwd: app, env, stdio: ["ignore", "pipe", "pipe"] });
     const exited = new Promise<number | null>((resolveExit) => child.once("exit", resolveExit));
-    cleanups.push(async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await exited;
-    });
+    cleanUpAfter(() => killChild(child));
     await waitForListening(child);
 
     const [healthCommand, ...healthArgs] = stage.healthcheck;

@@ -8,7 +8,7 @@
  * SOAK=1 (npm run soak) runs the same tests longer: more pages and bids, repeated faults.
  */
 import postgres from "postgres";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { postgresBinariesPresent, startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import { CLOSE_CODES } from "../../src/lib/auction/protocol.ts";
 import {
@@ -23,7 +23,7 @@ import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { startLoadBalancer } from "./support/loadBalancer.ts";
 import { openPage, type Page } from "./support/pageClient.ts";
 import { type ServiceProcess, startServiceProcess } from "./support/serviceProcess.ts";
-import { createTestDatabase, STORE_HOOK_TIMEOUT_MS, waitFor } from "./support/stores.ts";
+import { cleanUpAfter, createTestDatabase, waitFor } from "./support/stores.ts";
 
 const SOAK = process.env.SOAK === "1";
 const scale = {
@@ -49,33 +49,23 @@ const CLOSE_GRACE_MS = 1_000;
 /** Room for a busy machine on top of a timeout under test. */
 const SLACK_MS = 3_000;
 
-const cleanups: (() => Promise<unknown>)[] = [];
-function onCleanup(step: () => Promise<unknown>) {
-  cleanups.push(step);
-}
-afterEach(async () => {
-  for (const step of cleanups.splice(0).reverse()) {
-    await step().catch((error: unknown) => console.error("cleanup failed:", error));
-  }
-}, STORE_HOOK_TIMEOUT_MS);
-
 async function startService(databaseUrl: string, env: Record<string, string> = {}, port?: number) {
   const service = await startServiceProcess({ databaseUrl, env, port });
-  onCleanup(() => service.stop());
+  cleanUpAfter(() => service.stop());
   return service;
 }
 
 /** A fresh database with two instances on it behind one load balancer, all removed after the test. */
 async function twoInstancesBehindBalancer() {
   const database = await createTestDatabase();
-  onCleanup(() => database.drop());
+  cleanUpAfter(() => database.drop());
   // Mutable: a test may put a restarted instance in the place of a killed one.
   const instances: [ServiceProcess, ServiceProcess] = [
     await startService(database.url),
     await startService(database.url),
   ];
   const balancer = await startLoadBalancer(instances.map((instance) => instance.port));
-  onCleanup(() => balancer.close());
+  cleanUpAfter(() => balancer.close());
   return { database, instances, balancer };
 }
 
@@ -83,7 +73,7 @@ function openPages(prefix: string, urls: string[], count: number, options?: Para
   const pages = Array.from({ length: count }, (_, index) =>
     openPage(`${prefix}${index + 1}`, urls[index % urls.length] as string, options),
   );
-  onCleanup(async () => {
+  cleanUpAfter(async () => {
     for (const page of pages) page.stop();
   });
   return pages;
@@ -131,7 +121,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
     async () => {
       // Its own cluster: the run's shared one must keep serving the other tests.
       const cluster = await startPostgresCluster();
-      onCleanup(() => cluster.destroy());
+      cleanUpAfter(() => cluster.destroy());
       const instances = [await startService(cluster.url), await startService(cluster.url)];
       const pages = openPages(
         "outage-",
@@ -141,7 +131,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       await allLive(pages);
       const ledger = createLedger("outage");
       const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
-      onCleanup(() => bidding.stop());
+      cleanUpAfter(() => bidding.stop());
 
       const outages: { from: number; to: number }[] = [];
       for (let outage = 0; outage < scale.faults; outage++) {
@@ -190,7 +180,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       await allLive(pages);
       const ledger = createLedger("kill");
       const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
-      onCleanup(() => bidding.stop());
+      cleanUpAfter(() => bidding.stop());
 
       let expectedReconnects = 0;
       const killed: ServiceProcess[] = [];
@@ -254,7 +244,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
 
       // Notifications held up on their way (frozen LISTEN backends): acknowledgements still arrive.
       const admin = postgres(database.url, { max: 1, onnotice: () => {} });
-      onCleanup(() => admin.end());
+      cleanUpAfter(() => admin.end());
       const listeners = (
         await admin`SELECT pid FROM pg_stat_activity
           WHERE application_name = 'nothing-store listen' AND datname = current_database()`
@@ -270,7 +260,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
           }
         }
       };
-      onCleanup(async () => thaw());
+      cleanUpAfter(async () => thaw());
       expect(await placeRecorded(ledger, onSurvivor)).toBe("accepted");
       expect(await placeRecorded(ledger, onVictim)).toBe("accepted");
       // The page on the victim has its own bid acknowledged, but not the broadcast of the one before.
@@ -292,7 +282,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
     "a connection cut without a close frame: both heartbeats notice within their timeouts, and the page resumes with nothing missed",
     async () => {
       const database = await createTestDatabase();
-      onCleanup(() => database.drop());
+      cleanUpAfter(() => database.drop());
       // Debug logs: the service says when it closes a socket for a missed heartbeat.
       const instance = await startService(database.url, {
         HEARTBEAT_INTERVAL_MS: String(SERVICE_HEARTBEAT_MS),
@@ -301,7 +291,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       const heartbeatCloses = () =>
         instance.logs.filter((line) => line.msg === "closing a socket that missed its heartbeat").length;
       const relay = await startCuttableProxy(instance.port);
-      onCleanup(() => relay.close());
+      cleanUpAfter(() => relay.close());
       const watched = openPages("cut-", [`ws://127.0.0.1:${relay.port}/realtime`], 1, {
         heartbeatIntervalMs: PAGE_HEARTBEAT_MS,
         heartbeatTimeoutMs: PAGE_HEARTBEAT_TIMEOUT_MS,
@@ -311,7 +301,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       await allLive(pages);
       const ledger = createLedger("cut");
       const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
-      onCleanup(() => bidding.stop());
+      cleanUpAfter(() => bidding.stop());
 
       let placedWhileAway = 0;
       for (let cut = 0; cut < scale.faults; cut++) {
@@ -374,7 +364,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       const ledger = createLedger("sigterm");
       // No pause between bids: a flood, so bids are at the database when the signal comes.
       const bidding = startSteadyBidding(ledger, pages, { intervalMs: 0, maxBids: scale.maxBids });
-      onCleanup(() => bidding.stop());
+      cleanUpAfter(() => bidding.stop());
 
       let drained = 0;
       const stopped: ServiceProcess[] = [];
@@ -424,6 +414,17 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
 
 describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the database", () => {
   /** Holds the auction_state row lock in an open transaction: every bid waits at the database. */
+  /** Backends the service's pool left on the database (its LISTEN connection has another name). */
+  async function serviceBackends(databaseUrl: string): Promise<number> {
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'nothing-store'`;
+      return Number(row?.n);
+    } finally {
+      await sql.end();
+    }
+  }
+
   async function holdBidLock(databaseUrl: string) {
     // Two connections: one holds the lock, the other watches who waits for it.
     const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
@@ -438,7 +439,7 @@ describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the data
       session.release();
       await sql.end();
     };
-    onCleanup(release);
+    cleanUpAfter(release);
     return {
       release,
       /** Backends waiting for the lock: a bid at the database. */
@@ -455,7 +456,7 @@ describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the data
     "the drain waits for the held bid: acknowledged once released, then 1001 and exit code 0",
     async () => {
       const database = await createTestDatabase();
-      onCleanup(() => database.drop());
+      cleanUpAfter(() => database.drop());
       const instance = await startService(database.url);
       const page = openPages("held-", [instance.socketUrl], 1)[0] as Page;
       await allLive([page]);
@@ -467,7 +468,7 @@ describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the data
       await waitFor("the drain to begin", () => instance.logs.some((line) => line.msg === "shutting down"));
       // Drained means not accepting: the balancer's probe and new pages are refused from now on.
       await waitFor("the port to close", async () => (await readyStatus(instance)) === 0);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Still running: the acknowledgement below can only come from a process that waited for the bid.
       expect(instance.child.exitCode).toBeNull();
       expect(page.closeCodes).toEqual([]);
 
@@ -489,7 +490,7 @@ describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the data
     "a held bid that outlasts SHUTDOWN_TIMEOUT_MS: exit code 1 with a log line, the bid unacknowledged and stored at most once",
     async () => {
       const database = await createTestDatabase();
-      onCleanup(() => database.drop());
+      cleanUpAfter(() => database.drop());
       const timeoutMs = 1_500;
       const instance = await startService(database.url, { SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
       const page = openPages("stuck-", [instance.socketUrl], 1)[0] as Page;
@@ -512,7 +513,8 @@ describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the data
       // Released after the process is gone, the statement it left behind may still commit: the
       // bid is then stored, unacknowledged, once. It is never stored twice.
       await lock.release();
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // A barrier instead of a pause: once the dead instance's backend is gone, its statement is done.
+      await waitFor("the dead instance's statement to finish", async () => (await serviceBackends(database.url)) === 0);
       const stored = (await readStoredBids(database.url)).filter((row) => row.name === "Stuck at the database");
       console.log(
         `[drain timeout] exit 1 after ${Math.round(tookMs)} ms; the unacknowledged bid stored ${stored.length} time(s)`,

@@ -1,15 +1,17 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { connectClient, UpgradeRefused } from "./support/auctionClient.ts";
 import { startAuctionService } from "./support/auctionService.ts";
-import { createTestLocation, openTestStore, STORE_HOOK_TIMEOUT_MS, testLogger, waitFor } from "./support/stores.ts";
-
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const step of cleanups.splice(0).reverse()) await step();
-});
+import {
+  cleanUpAfter,
+  createTestLocation,
+  openTestStore,
+  STORE_HOOK_TIMEOUT_MS,
+  testLogger,
+  waitFor,
+} from "./support/stores.ts";
 
 // Documentation addresses (RFC 5737, RFC 3849), as the one trusted proxy reports them.
 const IPV4_CLIENT = "203.0.113.7";
@@ -20,19 +22,19 @@ it(
   async () => {
     const lines: Record<string, unknown>[] = [];
     const site = await mkdtemp(join(tmpdir(), "nothing-log-site-"));
-    cleanups.push(() => rm(site, { recursive: true, force: true }));
+    cleanUpAfter(() => rm(site, { recursive: true, force: true }));
     await writeFile(join(site, "404.html"), "<!doctype html><h1>Oops! Page not found</h1>");
     const location = await createTestLocation("pglite");
-    cleanups.push(() => location.remove());
+    cleanUpAfter(() => location.remove());
     const store = await openTestStore(location);
-    cleanups.push(() => store.close());
+    cleanUpAfter(() => store.close());
     // testLogger with a sink logs at debug: everything an operator could turn on.
     const service = await startAuctionService(
       store,
       { staticDir: site, trustProxy: 1, maxSocketsPerAddress: 1, heartbeatIntervalMs: 100 },
       testLogger((line) => lines.push(line)),
     );
-    cleanups.push(() => service.stop());
+    cleanUpAfter(() => service.stop());
     const from = (address: string) => ({ headers: { "X-Forwarded-For": `10.9.8.7, ${address}` } });
 
     // A foreign Origin (refused), a socket that never answers the heartbeat, one over the cap.

@@ -8,7 +8,7 @@
  * Reproducible: the seed is fixed and printed; FC_SEED=<n> runs another one.
  */
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
@@ -28,10 +28,10 @@ import { connectRaw, type Outcome, type RawClient } from "./support/rawClient.ts
 import {
   BACKENDS,
   type Backend,
+  cleanUpAfter,
   createTestLocation,
   type DirectQuery,
   openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
@@ -40,13 +40,6 @@ const SEED = Number(process.env.FC_SEED ?? 20_261_122);
 /** Generated runs per backend; each run is a sequence of 1 to 16 frames (8.5 on average). */
 const RUNS: Record<Backend, number> = { postgres: 400, pglite: 250 };
 const TEST_TIMEOUT_MS = 120_000;
-
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const step of cleanups.splice(0).reverse()) {
-    await step().catch((error: unknown) => console.error("cleanup failed:", error));
-  }
-}, STORE_HOOK_TIMEOUT_MS);
 
 // ---- Generated frames ----------------------------------------------------------------------
 
@@ -345,20 +338,20 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
     "answers every frame as the model says, stores only rule-abiding rows and broadcasts each accepted bid once",
     async () => {
       const location = await createTestLocation(backend);
-      cleanups.push(() => location.remove());
+      cleanUpAfter(() => location.remove());
       const store = await openTestStore(location);
       let storeOpen = true;
-      cleanups.push(async () => {
+      cleanUpAfter(async () => {
         if (storeOpen) await store.close();
       });
       const service = await startAuctionService(store, LIFTED_LIMITS);
-      cleanups.push(() => service.stop());
+      cleanUpAfter(() => service.stop());
 
       const watcher = await connectRaw(service.socketUrl);
-      cleanups.push(() => watcher.close());
+      cleanUpAfter(() => watcher.close());
       await watcher.opening();
       let client: RawClient = await connectRaw(service.socketUrl);
-      cleanups.push(() => client.close());
+      cleanUpAfter(() => client.close());
       await client.opening();
 
       const model = new AuctionModel();
@@ -405,7 +398,7 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
       const health = await fetch(`${service.httpUrl}/healthz`);
       expect([health.status, await health.json()]).toEqual([200, { status: "ok" }]);
       const fresh = await connectRaw(service.socketUrl);
-      cleanups.push(() => fresh.close());
+      cleanUpAfter(() => fresh.close());
       const snapshot = await fresh.opening();
       await waitFor("the watcher to hear every accepted bid", () => watcher.broadcasts.length >= accepted.length);
       const watched = watcher.broadcasts.map(({ id, bidderName, amountCents }) => ({ id, bidderName, amountCents }));
@@ -431,7 +424,7 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
 /** A location whose database has the auction's tables, with no store left open on it. */
 async function migratedLocation(backend: Backend) {
   const location = await createTestLocation(backend);
-  cleanups.push(() => location.remove());
+  cleanUpAfter(() => location.remove());
   // A PGlite location is a copy of a migrated template already; a PostgreSQL one is an empty database.
   if (backend === "postgres") await (await openTestStore(location)).close();
   return location;

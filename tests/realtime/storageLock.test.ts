@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DataDirLockedError, LOCK_FILE_NAME } from "../../realtime/storage/dataDirLock.ts";
 import type { BidStore } from "../../realtime/storage/types.ts";
+import { killChild } from "../../scripts/support/childProcess.ts";
 import {
   createTestLocation,
   openTestStore,
@@ -31,8 +32,7 @@ beforeEach(async () => {
 }, STORE_HOOK_TIMEOUT_MS);
 
 afterEach(async () => {
-  for (const child of children.splice(0))
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  await Promise.all(children.splice(0).map(killChild));
   await store?.close();
   store = undefined;
   await location.remove();

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { BidNotice, BidStore, PlaceBidOutcome } from "../../realtime/storage/types.ts";
+import { seededRandom } from "../unit/seededRandom.ts";
 import {
   type Backend,
   createTestLocation,
@@ -22,6 +23,8 @@ const PGLITE_ROUNDS = 5;
 // The lock-free control breaks in most rounds but not all; this many make a miss vanishingly rare.
 const NEGATIVE_CONTROL_ROUNDS = 20;
 const NAMES = ["ann", "bo", "cy", "di", "ed", "fay", "gus"];
+/** Seeded, so every run races the same amounts. */
+const random = seededRandom(20261122);
 
 let stores: BidStore[] = [];
 let location: TestLocation | undefined;
@@ -43,7 +46,7 @@ async function raceThrough(instances: BidStore[], rounds: number) {
     const bids = Array.from({ length: CONCURRENT_BIDS }, (_, i) => ({
       instance: instances[i % instances.length] as BidStore,
       name: NAMES[(i * 7 + round) % NAMES.length] as string,
-      cents: floor + 1 + Math.floor(Math.random() * CONCURRENT_BIDS * 2),
+      cents: floor + 1 + Math.floor(random() * CONCURRENT_BIDS * 2),
     }));
     const outcomes = await Promise.all(bids.map((bid) => bid.instance.placeBid(bid.name, bid.cents)));
     outcomes.forEach((outcome, i) => {
@@ -66,14 +69,19 @@ async function raceThrough(instances: BidStore[], rounds: number) {
 
   // Notifications come in commit order; with ids in commit order that is exactly the id order.
   const expected = accepted.map((outcome) => outcome.bid.id);
-  await waitFor("every instance to hear every accepted bid", () =>
-    heard.every((notices) => notices.length >= expected.length),
+  // A barrier rather than a pause: one more bid, heard by every instance; notifications come in
+  // commit order, so anything earlier (a late duplicate included) has arrived by then.
+  const barrier = await instances[0]?.placeBid("Barrier", floor + 1_000_000);
+  if (!barrier?.accepted) throw new Error("the barrier bid was refused");
+  await waitFor("every instance to hear the barrier bid", () =>
+    heard.every((notices) => notices.some((notice) => notice.bid.id === barrier.bid.id)),
   );
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  for (const notices of heard) expect(notices.map((notice) => notice.bid.id)).toEqual(expected);
+  for (const notices of heard) {
+    expect(notices.map((notice) => notice.bid.id)).toEqual([...expected, barrier.bid.id]);
+  }
   // The bidder count travels with each notice and matches the distinct names up to that bid.
   const seen = new Set<string>();
-  for (const [index, notice] of (heard[0] ?? []).entries()) {
+  for (const [index, notice] of (heard[0] ?? []).slice(0, accepted.length).entries()) {
     seen.add(accepted[index]?.bid.bidderName ?? "");
     expect(notice.bidders).toBe(seen.size);
   }

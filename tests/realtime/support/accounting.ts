@@ -81,6 +81,31 @@ export function startSteadyBidding(
   };
 }
 
+/**
+ * Places bids through the first live page, each recorded in the ledger like any other, until one
+ * is accepted (a page may still be reconnecting after its fault): its id, or null at the deadline.
+ */
+async function placeBarrierBid(ledger: Ledger, pages: Page[], timeoutMs: number): Promise<number | null> {
+  const deadline = performance.now() + timeoutMs;
+  for (let tries = 1; performance.now() < deadline; tries++) {
+    const page = pages.find((candidate) => candidate.isLive());
+    if (page) {
+      const attempt: BidAttempt = {
+        name: `${ledger.label} barrier ${tries}`,
+        amountCents: ledger.nextAmountCents(),
+        page: page.label,
+        sentAt: performance.now(),
+      };
+      ledger.attempts.push(attempt);
+      attempt.outcome = await page.placeBid(attempt.name, attempt.amountCents);
+      attempt.settledAt = performance.now();
+      if (attempt.outcome.kind === "accepted") return attempt.outcome.bid.id;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return null;
+}
+
 interface StoredRow {
   id: number;
   name: string;
@@ -121,25 +146,32 @@ export interface Audit {
   line: string;
 }
 
-/** Waits until every page has received the newest stored bid (bounded), then checks everything. */
+/**
+ * Places one more bid as a barrier and waits until every page has its broadcast (bounded), then
+ * checks everything. Each socket gets bids in id order, so once a page has the barrier's broadcast,
+ * every earlier bid, and any late duplicate of one, has reached it too: no pause to guess at.
+ */
 export async function auditAuction(
   ledger: Ledger,
   pages: Page[],
   databaseUrl: string,
-  options: { crashes: number; settleMs?: number; timeoutMs?: number },
+  options: { crashes: number; timeoutMs?: number },
 ): Promise<Audit> {
-  const newest = (await readStoredBids(databaseUrl)).at(-1)?.id ?? 0;
-  await waitFor(
-    `every page to receive bid ${newest}`,
-    () => pages.every((page) => Math.max(page.lastReceivedId(), ...page.acknowledged.map((bid) => bid.id)) >= newest),
-    options.timeoutMs ?? 20_000,
-  ).catch(() => {
-    // The audit below says which page is missing what.
-  });
-  // Room for a late duplicate to show up before counting.
-  await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? 500));
-  const rows = await readStoredBids(databaseUrl);
   const problems: string[] = [];
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const barrier = await placeBarrierBid(ledger, pages, timeoutMs);
+  if (barrier === null) {
+    problems.push("no page got its barrier bid accepted: the pages' view is unchecked");
+  } else {
+    await waitFor(
+      `every page to receive the barrier bid ${barrier}`,
+      () => pages.every((page) => page.received.some((bid) => bid.id === barrier)),
+      timeoutMs,
+    ).catch(() => {
+      // The audit below says which page is missing what.
+    });
+  }
+  const rows = await readStoredBids(databaseUrl);
   let lost = 0;
   let duplicated = 0;
 

@@ -21,7 +21,7 @@ import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
-import { inject } from "vitest";
+import { inject, onTestFinished, vi } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
 import type { BidStore } from "../../../realtime/storage/types.ts";
@@ -201,17 +201,28 @@ export function openTestStore(
   });
 }
 
-/** Polls until `check` returns true, failing with `what` after `timeoutMs`: every wait is bounded. */
+/** Waits until `check` returns true, failing with `what` after `timeoutMs`: every wait is bounded. */
 export async function waitFor(
   what: string,
   check: () => boolean | Promise<boolean>,
   timeoutMs = 10_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    },
+    { timeout: timeoutMs, interval: 20 },
+  );
+}
+
+/**
+ * Runs `step` when the current test ends, pass or fail, the last registered first (Vitest's
+ * onTestFinished). A failed cleanup is logged rather than raised: it must not hide the test's result.
+ */
+export function cleanUpAfter(step: () => Promise<unknown>): void {
+  onTestFinished(async () => {
+    await step().catch((error: unknown) => console.error("cleanup failed:", error));
+  }, STORE_HOOK_TIMEOUT_MS);
 }
 
 export type DirectQuery = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
