@@ -8,6 +8,12 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
+import {
+  type ClientMessage,
+  parseServerMessage,
+  type ServerMessage,
+  type WireBid,
+} from "../../src/lib/auction/protocol.ts";
 import { LatencyHistogram, type SparseHistogram } from "./latencyHistogram.ts";
 
 export function nowMs(): number {
@@ -162,12 +168,25 @@ function recordArrival(id: number, at: number): void {
   arrivals += 1;
 }
 
-/** The bid id of a broadcast, or 0 for any other message. */
-function broadcastId(text: string): number {
-  // Cheaper than JSON.parse for the one field needed; the service writes "type" first.
-  if (!text.startsWith('{"type":"bid"')) return 0;
-  const match = /"id":(\d+)/.exec(text);
-  return match ? Number(match[1]) : 0;
+/**
+ * A field of a broadcast's bid, or null for any other message: the one hot path that does not run the
+ * protocol's schemas. Every receiving socket reads every broadcast (tens of thousands a second
+ * across the generators, which already use more of the two cores than the service): validating
+ * each would measure the generators. The shape is the protocol's WireBid, read from the frame the
+ * service writes with "type" first; every other message goes through parseServerMessage.
+ */
+function broadcastField(text: string, field: keyof Pick<WireBid, "id" | "amountCents">): number | null {
+  if (!text.startsWith('{"type":"bid"')) return null;
+  const match = BROADCAST_FIELDS[field].exec(text);
+  return match ? Number(match[1]) : null;
+}
+const BROADCAST_FIELDS = { id: /"id":(\d+)/, amountCents: /"amountCents":(\d+)/ };
+
+/** A message other than a broadcast, validated by the protocol's own schemas. */
+function serverMessage(text: string): ServerMessage {
+  const parsed = parseServerMessage(text);
+  if (!parsed.ok) throw new Error(`the service sent a message the protocol refuses: ${parsed.reason}`);
+  return parsed.message;
 }
 
 function errorText(error: unknown): string {
@@ -220,16 +239,20 @@ function receiverBroadcast(receiver: Receiver, text: string): void {
   // The slow consumer is not one of "the others": once the service cuts it, ws parses what its
   // paused TCP socket still held, tens of seconds late, which would pass for their latency.
   if (receiver.paused) return;
-  const id = broadcastId(text);
-  if (id === 0) return;
+  const id = broadcastField(text, "id");
+  if (id === null) return;
   if (id <= receiver.lastId) duplicatesOrOutOfOrder += 1;
   receiver.lastId = id;
   if (recording) recordArrival(id, nowMs());
 }
 
-function highestIdOf(opening: string): number {
-  const message = JSON.parse(opening) as { highest?: { id: number } | null };
-  return message.highest?.id ?? 0;
+/** A socket's first message: its snapshot or its resume. */
+function openingOf(text: string): Extract<ServerMessage, { type: "snapshot" | "resume" }> {
+  const message = serverMessage(text);
+  if (message.type !== "snapshot" && message.type !== "resume") {
+    throw new Error(`a socket opened with ${message.type}, not a snapshot or a resume`);
+  }
+  return message;
 }
 
 /** Runs `work` over `items` with at most `concurrency` at once. */
@@ -266,8 +289,9 @@ async function connectReceivers(
       const target = after ? `${url}?after=${after}` : url;
       const opened = await openSocket(target, (_socket, text) => receiverBroadcast(receiver, text));
       receiver.socket = opened.socket;
-      receiver.lastId = Math.max(receiver.lastId, highestIdOf(opened.first));
-      if (opened.first.startsWith('{"type":"resume"')) resumes += 1;
+      const opening = openingOf(opened.first);
+      receiver.lastId = Math.max(receiver.lastId, opening.highest?.id ?? 0);
+      if (opening.type === "resume") resumes += 1;
       histogram.record(opened.tookMs);
       if (pauseFirst && index === 0) {
         // The TCP socket stops being read: what the service sends piles up in its buffers.
@@ -397,13 +421,7 @@ function collect(accepts: AcceptedBid[], windowStartMs: number, windowEndMs: num
 // ---------------------------------------------------------------------------------------------
 // Bidders
 
-interface Answer {
-  type: "accepted" | "error";
-  requestId: string;
-  code?: string;
-  highestCents?: number | null;
-  bid?: { id: number; amountCents: number };
-}
+type Answer = Extract<ServerMessage, { type: "accepted" | "error" }>;
 
 interface Bidder {
   socket: WebSocket;
@@ -426,13 +444,14 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
   let requestCounter = 0;
   const bidders: Bidder[] = [];
   const onText = (bidder: Bidder) => (_socket: WebSocket, text: string) => {
-    if (text.startsWith('{"type":"bid"')) {
-      const cents = /"amountCents":(\d+)/.exec(text);
-      if (cents) highestCents = Math.max(highestCents, Number(cents[1]));
+    const broadcastCents = broadcastField(text, "amountCents");
+    if (broadcastCents !== null) {
+      highestCents = Math.max(highestCents, broadcastCents);
       return;
     }
-    if (!text.startsWith('{"type":"accepted"') && !text.startsWith('{"type":"error"')) return;
-    const answer = JSON.parse(text) as Answer;
+    const answer = serverMessage(text);
+    if (answer.type !== "accepted" && answer.type !== "error") return;
+    if (answer.requestId === undefined) return;
     bidder.waiting.get(answer.requestId)?.(answer);
     bidder.waiting.delete(answer.requestId);
   };
@@ -441,8 +460,7 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
       const bidder: Bidder = { socket: undefined as unknown as WebSocket, waiting: new Map() };
       const opened = await openSocket(command.url, onText(bidder));
       bidder.socket = opened.socket;
-      const opening = JSON.parse(opened.first) as { highest?: { amountCents: number } | null };
-      highestCents = Math.max(highestCents, opening.highest?.amountCents ?? 0);
+      highestCents = Math.max(highestCents, openingOf(opened.first).highest?.amountCents ?? 0);
       bidders.push(bidder);
     }
   } catch (error) {
@@ -482,13 +500,18 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
         resolve(reply);
       });
       bidder.socket.send(
-        JSON.stringify({ type: "bid", requestId, bidderName: name(bidderIndex), amount: cents / 100 }),
+        JSON.stringify({
+          type: "bid",
+          requestId,
+          bidderName: name(bidderIndex),
+          amount: cents / 100,
+        } satisfies ClientMessage),
       );
     });
     const ackAt = nowMs();
     if (answer === null) {
       result.timeouts += 1;
-    } else if (answer.type === "accepted" && answer.bid) {
+    } else if (answer.type === "accepted") {
       result.accepted += 1;
       lastAcceptedId = Math.max(lastAcceptedId, answer.bid.id);
       highestCents = Math.max(highestCents, answer.bid.amountCents);

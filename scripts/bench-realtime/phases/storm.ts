@@ -1,0 +1,43 @@
+/** A reconnect storm: every socket cut and reopened at once, with `?after=` or with a snapshot. */
+import type { Fleet } from "../fleet.ts";
+import { LatencyHistogram, type LatencySummary } from "../latencyHistogram.ts";
+import type { ConnectResult } from "../loadGenerator.ts";
+import { cpuSeconds } from "../processes.ts";
+import type { Service } from "../service.ts";
+
+export interface StormReport {
+  sockets: number;
+  kind: "resume" | "snapshot";
+  seconds: number;
+  /** CPU the service spent on the storm: handshakes, opening reads, JSON. */
+  serviceCpuSeconds: number;
+  resumes: number;
+  failed: number;
+  openingLatency: LatencySummary;
+}
+
+export async function measureStorm(fleet: Fleet, service: Service, resume: boolean): Promise<StormReport> {
+  const cpuBefore = await cpuSeconds(service.pid);
+  const startedAt = performance.now();
+  const results = await Promise.all(
+    fleet.receivers.map((generator) =>
+      generator.run<ConnectResult>(
+        { type: "reconnectAll", url: service.socketUrl, resume, concurrency: 100_000 },
+        180_000,
+      ),
+    ),
+  );
+  const seconds = (performance.now() - startedAt) / 1000;
+  const serviceCpuSeconds = (await cpuSeconds(service.pid)) - cpuBefore;
+  const opening = new LatencyHistogram();
+  for (const part of results) opening.add(part.firstMessage);
+  return {
+    sockets: results.reduce((sum, part) => sum + part.opened, 0),
+    kind: resume ? "resume" : "snapshot",
+    seconds: Math.round(seconds * 100) / 100,
+    serviceCpuSeconds: Math.round(serviceCpuSeconds * 100) / 100,
+    resumes: results.reduce((sum, part) => sum + part.resumes, 0),
+    failed: results.reduce((sum, part) => sum + part.failed, 0),
+    openingLatency: opening.summary(),
+  };
+}
