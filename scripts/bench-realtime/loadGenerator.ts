@@ -14,6 +14,7 @@ import {
   type ServerMessage,
   type WireBid,
 } from "../../src/lib/auction/protocol.ts";
+import { closeSocket } from "../support/sockets.ts";
 import { LatencyHistogram, type SparseHistogram } from "./latencyHistogram.ts";
 
 export function nowMs(): number {
@@ -340,26 +341,7 @@ async function slowPings(perSecond: number, durationMs: number): Promise<SlowPin
 }
 
 async function closeSockets(sockets: WebSocket[]): Promise<void> {
-  await Promise.all(
-    sockets.map(
-      (socket) =>
-        new Promise<void>((resolve) => {
-          if (socket.readyState === WebSocket.CLOSED) {
-            resolve();
-            return;
-          }
-          const timer = setTimeout(() => {
-            socket.terminate();
-            resolve();
-          }, 2_000);
-          socket.once("close", () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          socket.close(1000);
-        }),
-    ),
-  );
+  await Promise.all(sockets.map(closeSocket));
 }
 
 async function closeReceivers(count: number): Promise<number> {

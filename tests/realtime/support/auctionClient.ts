@@ -9,6 +9,7 @@
  *   const { code } = await client.closed;
  */
 import WebSocket from "ws";
+import { closeSocket } from "../../../scripts/support/sockets.ts";
 import {
   type ErrorMessage,
   parseServerMessage,
@@ -141,19 +142,10 @@ export function connectClient(url: string, options: ConnectOptions = {}): Promis
     bid: (bidderName, amount) => answerTo(sendBid(bidderName, amount)),
     sendBid,
     answerTo,
-    close: () => closeSocket(socket, closed),
+    close: () => closeSocket(socket),
   };
 
   return resolveOnOpen(socket, client);
-}
-
-/** Closes with 1000, and cuts the socket if the closing handshake takes over 2 s. */
-export async function closeSocket(socket: WebSocket, closed: Promise<unknown>): Promise<void> {
-  if (socket.readyState === WebSocket.CLOSED) return;
-  socket.close(1000);
-  const timer = setTimeout(() => socket.terminate(), 2_000);
-  await closed;
-  clearTimeout(timer);
 }
 
 /** Resolves with the client once the socket opens; a refused upgrade rejects with UpgradeRefused. */

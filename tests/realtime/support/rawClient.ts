@@ -8,6 +8,7 @@
  *   const answer = await raw.exchange('{"type":"ping"}');  // { type: "pong" }, or { type: "closed", code }
  */
 import WebSocket from "ws";
+import { closeSocket } from "../../../scripts/support/sockets.ts";
 import {
   parseServerMessage,
   type ResumeMessage,
@@ -15,7 +16,7 @@ import {
   type SnapshotMessage,
   type WireBid,
 } from "../../../src/lib/auction/protocol.ts";
-import { closeSocket, resolveOnOpen } from "./auctionClient.ts";
+import { resolveOnOpen } from "./auctionClient.ts";
 
 type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" }>;
 export type Outcome = Answer | { type: "closed"; code: number; reason: string };
@@ -63,7 +64,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
       onOpening?.();
     } else deliver(message);
   });
-  const closed = new Promise<void>((resolve) => {
+  const _closed = new Promise<void>((resolve) => {
     socket.on("close", (code, reason) => {
       deliver({ type: "closed", code, reason: String(reason) });
       resolve();
@@ -110,7 +111,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
       return next();
     },
     next,
-    close: () => closeSocket(socket, closed),
+    close: () => closeSocket(socket),
   };
 
   return resolveOnOpen(socket, client);
