@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { type BrowserContext, expect, type Page, test, type WebSocketRoute } from "@playwright/test";
 import WebSocket from "ws";
-import { openPage, openWithPausedClock } from "./fixtures.ts";
+import { auctionForm, openPage, openWithPausedClock } from "./fixtures.ts";
 
 // Every test here shares the one auction of the e2e server (a fresh PGlite directory per run), so each
 // bids above whatever is highest when it starts and uses its own bidder names. The tests of this file
@@ -11,18 +11,6 @@ test.describe.configure({ mode: "default" });
 const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 const money = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
 
-function auction(page: Page) {
-  const section = page.locator("#auction");
-  return {
-    section,
-    name: section.getByLabel("Your Name"),
-    amount: section.getByLabel("Bid Amount ($)"),
-    submit: section.getByRole("button", { name: "Place Bid" }),
-    recent: section.getByRole("list", { name: "Recent Bids" }),
-    live: section.locator('[data-connection="live"]'),
-  };
-}
-
 function toast(page: Page, title: string) {
   return page.getByRole("region", { name: "Notifications" }).locator("[data-toast]").filter({ hasText: title });
 }
@@ -30,7 +18,7 @@ function toast(page: Page, title: string) {
 /** Opens the home page at the auction, once the island is hydrated and its socket is live. */
 async function openAuction(page: Page) {
   const opened = await openPage(page, "/");
-  const form = auction(page);
+  const form = auctionForm(page);
   await form.section.scrollIntoViewIfNeeded();
   await expect(form.submit).toBeEnabled();
   await expect(form.live).toBeVisible();
@@ -39,7 +27,7 @@ async function openAuction(page: Page) {
 
 /** The smallest winning bid, in cents, read from the amount field's placeholder ("$12.35"). */
 async function nextBidCents(page: Page) {
-  const placeholder = (await auction(page).amount.getAttribute("placeholder")) ?? "";
+  const placeholder = (await auctionForm(page).amount.getAttribute("placeholder")) ?? "";
   return Math.round(Number(placeholder.replace(/[$,]/g, "")) * 100);
 }
 
@@ -168,7 +156,7 @@ test("a reload shows the bid history, newest first", async ({ page }) => {
   await expect(toast(page, "Bid Placed!")).toBeVisible();
 
   await page.reload();
-  const reloaded = auction(page);
+  const reloaded = auctionForm(page);
   await reloaded.section.scrollIntoViewIfNeeded();
   // Other tests bid at the same time: look for this bid, and check the order of whatever is listed.
   await expect(reloaded.recent.getByRole("listitem").filter({ hasText: name })).toContainText(
@@ -189,7 +177,7 @@ test("with the connection lost, the indicator says so and a bid fails with the a
   });
   // The paused clock holds the client's reconnect timer, so it stays disconnected while the bid is tried.
   await openWithPausedClock(page, "/");
-  const form = auction(page);
+  const form = auctionForm(page);
   await form.section.scrollIntoViewIfNeeded();
   await expect(form.live).toBeVisible();
   // client:idle islands (the toaster) hydrate only when the clock lets the browser go idle.
@@ -252,7 +240,7 @@ const OVERRIDE_NAME = "\u202egnihton";
 
 /** The names the Recent Bids list shows, as text. */
 function listedNames(page: Page) {
-  return auction(page)
+  return auctionForm(page)
     .recent.locator("li > span:first-child")
     .evaluateAll((spans) => spans.map((span) => span.textContent));
 }

@@ -1,5 +1,6 @@
 import { type BrowserContext, expect, type Page, test } from "@playwright/test";
 import { NEWS_JOKES } from "../../src/data/newsJokes.ts";
+import { policyDirectives } from "../support/policyDirectives.ts";
 import { openWithPausedClock, stubRandom } from "./fixtures.ts";
 
 /**
@@ -45,16 +46,6 @@ async function watchViolations(context: BrowserContext) {
   };
 }
 
-/** The policy's directives by name. */
-function directives(policy: string): Map<string, string[]> {
-  return new Map(
-    policy.split(";").map((directive) => {
-      const [name = "", ...values] = directive.trim().split(/\s+/);
-      return [name, values];
-    }),
-  );
-}
-
 /** Scrolls to a control of a client:visible island and waits until it is hydrated (enabled). */
 async function reach(locator: ReturnType<Page["getByRole"]>) {
   await locator.scrollIntoViewIfNeeded();
@@ -65,7 +56,7 @@ test.describe("Content-Security-Policy", () => {
   test("the pages send the policy: hashes for inline scripts, embed hosts only for frames", async ({ page }) => {
     const response = await page.goto("/");
     const policy = response?.headers()["content-security-policy"] ?? "";
-    const parsed = directives(policy);
+    const parsed = policyDirectives(policy);
 
     const scripts = parsed.get("script-src") ?? [];
     expect(scripts).toContain("'self'");

@@ -13,6 +13,7 @@ import { expect, type Page, test } from "@playwright/test";
 import WebSocket from "ws";
 import { stopChild, waitForOk } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
+import { auctionForm } from "./fixtures.ts";
 import { type StaticHost, serveStaticHost } from "./support/staticHost.ts";
 
 const run = promisify(execFile);
@@ -60,21 +61,9 @@ test.afterAll(async () => {
   await rm(workDir, { recursive: true, force: true });
 });
 
-function auction(page: Page) {
-  const section = page.locator("#auction");
-  return {
-    section,
-    name: section.getByLabel("Your Name"),
-    amount: section.getByLabel("Bid Amount ($)"),
-    submit: section.getByRole("button", { name: "Place Bid" }),
-    recent: section.getByRole("list", { name: "Recent Bids" }),
-    connection: section.locator("[data-connection]"),
-  };
-}
-
 async function openAuction(page: Page, origin: string) {
   await page.goto(`${origin}/`);
-  const form = auction(page);
+  const form = auctionForm(page);
   await form.section.scrollIntoViewIfNeeded();
   await expect(form.submit).toBeEnabled();
   return form;

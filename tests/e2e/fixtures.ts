@@ -29,3 +29,18 @@ export async function openWithPausedClock(page: Page, path: string) {
   await page.clock.pauseAt(CLOCK_START + 1000);
   return page.goto(path);
 }
+
+/** The live auction's section and its controls. */
+export function auctionForm(page: Page) {
+  const section = page.locator("#auction");
+  return {
+    section,
+    name: section.getByLabel("Your Name"),
+    amount: section.getByLabel("Bid Amount ($)"),
+    submit: section.getByRole("button", { name: "Place Bid" }),
+    recent: section.getByRole("list", { name: "Recent Bids" }),
+    /** The connection indicator; its data-connection says live or reconnecting. */
+    connection: section.locator("[data-connection]"),
+    live: section.locator('[data-connection="live"]'),
+  };
+}

@@ -7,19 +7,10 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatHeadersFile, PAGE_HEADERS, parseHeadersFile } from "../../realtime/securityHeaders.ts";
 import { hashSource } from "../../scripts/pagePolicy.ts";
+import { policyDirectives } from "../support/policyDirectives.ts";
 
 const run = promisify(execFile);
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
-
-/** The directives of a policy by name. */
-function directives(policy: string): Map<string, string[]> {
-  return new Map(
-    policy.split(";").map((directive) => {
-      const [name = "", ...values] = directive.trim().split(/\s+/);
-      return [name, values];
-    }),
-  );
-}
 
 describe("the _headers file", () => {
   it("reads back what it writes, ignoring comments and other rules", () => {
@@ -54,7 +45,7 @@ describe("scripts/security-headers.ts", () => {
 
     const headers = parseHeadersFile(await readFile(join(site, "_headers"), "utf8"));
     expect(headers).toMatchObject(PAGE_HEADERS);
-    const policy = directives(headers["Content-Security-Policy"] ?? "");
+    const policy = policyDirectives(headers["Content-Security-Policy"] ?? "");
     expect(policy.get("script-src")).toEqual(["'self'", hashSource("fame()"), hashSource("home()")].sort());
     expect(policy.get("style-src")).toEqual(["'self'", sha256("b{}")]);
     expect(policy.get("frame-src")).toEqual(["https://video.example"]);
@@ -65,7 +56,7 @@ describe("scripts/security-headers.ts", () => {
     await writeFile(join(site, "index.html"), "<p>nothing</p>");
     await build({ PUBLIC_REALTIME_URL: "" });
     const headers = parseHeadersFile(await readFile(join(site, "_headers"), "utf8"));
-    expect(directives(headers["Content-Security-Policy"] ?? "").get("connect-src")).toEqual(["'self'"]);
+    expect(policyDirectives(headers["Content-Security-Policy"] ?? "").get("connect-src")).toEqual(["'self'"]);
   });
 
   it("fails the build on an inline event handler, naming the page", async () => {

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { BidNotice, BidStore, PlaceBidOutcome } from "../../realtime/storage/types.ts";
-import { seededRandom } from "../unit/seededRandom.ts";
+import { seededRandom } from "../support/seededRandom.ts";
 import {
   type Backend,
   createTestLocation,

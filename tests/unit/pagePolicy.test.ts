@@ -1,18 +1,9 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { contentSecurityPolicy, inventoryPage } from "../../scripts/pagePolicy.ts";
+import { policyDirectives } from "../support/policyDirectives.ts";
 
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
-
-/** The directives of a policy by name. */
-function directives(policy: string): Map<string, string[]> {
-  return new Map(
-    policy.split(";").map((directive) => {
-      const [name = "", ...values] = directive.trim().split(/\s+/);
-      return [name, values];
-    }),
-  );
-}
 
 describe("inventoryPage", () => {
   it("hashes inline scripts and styles exactly as written, and skips external scripts", () => {
@@ -54,7 +45,7 @@ describe("contentSecurityPolicy", () => {
     frameOrigins: ["https://www.youtube-nocookie.com"],
     connectOrigins: ["wss://auction.example.com"],
   });
-  const parsed = directives(policy);
+  const parsed = policyDirectives(policy);
 
   it("allows scripts from the site and by hash only, never inline", () => {
     expect(parsed.get("script-src")).toEqual(["'self'", "'sha256-a'", "'sha256-b'"]);
@@ -72,7 +63,7 @@ describe("contentSecurityPolicy", () => {
   });
 
   it("frames nothing when the pages have no embed", () => {
-    const bare = directives(
+    const bare = policyDirectives(
       contentSecurityPolicy({ scriptHashes: [], styleHashes: [], frameOrigins: [], connectOrigins: [] }),
     );
     expect(bare.get("frame-src")).toEqual(["'none'"]);

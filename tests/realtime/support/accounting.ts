@@ -40,6 +40,20 @@ export function createLedger(label: string): Ledger {
   return { label, attempts: [], nextAmountCents: () => cents++ };
 }
 
+/** Places one bid under `name` (used once) at the ledger's next amount, recording it and its outcome. */
+async function placeRecorded(ledger: Ledger, page: Page, name: string): Promise<BidOutcome> {
+  const attempt: BidAttempt = {
+    name,
+    amountCents: ledger.nextAmountCents(),
+    page: page.label,
+    sentAt: performance.now(),
+  };
+  ledger.attempts.push(attempt);
+  attempt.outcome = await page.placeBid(attempt.name, attempt.amountCents);
+  attempt.settledAt = performance.now();
+  return attempt.outcome;
+}
+
 export interface SteadyBidding {
   /** Stops sending and waits for every answer (bounded by the page's acknowledgement timeout). */
   stop(): Promise<void>;
@@ -60,15 +74,7 @@ export function startSteadyBidding(
     while (!stopping && ledger.attempts.length < options.maxBids) {
       if (page.isLive()) {
         sequence += 1;
-        const attempt: BidAttempt = {
-          name: `${ledger.label} ${page.label} ${sequence}`,
-          amountCents: ledger.nextAmountCents(),
-          page: page.label,
-          sentAt: performance.now(),
-        };
-        ledger.attempts.push(attempt);
-        attempt.outcome = await page.placeBid(attempt.name, attempt.amountCents);
-        attempt.settledAt = performance.now();
+        await placeRecorded(ledger, page, `${ledger.label} ${page.label} ${sequence}`);
       }
       await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
     }
@@ -90,16 +96,8 @@ async function placeBarrierBid(ledger: Ledger, pages: Page[], timeoutMs: number)
   for (let tries = 1; performance.now() < deadline; tries++) {
     const page = pages.find((candidate) => candidate.isLive());
     if (page) {
-      const attempt: BidAttempt = {
-        name: `${ledger.label} barrier ${tries}`,
-        amountCents: ledger.nextAmountCents(),
-        page: page.label,
-        sentAt: performance.now(),
-      };
-      ledger.attempts.push(attempt);
-      attempt.outcome = await page.placeBid(attempt.name, attempt.amountCents);
-      attempt.settledAt = performance.now();
-      if (attempt.outcome.kind === "accepted") return attempt.outcome.bid.id;
+      const outcome = await placeRecorded(ledger, page, `${ledger.label} barrier ${tries}`);
+      if (outcome.kind === "accepted") return outcome.bid.id;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
