@@ -13,9 +13,9 @@ import { postgresBinariesPresent, startPostgresCluster } from "../../scripts/sup
 import { CLOSE_CODES } from "../../src/lib/auction/protocol.ts";
 import {
   auditAuction,
-  type BidAttempt,
   createLedger,
   type Ledger,
+  placeRecorded,
   readStoredBids,
   startSteadyBidding,
 } from "./support/accounting.ts";
@@ -88,20 +88,6 @@ const acked = (ledger: Ledger) => ledger.attempts.filter((attempt) => attempt.ou
 async function moreAcks(ledger: Ledger, count: number, timeoutMs = 60_000) {
   const target = acked(ledger) + count;
   await waitFor(`${target} acknowledged bids (have ${acked(ledger)})`, () => acked(ledger) >= target, timeoutMs);
-}
-
-/** One bid from the page, recorded in the ledger; resolves with the outcome's kind. */
-async function placeRecorded(ledger: Ledger, page: Page): Promise<string> {
-  const attempt: BidAttempt = {
-    name: `${ledger.label} ${page.label} ${ledger.attempts.length + 1}`,
-    amountCents: ledger.nextAmountCents(),
-    page: page.label,
-    sentAt: performance.now(),
-  };
-  ledger.attempts.push(attempt);
-  attempt.outcome = await page.placeBid(attempt.name, attempt.amountCents);
-  attempt.settledAt = performance.now();
-  return attempt.outcome.kind;
 }
 
 async function readyStatus(service: ServiceProcess): Promise<number> {
@@ -239,7 +225,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
 
       // A first bid that both pages receive: the page on the victim has a bid to resume after.
       const ledger = createLedger("ahead");
-      await placeRecorded(ledger, onSurvivor);
+      await placeRecorded(ledger, onSurvivor, "ahead survivor 1");
       await waitFor("the first broadcast", () => onVictim.lastReceivedId() > 0 && onSurvivor.lastReceivedId() > 0);
 
       // Notifications held up on their way (frozen LISTEN backends): acknowledgements still arrive.
@@ -261,8 +247,8 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         }
       };
       cleanUpAfter(async () => thaw());
-      expect(await placeRecorded(ledger, onSurvivor)).toBe("accepted");
-      expect(await placeRecorded(ledger, onVictim)).toBe("accepted");
+      expect((await placeRecorded(ledger, onSurvivor, "ahead survivor 2")).kind).toBe("accepted");
+      expect((await placeRecorded(ledger, onVictim, "ahead victim 3")).kind).toBe("accepted");
       // The page on the victim has its own bid acknowledged, but not the broadcast of the one before.
       expect(onVictim.received.map((bid) => bid.id)).toEqual([1]);
       expect(onVictim.acknowledged.map((bid) => bid.id)).toEqual([3]);

@@ -19,7 +19,7 @@ import postgres from "postgres";
 import type { BidOutcome, Page } from "./pageClient.ts";
 import { waitFor } from "./stores.ts";
 
-export interface BidAttempt {
+interface BidAttempt {
   name: string;
   amountCents: number;
   page: string;
@@ -41,7 +41,7 @@ export function createLedger(label: string): Ledger {
 }
 
 /** Places one bid under `name` (used once) at the ledger's next amount, recording it and its outcome. */
-async function placeRecorded(ledger: Ledger, page: Page, name: string): Promise<BidOutcome> {
+export async function placeRecorded(ledger: Ledger, page: Page, name: string): Promise<BidOutcome> {
   const attempt: BidAttempt = {
     name,
     amountCents: ledger.nextAmountCents(),
