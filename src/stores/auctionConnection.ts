@@ -44,7 +44,6 @@ export interface AuctionConnectionOptions {
   log: Pick<Console, "error">;
   /** Shows a toast ("New Bid!" for other visitors' bids). */
   notify(toast: ToastInput): void;
-  ackTimeoutMs?: number;
   heartbeatIntervalMs?: number;
   heartbeatTimeoutMs?: number;
   /** Every message as it arrives and every status change, after the stores have taken them. */
@@ -53,7 +52,6 @@ export interface AuctionConnectionOptions {
 
 export function createAuctionConnection(options: AuctionConnectionOptions) {
   const { timers } = options;
-  const ackTimeoutMs = options.ackTimeoutMs ?? BID_ACK_TIMEOUT_MS;
   const $auction = map<AuctionState>({ status: "idle", bids: [], highest: null, bidders: 0 });
   /** What this visitor has typed as their name: their own bids raise no "New Bid!" toast. */
   const $typedBidderName = atom("");
@@ -158,7 +156,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       const sent = client?.send({ type: "bid", requestId, bidderName, amount: amountCents / 100 }) ?? false;
       if (!sent) return Promise.resolve({ ok: false, code: "no_connection" });
       return new Promise((resolve) => {
-        const timer = timers.setTimeout(() => settleBid(requestId, { ok: false, code: "timeout" }), ackTimeoutMs);
+        const timer = timers.setTimeout(() => settleBid(requestId, { ok: false, code: "timeout" }), BID_ACK_TIMEOUT_MS);
         pendingBids.set(requestId, { settle: resolve, timer });
       });
     },
