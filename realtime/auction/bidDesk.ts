@@ -9,6 +9,7 @@ import { formatCents } from "../../src/lib/format.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { type BidStore, StoreUnavailableError } from "../storage/types.ts";
+import type { NameFilter } from "./nameFilter.ts";
 import type { RateLimiter } from "./rateLimiter.ts";
 import { toWireBid } from "./wire.ts";
 
@@ -19,6 +20,8 @@ export interface BidDeskOptions {
   logger: Logger;
   /** The newest amount this instance knows of, for refusals decided before the database is asked. */
   knownHighestCents(): number | null;
+  /** Names refused as name_not_allowed (nameFilter.ts). */
+  nameFilter: NameFilter;
 }
 
 export interface BidDesk {
@@ -27,7 +30,14 @@ export interface BidDesk {
   close(): Promise<void>;
 }
 
-export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighestCents }: BidDeskOptions): BidDesk {
+export function createBidDesk({
+  store,
+  rateLimiter,
+  metrics,
+  logger,
+  knownHighestCents,
+  nameFilter,
+}: BidDeskOptions): BidDesk {
   const pending = new Set<Promise<unknown>>();
   let closed = false;
   // The store's own answers are news too: the broadcast of a bid this desk just accepted may not
@@ -70,6 +80,7 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, knownHighes
       const { requestId } = message;
       const name = checkBidderName(message.bidderName);
       if (!name.ok) return refuse(requestId, name.code, highestCents());
+      if (!nameFilter(name.value).allowed) return refuse(requestId, "name_not_allowed", highestCents());
       const amount = checkAmount(message.amount);
       if (!amount.ok) return refuse(requestId, amount.code, highestCents());
       // A quick answer from what this instance knows; the database decides for real, atomically.

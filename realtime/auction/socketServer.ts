@@ -22,6 +22,7 @@ import { createBroadcaster } from "./broadcaster.ts";
 import { clientAddress, maskAddress } from "./clientAddress.ts";
 import { createCoalescer } from "./coalescedReads.ts";
 import { createConnectionCap } from "./connectionCap.ts";
+import { createNameFilter } from "./nameFilter.ts";
 import { readAfterParameter, readOpening } from "./opening.ts";
 import { isOriginAllowed } from "./originPolicy.ts";
 import { createRateLimiter } from "./rateLimiter.ts";
@@ -81,6 +82,7 @@ export function createSocketServer(
     metrics,
     logger,
     knownHighestCents: () => broadcaster.highestCents(),
+    nameFilter: createNameFilter(),
   });
   const coalesce = createCoalescer();
   let draining = false;

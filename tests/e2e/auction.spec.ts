@@ -110,6 +110,22 @@ test("the form answers bad input with the spec's toasts and keeps the amount", a
   await expect(form.amount).toHaveValue(dollars(cents));
 });
 
+test("the service refuses a name with a link or a profanity: Name Not Allowed, and the amount is kept", async ({
+  page,
+}) => {
+  const form = await openAuction(page);
+  const amount = dollars((await nextBidCents(page)) + 500);
+  for (const name of ["buy at nothing.store", "Sh1t Bidder"]) {
+    await form.name.fill(name);
+    await form.amount.fill(amount);
+    await form.submit.click();
+    await expect(toast(page, "Name Not Allowed").first()).toContainText("Please choose another name.");
+    await expect(form.amount).toHaveValue(amount);
+  }
+  await expect(toast(page, "Bid Placed!")).toHaveCount(0);
+  await expect(form.recent).not.toContainText("nothing.store");
+});
+
 test("a bid outbid in between by another visitor gets the service's Bid Too Low", async ({ page, browser }) => {
   // This visitor's socket stops hearing broadcasts, so only the service knows of the rival's bid.
   let deaf = false;

@@ -29,6 +29,7 @@ const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" 
 /** docs/realtime.md's messages. */
 const MESSAGES = {
   invalid_name: "Use 1 to 40 characters, no control characters.",
+  name_not_allowed: "Please choose another name.",
   invalid_amount: "Bid more than $0.00 and at most $1,000,000,000.00, with at most 2 decimals.",
   bad_message: "The message could not be read.",
   rate_limited: "You're bidding too fast. Nothing will still be here in a moment.",
@@ -119,12 +120,17 @@ const amountCase = (label: string, amount: number | string): Case => {
   const made = typeof amount === "string" ? rawAmount(amount) : bid({ amount });
   return named(label, made.frame, { refused: "invalid_amount", requestId: made.requestId });
 };
-const nameCase = (label: string, name: string, outcome: "accepted" | "invalid_name", stored = name): Case => {
+const nameCase = (
+  label: string,
+  name: string,
+  outcome: "accepted" | "invalid_name" | "name_not_allowed",
+  stored = name,
+): Case => {
   const made = bid({ bidderName: name });
   return named(
     label,
     made.frame,
-    outcome === "accepted" ? { accepted: stored } : { refused: "invalid_name", requestId: made.requestId },
+    outcome === "accepted" ? { accepted: stored } : { refused: outcome, requestId: made.requestId },
   );
 };
 
@@ -285,6 +291,20 @@ const NAMES: Case[] = [
   nameCase("an attribute breakout", '"><svg onload=alert(1)>', "accepted"),
   nameCase("an HTML entity", "&lt;b&gt;&amp;", "accepted"),
   nameCase("SQL in a name", "Robert'); DROP TABLE auction_bids;--", "accepted"),
+  nameCase("a profanity", "fuck", "name_not_allowed"),
+  nameCase("a profanity in capitals, stretched", "FUUUUCK", "name_not_allowed"),
+  nameCase("a profanity in leetspeak", "sh1t happens", "name_not_allowed"),
+  nameCase("a slur spelt with digits", "n1gg3r", "name_not_allowed"),
+  nameCase("a place that contains a rude word (the Scunthorpe problem)", "Scunthorpe", "accepted"),
+  nameCase("a word that contains one", "Cocktail Assassin", "accepted"),
+  nameCase("a URL", "https://nothing.example", "name_not_allowed"),
+  nameCase("another scheme", "ftp://x", "name_not_allowed"),
+  nameCase("www.", "www.nothing", "name_not_allowed"),
+  nameCase("a host name with a top-level domain", "buy at nothing.store", "name_not_allowed"),
+  nameCase("a host name in capitals", "NOTHING.COM", "name_not_allowed"),
+  nameCase("an e-mail address", "me@nothing.io", "name_not_allowed"),
+  nameCase("initials with dots", "J.R. Nobody", "accepted"),
+  nameCase("a dot before a word that is no top-level domain", "Mr.Nobody", "accepted"),
 ];
 
 // ---- Running a case ----------------------------------------------------------------------------

@@ -260,6 +260,7 @@ const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" 
 /** docs/realtime.md's messages. */
 const DOC_MESSAGES = {
   invalid_name: "Use 1 to 40 characters, no control characters.",
+  name_not_allowed: "Please choose another name.",
   invalid_amount: "Bid more than $0.00 and at most $1,000,000,000.00, with at most 2 decimals.",
   bad_message: "The message could not be read.",
 };
@@ -282,7 +283,12 @@ function observed(outcome: Outcome): ExpectedAnswer | Outcome {
         if (!outcome.message.startsWith(DOC_MESSAGES.bad_message) || outcome.highestCents !== undefined) return outcome;
         return { type: "error", code: "bad_message", requestId: outcome.requestId };
       }
-      if (outcome.code === "invalid_name" || outcome.code === "invalid_amount" || outcome.code === "too_low") {
+      if (
+        outcome.code === "invalid_name" ||
+        outcome.code === "name_not_allowed" ||
+        outcome.code === "invalid_amount" ||
+        outcome.code === "too_low"
+      ) {
         const docMessage =
           outcome.code === "too_low"
             ? `Your bid must be higher than ${usd.format((outcome.highestCents ?? 0) / 100)}`

@@ -6,6 +6,7 @@ import {
   bidTooLow,
   INVALID_BID,
   INVALID_NAME,
+  NAME_NOT_ALLOWED,
   NAME_REQUIRED,
   SLOW_DOWN,
 } from "../../src/lib/auction/bidToasts.ts";
@@ -39,6 +40,8 @@ describe("bid toasts", () => {
     expect(bidRefusedToast("invalid_name", context)).toBe(INVALID_NAME);
     expect(bidRefusedToast("invalid_name", { ...context, typedName: "   " })).toBe(NAME_REQUIRED);
     expect(bidRefusedToast("invalid_amount", context)).toBe(INVALID_BID);
+    expect(bidRefusedToast("name_not_allowed", context)).toBe(NAME_NOT_ALLOWED);
+    expect(NAME_NOT_ALLOWED).toMatchObject({ title: "Name Not Allowed", description: "Please choose another name." });
     expect(bidRefusedToast("too_low", context).description).toBe("Your bid must be higher than $50.00");
     expect(bidRefusedToast("rate_limited", context)).toBe(SLOW_DOWN);
     for (const code of ["unavailable", "bad_message", "no_connection", "timeout", "connection_lost"] as const) {

@@ -18,6 +18,7 @@ const failure = (title: string, description: string): BidToast => ({ title, desc
 export const BID_FAILED = failure("Bid Failed", "Failed to place your bid. Please try again.");
 export const NAME_REQUIRED = failure("Name Required", "Please enter your name to place a bid");
 export const INVALID_NAME = failure("Invalid Name", REFUSAL_TEXTS.invalid_name);
+export const NAME_NOT_ALLOWED = failure("Name Not Allowed", REFUSAL_TEXTS.name_not_allowed);
 export const INVALID_BID = failure("Invalid Bid", "Please enter a valid bid amount");
 export const SLOW_DOWN = failure("Slow Down", REFUSAL_TEXTS.rate_limited);
 
@@ -41,6 +42,8 @@ export function bidRefusedToast(
   switch (code) {
     case "invalid_name":
       return context.typedName.trim() === "" ? NAME_REQUIRED : INVALID_NAME;
+    case "name_not_allowed":
+      return NAME_NOT_ALLOWED;
     case "invalid_amount":
       return INVALID_BID;
     case "too_low":

@@ -30,6 +30,7 @@ export const CLOSE_CODES = {
 
 export const ERROR_CODES = [
   "invalid_name",
+  "name_not_allowed",
   "invalid_amount",
   "too_low",
   "rate_limited",

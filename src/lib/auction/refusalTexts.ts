@@ -8,6 +8,7 @@ import type { ErrorCode } from "./protocol.ts";
 
 export const REFUSAL_TEXTS = {
   invalid_name: `Use 1 to ${BIDDER_NAME_MAX_CODE_POINTS} characters, no control characters.`,
+  name_not_allowed: "Please choose another name.",
   invalid_amount: `Bid more than ${formatCents(0)} and at most ${formatCents(MAX_BID_CENTS)}, with at most 2 decimals.`,
   too_low: "Your bid must be higher than the current highest bid.",
   rate_limited: "You're bidding too fast. Nothing will still be here in a moment.",

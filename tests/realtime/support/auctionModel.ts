@@ -8,6 +8,9 @@
  *   const expected = model.expect(frameText);   // what the service must answer
  *   model.record(actualAnswer);                 // follow the service's high and ids
  */
+import { createNameFilter } from "../../../realtime/auction/nameFilter.ts";
+
+const nameFilter = createNameFilter();
 
 export const MODEL_MAX_MESSAGE_BYTES = 4096;
 export const MODEL_MAX_NAME_CODE_POINTS = 40;
@@ -98,7 +101,7 @@ export type ExpectedAnswer =
   | { type: "error"; code: "bad_message"; requestId: string | undefined }
   | {
       type: "error";
-      code: "invalid_name" | "invalid_amount" | "too_low";
+      code: "invalid_name" | "name_not_allowed" | "invalid_amount" | "too_low";
       requestId: string;
       highestCents: number | null;
     }
@@ -118,6 +121,11 @@ function readableRequestId(data: unknown): string | undefined {
 
 /** One auction as the rules say it should behave, with the rate limit lifted. */
 export class AuctionModel {
+  /**
+   * Whether a valid name passes the name filter. The filter is a library's judgment (a profanity
+   * dataset, IANA's TLDs), not a rule a model could restate, so the model asks the service's own.
+   */
+  private readonly nameAllowed = (name: string) => nameFilter(name).allowed;
   highestCents: number | null = null;
   lastId = 0;
   acceptances = 0;
@@ -141,10 +149,11 @@ export class AuctionModel {
     if (requestId === undefined || typeof data.bidderName !== "string" || typeof data.amount !== "number") {
       return badMessage;
     }
-    const refusal = (code: "invalid_name" | "invalid_amount" | "too_low") =>
+    const refusal = (code: "invalid_name" | "name_not_allowed" | "invalid_amount" | "too_low") =>
       ({ type: "error", code, requestId, highestCents: this.highestCents }) as const;
     const bidderName = modelName(data.bidderName);
     if (bidderName === null) return refusal("invalid_name");
+    if (!this.nameAllowed(bidderName)) return refusal("name_not_allowed");
     const amountCents = modelAmountCents(data.amount);
     if (amountCents === null) return refusal("invalid_amount");
     if (this.highestCents !== null && amountCents <= this.highestCents) return refusal("too_low");
