@@ -1,5 +1,6 @@
 /** Service settings, from the environment only (DESIGN.md section 4; docs/realtime.md lists them). */
 import { resolve } from "node:path";
+import { type PasswordHash, parsePasswordHash } from "./admin/password.ts";
 
 export interface ServiceConfig {
   port: number;
@@ -31,6 +32,8 @@ export interface ServiceConfig {
    * once the kernel's own send buffer (up to several MiB on Linux) is full.
    */
   maxBufferedBytes: number;
+  /** The operator console (DESIGN.md 6a): null, and /admin absent, unless ADMIN_PASSWORD_HASH is set. */
+  admin: { passwordHash: PasswordHash; sessionSecret: string } | null;
 }
 
 export class ServiceConfigError extends Error {
@@ -62,6 +65,26 @@ function logLevel(value: string | undefined): LogLevel {
     throw new ServiceConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${value}"`);
   }
   return level as LogLevel;
+}
+
+/** Shared by every instance, so each accepts the sessions the others signed. */
+const MIN_SESSION_SECRET_BYTES = 32;
+
+function admin(env: NodeJS.ProcessEnv): ServiceConfig["admin"] {
+  if (isBlank(env.ADMIN_PASSWORD_HASH)) return null;
+  let passwordHash: PasswordHash;
+  try {
+    passwordHash = parsePasswordHash(env.ADMIN_PASSWORD_HASH);
+  } catch (error) {
+    throw new ServiceConfigError(`ADMIN_PASSWORD_HASH ${(error as Error).message}`);
+  }
+  const sessionSecret = env.ADMIN_SESSION_SECRET ?? "";
+  if (Buffer.byteLength(sessionSecret, "utf8") < MIN_SESSION_SECRET_BYTES) {
+    throw new ServiceConfigError(
+      `ADMIN_SESSION_SECRET must be at least ${MIN_SESSION_SECRET_BYTES} bytes when ADMIN_PASSWORD_HASH is set (e.g. openssl rand -base64 48)`,
+    );
+  }
+  return { passwordHash, sessionSecret };
 }
 
 function origins(value: string | undefined): string[] {
@@ -126,5 +149,6 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1, DAY_MS),
     // 1 GiB cap: past that a "bound" no longer protects the process's memory.
     maxBufferedBytes: integer(env, "MAX_BUFFERED_BYTES", DEFAULT_MAX_BUFFERED_BYTES, 1, 1024 ** 3),
+    admin: admin(env),
   };
 }

@@ -19,6 +19,7 @@ describe("service configuration", () => {
       heartbeatIntervalMs: 30_000,
       shutdownTimeoutMs: 10_000,
       maxBufferedBytes: 1_048_576,
+      admin: null,
     });
   });
 
