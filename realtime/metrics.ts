@@ -35,6 +35,11 @@ export function createMetrics() {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers: [registry],
     }),
+    adminLoginFailures: new Counter({
+      name: "admin_login_failures_total",
+      help: "Operator console sign-ins refused for a wrong password.",
+      registers: [registry],
+    }),
     slowSocketsDropped: new Counter({
       name: "auction_slow_sockets_dropped_total",
       help: "Sockets cut for leaving over 1 MiB unread (broadcasts or answers).",

@@ -3,6 +3,7 @@
  * WebSocket endpoint of the live auction on the same port.
  */
 import { createServer, type Server } from "node:http";
+import { createAdminConsole, isAdminPath } from "./admin/console.ts";
 import type { SocketServer } from "./auction/socketServer.ts";
 import type { ServiceConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
@@ -16,13 +17,25 @@ export interface AuctionEndpoint {
   metrics: Metrics;
 }
 
+type AdminHandler = ReturnType<typeof createAdminConsole>;
+
 /** Without an auction (pages only) there is no socket endpoint and no operations routes. */
 export function createAppServer(
-  // Only staticDir is read; the rest is accepted so callers can pass a whole ServiceConfig.
+  // staticDir is required; admin and trustProxy turn the operator console on; the rest is accepted
+  // so callers can pass a whole ServiceConfig.
   config: Pick<ServiceConfig, "staticDir"> & Partial<ServiceConfig>,
   logger: Logger,
   auction?: AuctionEndpoint,
 ): Server {
+  const admin: AdminHandler | undefined =
+    auction && config.admin
+      ? createAdminConsole({
+          admin: config.admin,
+          trustProxy: config.trustProxy ?? 0,
+          logger,
+          metrics: auction.metrics,
+        })
+      : undefined;
   const site = config.staticDir ? createStaticSite(config.staticDir, logger) : undefined;
   const operations = auction && {
     isReady: () => auction.socketServer.isReady(),
@@ -31,6 +44,14 @@ export function createAppServer(
   const server = createServer((req, res) => {
     for (const [name, value] of Object.entries(SERVICE_HEADERS)) res.setHeader(name, value);
     if (operations && handleOperations(req, res, operations)) return;
+    if (admin && isAdminPath(req.url)) {
+      admin(req, res).catch((error: unknown) => {
+        logger.error({ err: error }, "the operator console failed");
+        if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json" });
+        res.end('{"error":"internal"}');
+      });
+      return;
+    }
     if (site) {
       // The pages carry the build's headers instead (a service CSP of default-src 'none' would blank them).
       for (const name of Object.keys(SERVICE_HEADERS)) res.removeHeader(name);

@@ -1,0 +1,176 @@
+/**
+ * The operator console's door through the real service (PGlite): sign-in, the session cookie,
+ * sign-out, the failure limit, same-origin posts, forged and expired sessions, and no console at
+ * all when it is not configured.
+ */
+import { describe, expect, it, onTestFinished } from "vitest";
+import { hashPassword } from "../../realtime/admin/password.ts";
+import { SESSION_MS, signSession } from "../../realtime/admin/session.ts";
+import { readServiceConfig, type ServiceConfig } from "../../realtime/config.ts";
+import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import { createTestLocation, openTestStore, STORE_HOOK_TIMEOUT_MS, testLogger } from "./support/stores.ts";
+
+const PASSWORD = "correct horse battery";
+const SECRET = "a session secret of at least thirty-two bytes";
+// The smallest cost the parser accepts: the production 2^17 would make each attempt 0.1 s.
+const HASH = await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 });
+
+async function openConsole(overrides: Partial<ServiceConfig> = {}, logLines: Record<string, unknown>[] = []) {
+  const location = await createTestLocation("pglite");
+  onTestFinished(() => location.remove(), STORE_HOOK_TIMEOUT_MS);
+  const store = await openTestStore(location);
+  onTestFinished(() => store.close(), STORE_HOOK_TIMEOUT_MS);
+  const { admin } = readServiceConfig({ ADMIN_PASSWORD_HASH: HASH, ADMIN_SESSION_SECRET: SECRET });
+  const service = await startAuctionService(
+    store,
+    { admin, ...overrides },
+    testLogger((line) => logLines.push(line)),
+  );
+  onTestFinished(() => service.stop(), STORE_HOOK_TIMEOUT_MS);
+  return service;
+}
+
+function post(service: AuctionService, path: string, body: string, headers: Record<string, string> = {}) {
+  return fetch(`${service.httpUrl}${path}`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: service.httpUrl, ...headers },
+    body,
+  });
+}
+
+const signIn = (service: AuctionService, password = PASSWORD, headers: Record<string, string> = {}) =>
+  post(service, "/admin/login", new URLSearchParams({ password }).toString(), headers);
+
+/** The cookie pair (name=value) a response sets. */
+const cookieOf = (response: Response) => (response.headers.get("set-cookie") ?? "").split(";")[0] as string;
+
+describe("the operator console", () => {
+  it(
+    "is absent when ADMIN_PASSWORD_HASH is not set: /admin is a 404 like any unknown path",
+    async () => {
+      const service = await openConsole({ admin: null });
+      expect((await fetch(`${service.httpUrl}/admin`)).status).toBe(404);
+      expect((await signIn(service)).status).toBe(404);
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    "shows the sign-in page, strictly: no store, noindex, a policy that allows only its own style and forms",
+    async () => {
+      const service = await openConsole();
+      const response = await fetch(`${service.httpUrl}/admin`);
+      expect(response.status).toBe(200);
+      const html = await response.text();
+      expect(html).toContain("<h1>Operator console</h1>");
+      expect(html).toContain('<label for="password">Password</label>');
+      expect(html).toContain('<button type="submit">Sign in</button>');
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      expect(response.headers.get("x-robots-tag")).toBe("noindex, nofollow");
+      expect(response.headers.get("content-security-policy")).toMatch(
+        /^default-src 'none'; style-src 'sha256-[\w+/=]+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+      );
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    "signs in with the password: a strict cookie for /admin, 8 hours, then the console and sign-out",
+    async () => {
+      const service = await openConsole();
+      const response = await signIn(service);
+      expect(response.status).toBe(303);
+      expect(response.headers.get("location")).toBe("/admin");
+      const cookie = response.headers.get("set-cookie") ?? "";
+      expect(cookie).toMatch(
+        /^nothing_admin=[\w-]+\.\d+\.[\w-]+; Path=\/admin; Max-Age=28800; HttpOnly; SameSite=Strict$/,
+      );
+
+      const signedIn = await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookieOf(response) } });
+      expect(await signedIn.text()).toContain('<button type="submit">Sign out</button>');
+      const signedOut = await post(service, "/admin/logout", "", { Cookie: cookieOf(response) });
+      expect(signedOut.status).toBe(303);
+      expect(signedOut.headers.get("set-cookie")).toBe(
+        "nothing_admin=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Strict",
+      );
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    "marks the cookie Secure behind https, as the trusted proxy reports it",
+    async () => {
+      const service = await openConsole({ trustProxy: 1 });
+      const response = await signIn(service, PASSWORD, {
+        "X-Forwarded-Proto": "https",
+        Origin: service.httpUrl.replace("http:", "https:"),
+      });
+      expect(response.headers.get("set-cookie")).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    "answers a wrong password 401, and the sixth attempt within 15 minutes 429 with Retry-After, the right password included",
+    async () => {
+      const logLines: Record<string, unknown>[] = [];
+      const service = await openConsole({}, logLines);
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        const response = await signIn(service, `wrong guess ${attempt}`);
+        expect(response.status).toBe(401);
+        expect(await response.text()).toContain('<p role="alert">Wrong password</p>');
+      }
+      const limited = await signIn(service);
+      expect(limited.status).toBe(429);
+      expect(await limited.text()).toContain("Too many attempts");
+      const retryAfter = Number(limited.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThan(890);
+      expect(retryAfter).toBeLessThanOrEqual(900);
+      const metrics = await (await fetch(`${service.httpUrl}/metrics`)).text();
+      expect(metrics).toMatch(/^admin_login_failures_total 5$/m);
+      // Neither password appears in any log line.
+      const logs = JSON.stringify(logLines);
+      expect(logs).toContain("operator sign-in failed");
+      expect(logs).not.toContain("wrong guess");
+      expect(logs).not.toContain(PASSWORD);
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    "refuses every admin route without a session (401), and a cross-origin post even with one (403)",
+    async () => {
+      const service = await openConsole();
+      expect((await post(service, "/admin/logout", "")).status).toBe(401);
+      expect((await fetch(`${service.httpUrl}/admin/audit`)).status).toBe(401);
+      const cookie = cookieOf(await signIn(service));
+      expect(
+        (await post(service, "/admin/logout", "", { Cookie: cookie, Origin: "https://evil.example" })).status,
+      ).toBe(403);
+      expect((await post(service, "/admin/logout", "", { Cookie: cookie, Origin: "" })).status).toBe(403);
+      expect((await signIn(service, PASSWORD, { Origin: "https://evil.example" })).status).toBe(403);
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    "refuses a forged session, one signed with another secret, and an expired one (401)",
+    async () => {
+      const service = await openConsole();
+      const valid = signSession(SECRET, Date.now()).token;
+      const tampered = valid.replace(/\.(\d+)\./, (_, expires) => `.${Number(expires) + 1}.`);
+      const otherSecret = signSession("another secret of at least thirty-two bytes", Date.now()).token;
+      const expired = signSession(SECRET, Date.now() - SESSION_MS - 1).token;
+      for (const token of [tampered, otherSecret, expired, "garbage", ""]) {
+        const response = await fetch(`${service.httpUrl}/admin/audit`, {
+          headers: { Cookie: `nothing_admin=${token}` },
+        });
+        expect(response.status, token).toBe(401);
+      }
+      const accepted = await fetch(`${service.httpUrl}/admin/audit`, { headers: { Cookie: `nothing_admin=${valid}` } });
+      expect(accepted.status).toBe(404);
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+});
