@@ -15,7 +15,7 @@
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { clientAddress, maskAddress } from "../auction/clientAddress.ts";
+import { clientAddress, forwardedEntries, maskAddress } from "../auction/clientAddress.ts";
 import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
@@ -26,6 +26,7 @@ const SESSION_COOKIE = "nothing_admin";
 const MAX_FAILURES = 5;
 const FAILURE_WINDOW_MS = 15 * 60 * 1000;
 const MAX_FORM_BYTES = 4096;
+const MAX_TRACKED_ADDRESSES = 10_000;
 
 // The browser's own light or dark colours: the store's palette lives in uno.config.ts, which the
 // service (and its container) does not load.
@@ -72,6 +73,10 @@ function createFailureLog(now: () => number) {
     },
     record(address: string) {
       failures.set(address, [...recent(address), now()]);
+      // Addresses whose failures have all left the window are forgotten, so the map stays small.
+      if (failures.size > MAX_TRACKED_ADDRESSES) {
+        for (const key of failures.keys()) if (recent(key).length === 0) failures.delete(key);
+      }
     },
   };
 }
@@ -115,8 +120,8 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics }: Admin
   function overHttps(req: IncomingMessage): boolean {
     if ((req.socket as { encrypted?: boolean }).encrypted) return true;
     if (trustProxy === 0) return false;
-    const header = req.headers["x-forwarded-proto"];
-    const hops = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",").map((hop) => hop.trim());
+    // As for the client's address: read no further left than the trusted hops.
+    const hops = forwardedEntries(req, "x-forwarded-proto");
     return hops[Math.max(0, hops.length - trustProxy)] === "https";
   }
 
@@ -144,7 +149,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics }: Admin
     }
     const form = await readForm(req);
     if (!form) {
-      send(res, 413, signInPage("Too many attempts"));
+      send(res, 413, signInPage("That form was too large."));
       return;
     }
     if (!(await verifyPassword(form.get("password") ?? "", passwordHash))) {

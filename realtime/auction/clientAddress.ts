@@ -5,14 +5,19 @@
 import type { IncomingMessage } from "node:http";
 import { isIPv4, isIPv6 } from "node:net";
 
-export function clientAddress(req: IncomingMessage, trustProxy: number): string {
-  const peer = normalise(req.socket.remoteAddress ?? "unknown");
-  if (trustProxy === 0) return peer;
-  const header = req.headers["x-forwarded-for"];
-  const forwarded = (Array.isArray(header) ? header.join(",") : (header ?? ""))
+/** The comma-separated entries of an X-Forwarded-* header, in the order the proxies appended them. */
+export function forwardedEntries(req: IncomingMessage, name: "x-forwarded-for" | "x-forwarded-proto"): string[] {
+  const header = req.headers[name];
+  return (Array.isArray(header) ? header.join(",") : (header ?? ""))
     .split(",")
     .map((entry) => entry.trim())
     .filter((entry) => entry !== "");
+}
+
+export function clientAddress(req: IncomingMessage, trustProxy: number): string {
+  const peer = normalise(req.socket.remoteAddress ?? "unknown");
+  if (trustProxy === 0) return peer;
+  const forwarded = forwardedEntries(req, "x-forwarded-for");
   // Each trusted proxy appended the address it saw: walk back one entry per hop from the peer.
   // A client may prepend anything it likes, so never read further left than the trusted hops.
   const chain = [...forwarded.map(normalise), peer];
