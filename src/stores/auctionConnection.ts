@@ -6,7 +6,8 @@
  * (src/stores/auction.ts), tests and the fault suites build as many as they need on Node.
  */
 import { atom, map } from "nanostores";
-import type { ErrorCode, ServerMessage, WireBid } from "../lib/auction/protocol.ts";
+import type { BidFailureCode } from "../lib/auction/bidToasts.ts";
+import type { ServerMessage, WireBid } from "../lib/auction/protocol.ts";
 import { SNAPSHOT_SIZE } from "../lib/auction/protocol.ts";
 import { type ConnectionStatus, createRealtimeClient, type SocketLike } from "../lib/auction/realtimeClient.ts";
 import { formatCents } from "../lib/format.ts";
@@ -24,17 +25,7 @@ export interface AuctionState {
   bidders: number;
 }
 
-export type BidOutcome =
-  | { ok: true; bid: WireBid }
-  | {
-      ok: false;
-      /**
-       * A refusal from the service, or: no_connection (nothing was sent), timeout (no answer in
-       * time), connection_lost (sent, but the connection ended first: its answer can never come).
-       */
-      code: ErrorCode | "no_connection" | "timeout" | "connection_lost";
-      highestCents?: number | null;
-    };
+export type BidOutcome = { ok: true; bid: WireBid } | { ok: false; code: BidFailureCode; highestCents?: number | null };
 
 export interface AuctionConnectionOptions {
   /** ws: or wss: URL of the service's socket, or how to find it when connect() is first called. */

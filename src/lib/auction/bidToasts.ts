@@ -34,9 +34,15 @@ export function bidPlaced(amountCents: number): BidToast {
   };
 }
 
+/**
+ * Why a bid failed: a refusal from the service, or: no_connection (nothing was sent), timeout (no
+ * answer in time), connection_lost (sent, but the connection ended first: its answer can never come).
+ */
+export type BidFailureCode = ErrorCode | "no_connection" | "timeout" | "connection_lost";
+
 /** The toast for a bid the service (or the connection) refused. */
 export function bidRefusedToast(
-  code: ErrorCode | "no_connection" | "timeout" | "connection_lost",
+  code: BidFailureCode,
   context: { typedName: string; highestCents: number | null },
 ): BidToast {
   switch (code) {
