@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../realtime/config.ts";
 import { openBidStore } from "../../realtime/storage/index.ts";
 import { killChild } from "../../scripts/support/childProcess.ts";
-import { LIFTED_LIMITS, LIFTED_LIMITS_ENV } from "../../scripts/support/liftedLimits.ts";
+import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import {
   CLOSE_CODES,
@@ -27,6 +27,7 @@ import {
   UpgradeRefused,
 } from "./support/auctionClient.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import { serviceProcessEnv } from "./support/serviceProcess.ts";
 import {
   BACKENDS,
   type Backend,
@@ -632,16 +633,7 @@ describe("auction service process", () => {
       const data = await createTestDataDir();
       cleanUpAfter(() => data.remove());
       const child = spawn(process.execPath, ["realtime/main.ts"], {
-        env: {
-          ...process.env,
-          PORT: "0",
-          HOST: "127.0.0.1",
-          STATIC_DIR: "",
-          DATA_DIR: data.dir,
-          DATABASE_URL: "",
-          ...LIFTED_LIMITS_ENV,
-          LOG_LEVEL: "info",
-        },
+        env: serviceProcessEnv({ dataDir: data.dir }),
         stdio: ["ignore", "pipe", "pipe"],
       });
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));

@@ -8,6 +8,7 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { stopChild } from "../../scripts/support/childProcess.ts";
+import { serviceProcessEnv } from "./support/serviceProcess.ts";
 import { createTestDataDir } from "./support/stores.ts";
 
 const OPEN_LINE = "The Nothing Store is open";
@@ -15,15 +16,7 @@ const OPEN_LINE = "The Nothing Store is open";
 async function serviceEnv(extra: Record<string, string> = {}) {
   const data = await createTestDataDir();
   onTestFinished(() => data.remove());
-  return {
-    ...process.env,
-    PORT: "0",
-    HOST: "127.0.0.1",
-    STATIC_DIR: "",
-    DATA_DIR: data.dir,
-    DATABASE_URL: "",
-    ...extra,
-  };
+  return serviceProcessEnv({ dataDir: data.dir, env: extra });
 }
 
 /** Starts the service with `stdio` and collects stdout lines until the open line, then stops it. */

@@ -41,21 +41,31 @@ export interface ServiceProcessOptions {
   env?: Record<string, string>;
 }
 
+/** The environment of `node realtime/main.ts` in a test: loopback, a free port, no pages, lifted limits, info logs. */
+export function serviceProcessEnv(options: {
+  dataDir: string;
+  databaseUrl?: string;
+  port?: number;
+  env?: Record<string, string>;
+}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PORT: String(options.port ?? 0),
+    HOST: "127.0.0.1",
+    STATIC_DIR: "",
+    DATA_DIR: options.dataDir,
+    DATABASE_URL: options.databaseUrl ?? "",
+    LOG_LEVEL: "info",
+    ...LIFTED_LIMITS_ENV,
+    ...options.env,
+  };
+}
+
 export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
   // Unused with DATABASE_URL, but never the repository's ./data.
   const dataDir = await mkdtemp(join(tmpdir(), "nothing-service-"));
   const child = spawn(process.execPath, ["realtime/main.ts"], {
-    env: {
-      ...process.env,
-      PORT: String(options.port ?? 0),
-      HOST: "127.0.0.1",
-      STATIC_DIR: "",
-      DATA_DIR: dataDir,
-      DATABASE_URL: options.databaseUrl,
-      LOG_LEVEL: "info",
-      ...LIFTED_LIMITS_ENV,
-      ...options.env,
-    },
+    env: serviceProcessEnv({ ...options, dataDir }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: Record<string, unknown>[] = [];
