@@ -43,7 +43,7 @@ async function start() {
   socketServer = createSocketServer(store, config, logger, metrics);
   await socketServer.start();
   if (stopping) return;
-  const app = createAppServer(config, logger, { socketServer, metrics });
+  const app = createAppServer(config, logger, { socketServer, metrics, store });
   server = app;
   app.once("error", async (error) => {
     logger.fatal({ err: error }, `could not listen on ${config.host}:${config.port}: ${error.message}`);

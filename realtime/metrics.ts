@@ -40,6 +40,12 @@ export function createMetrics() {
       help: "Operator console sign-ins refused for a wrong password.",
       registers: [registry],
     }),
+    moderationActions: new Counter({
+      name: "admin_moderation_actions_total",
+      help: "Operator actions: hide, restore, block, unblock (bid or name when refused unread), by outcome.",
+      labelNames: ["action", "outcome"] as const,
+      registers: [registry],
+    }),
     slowSocketsDropped: new Counter({
       name: "auction_slow_sockets_dropped_total",
       help: "Sockets cut for leaving over 1 MiB unread (broadcasts or answers).",

@@ -11,10 +11,13 @@ import type { Metrics } from "./metrics.ts";
 import { handleOperations } from "./operations.ts";
 import { SERVICE_HEADERS } from "./securityHeaders.ts";
 import { createStaticSite } from "./staticSite.ts";
+import type { BidStore } from "./storage/types.ts";
 
 export interface AuctionEndpoint {
   socketServer: SocketServer;
   metrics: Metrics;
+  /** What the operator console reads and moderates. */
+  store: BidStore;
 }
 
 type AdminHandler = ReturnType<typeof createAdminConsole>;
@@ -34,6 +37,7 @@ export function createAppServer(
           trustProxy: config.trustProxy ?? 0,
           logger,
           metrics: auction.metrics,
+          store: auction.store,
         })
       : undefined;
   const site = config.staticDir ? createStaticSite(config.staticDir, logger) : undefined;

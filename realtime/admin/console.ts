@@ -10,15 +10,19 @@
  *   request came over https (directly, or by X-Forwarded-Proto through TRUST_PROXY hops).
  * - Every POST needs a same-origin Origin (403 otherwise), every route but the sign-in page and
  *   the sign-in itself a valid session (401 otherwise).
- * - Every answer: no-store, noindex, and a policy that allows nothing but this page's own style
- *   and forms posting to itself. The password is never logged.
+ * - Every answer: no-store, noindex, and a policy that allows nothing but the console's own style
+ *   and script (by hash), its event stream and forms posting to itself. The password is never logged.
+ * - Signed in, /admin is the console (consolePage.ts) and its actions are moderation.ts's.
  */
-import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { clientAddress, forwardedEntries, maskAddress } from "../auction/clientAddress.ts";
 import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
+import type { BidStore } from "../storage/types.ts";
+import { CONSOLE_POLICY, consolePage, messagePage, signInPage } from "./consolePage.ts";
+import { readCookie, readForm } from "./forms.ts";
+import { createModerationDesk, readBefore, readNotice } from "./moderation.ts";
 import { type PasswordHash, verifyPassword } from "./password.ts";
 import { readSession, SESSION_MS, signSession } from "./session.ts";
 
@@ -27,37 +31,17 @@ const MAX_FAILURES = 5;
 const FAILURE_WINDOW_MS = 15 * 60 * 1000;
 const MAX_FORM_BYTES = 4096;
 const MAX_TRACKED_ADDRESSES = 10_000;
-
-// The browser's own light or dark colours: the store's palette lives in uno.config.ts, which the
-// service (and its container) does not load.
-const STYLE = `:root{color-scheme:light dark}body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}
-label,input,button{display:block;font:inherit}input{margin:.5rem 0 1rem;padding:.5rem;width:100%;box-sizing:border-box}
-button{padding:.5rem 1rem;min-height:2.75rem}[role=alert]{font-weight:bold}`;
-const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`;
+/** Bids per console page. */
+const CONSOLE_PAGE_SIZE = 50;
 
 const HEADERS = {
-  "Content-Security-Policy": `default-src 'none'; style-src ${STYLE_HASH}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  "Content-Security-Policy": CONSOLE_POLICY,
   "Cache-Control": "no-store",
   "X-Robots-Tag": "noindex, nofollow",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "same-origin",
   "X-Frame-Options": "DENY",
 };
-
-function page(body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex, nofollow"><title>Operator console · The Nothing Store</title><style>${STYLE}</style></head><body><main><h1>Operator console</h1>${body}</main></body></html>`;
-}
-
-function signInPage(problem?: string): string {
-  const alert = problem ? `<p role="alert">${problem}</p>` : "";
-  return page(
-    `${alert}<form method="post" action="/admin/login"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required autofocus><button type="submit">Sign in</button></form>`,
-  );
-}
-
-const SIGNED_IN_PAGE = page(
-  `<p>Signed in.</p><form method="post" action="/admin/logout"><button type="submit">Sign out</button></form>`,
-);
 
 /** Failed sign-ins per client address in the last 15 minutes (this instance's count). */
 function createFailureLog(now: () => number) {
@@ -81,28 +65,12 @@ function createFailureLog(now: () => number) {
   };
 }
 
-function readCookie(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? "").split(";")) {
-    const [key, ...value] = part.trim().split("=");
-    if (key === name) return value.join("=");
-  }
-  return undefined;
-}
-
-async function readForm(req: IncomingMessage): Promise<URLSearchParams | null> {
-  let body = "";
-  for await (const chunk of req) {
-    body += chunk;
-    if (body.length > MAX_FORM_BYTES) return null;
-  }
-  return new URLSearchParams(body);
-}
-
 export interface AdminConsoleOptions {
   admin: NonNullable<ServiceConfig["admin"]>;
   trustProxy: number;
   logger: Logger;
   metrics: Metrics;
+  store: BidStore;
 }
 
 export function isAdminPath(url: string | undefined): boolean {
@@ -111,10 +79,11 @@ export function isAdminPath(url: string | undefined): boolean {
 }
 
 /** The /admin routes: the handler answers every request whose path isAdminPath. */
-export function createAdminConsole({ admin, trustProxy, logger, metrics }: AdminConsoleOptions) {
+export function createAdminConsole({ admin, trustProxy, logger, metrics, store }: AdminConsoleOptions) {
   const now = Date.now;
   const failures = createFailureLog(now);
   const passwordHash: PasswordHash = admin.passwordHash;
+  const moderation = createModerationDesk({ store, logger, metrics, headers: HEADERS, now });
 
   /** https directly, or as the outermost trusted proxy reports it. */
   function overHttps(req: IncomingMessage): boolean {
@@ -147,7 +116,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics }: Admin
       send(res, 429, signInPage("Too many attempts"), { "Retry-After": Math.ceil(waitMs / 1000) });
       return;
     }
-    const form = await readForm(req);
+    const form = await readForm(req, MAX_FORM_BYTES);
     if (!form) {
       send(res, 413, signInPage("That form was too large."));
       return;
@@ -171,10 +140,16 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics }: Admin
     const session = readSession(admin.sessionSecret, readCookie(req, SESSION_COOKIE), now());
     const route = `${req.method} ${path.replace(/\/$/, "") || "/"}`;
 
-    if (route === "GET /admin" || route === "HEAD /admin") {
-      send(res, 200, session ? SIGNED_IN_PAGE : signInPage());
+    const query = new URL(req.url ?? "/", "http://localhost").searchParams;
+
+    if ((route === "GET /admin" || route === "HEAD /admin") && !session) {
+      send(res, 200, signInPage());
+    } else if (route === "GET /admin" || route === "HEAD /admin") {
+      const before = readBefore(query.get("before"));
+      const view = await store.moderationView(before, CONSOLE_PAGE_SIZE);
+      send(res, 200, consolePage({ view, before, notice: readNotice(query) }));
     } else if (req.method === "POST" && !sameOrigin(req) && (path === "/admin/login" || session)) {
-      send(res, 403, page("<p>Refused: this form was not sent from this console.</p>"));
+      send(res, 403, messagePage("Refused: this form was not sent from this console."));
     } else if (route === "POST /admin/login") {
       await signIn(req, res);
     } else if (!session) {
@@ -182,8 +157,12 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics }: Admin
     } else if (route === "POST /admin/logout") {
       logger.info({ session: session.id }, "operator signed out");
       res.writeHead(303, { ...HEADERS, Location: "/admin", "Set-Cookie": sessionCookie(req, "", 0) }).end();
+    } else if (route === "GET /admin/events") {
+      moderation.streamChanges(res, session);
+    } else if (req.method === "POST" && (await moderation.handle(req, res, path, session))) {
+      // Answered: a redirect back to the console with what the action did.
     } else {
-      send(res, 404, page("<p>Nothing here.</p>"));
+      send(res, 404, messagePage("Nothing here."));
     }
   };
 }

@@ -9,7 +9,9 @@ import { formatCents } from "../../src/lib/format.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { type BidStore, StoreUnavailableError } from "../storage/types.ts";
+import type { KnownStanding } from "./knownStanding.ts";
 import type { NameFilter } from "./nameFilter.ts";
+import { nameKey } from "./nameKey.ts";
 import type { RateLimiter } from "./rateLimiter.ts";
 import { toWireBid } from "./wire.ts";
 
@@ -18,8 +20,8 @@ export interface BidDeskOptions {
   rateLimiter: RateLimiter;
   metrics: Metrics;
   logger: Logger;
-  /** The newest amount this instance knows of, for refusals decided before the database is asked. */
-  knownHighestCents(): number | null;
+  /** The highest and the blocked names this instance knows of, for refusals decided before the database is asked. */
+  known: KnownStanding;
   /** Names refused as name_not_allowed (nameFilter.ts). */
   nameFilter: NameFilter;
 }
@@ -30,29 +32,10 @@ export interface BidDesk {
   close(): Promise<void>;
 }
 
-export function createBidDesk({
-  store,
-  rateLimiter,
-  metrics,
-  logger,
-  knownHighestCents,
-  nameFilter,
-}: BidDeskOptions): BidDesk {
+export function createBidDesk({ store, rateLimiter, metrics, logger, known, nameFilter }: BidDeskOptions): BidDesk {
   const pending = new Set<Promise<unknown>>();
   let closed = false;
-  // The store's own answers are news too: the broadcast of a bid this desk just accepted may not
-  // have arrived yet, and a refusal must not name a highest below a bid already acknowledged.
-  let answeredHighestCents: number | null = null;
-
-  function learn(cents: number) {
-    if (answeredHighestCents === null || cents > answeredHighestCents) answeredHighestCents = cents;
-  }
-
-  function highestCents(): number | null {
-    const broadcast = knownHighestCents();
-    if (broadcast === null) return answeredHighestCents;
-    return answeredHighestCents === null ? broadcast : Math.max(broadcast, answeredHighestCents);
-  }
+  const highestCents = () => known.highestCents();
 
   function refuse(requestId: string, code: ErrorCode, highestCents: number | null, message?: string): ServerMessage {
     metrics.bidsRejected.inc({ code });
@@ -62,7 +45,12 @@ export function createBidDesk({
   async function atStore(requestId: string, name: string, amountCents: number): Promise<ServerMessage> {
     try {
       const outcome = await store.placeBid(name, amountCents);
-      learn(outcome.accepted ? outcome.bid.amountCents : outcome.highestCents);
+      // The store's own answers are news too: the broadcast of a bid this desk just accepted may not
+      // have arrived yet, and a refusal must not name a highest below a bid already acknowledged.
+      known.observeHighest(outcome.accepted ? outcome.bid.amountCents : outcome.highestCents, outcome.moderation);
+      if (!outcome.accepted && outcome.code === "name_not_allowed") {
+        return refuse(requestId, "name_not_allowed", highestCents());
+      }
       if (!outcome.accepted) {
         const higherThan = formatCents(outcome.highestCents);
         return refuse(requestId, "too_low", outcome.highestCents, `Your bid must be higher than ${higherThan}`);
@@ -80,19 +68,23 @@ export function createBidDesk({
       const { requestId } = message;
       const name = checkBidderName(message.bidderName);
       if (!name.ok) return refuse(requestId, name.code, highestCents());
-      if (!nameFilter(name.value).allowed) return refuse(requestId, "name_not_allowed", highestCents());
+      // The operator's blocks as this instance last read them; the database checks again under its lock.
+      if (!nameFilter(name.value).allowed || known.isBlocked(nameKey(name.value))) {
+        return refuse(requestId, "name_not_allowed", highestCents());
+      }
       const amount = checkAmount(message.amount);
       if (!amount.ok) return refuse(requestId, amount.code, highestCents());
       // A quick answer from what this instance knows; the database decides for real, atomically.
-      const known = highestCents();
-      // `known !== null` never changes the outcome (the rule passes on null) but narrows known for formatCents.
-      if (!checkAboveHighest(amount.value, known).ok && known !== null) {
-        return refuse(requestId, "too_low", known, `Your bid must be higher than ${formatCents(known)}`);
+      const knownHighest = highestCents();
+      // `knownHighest !== null` never changes the outcome (the rule passes on null) but narrows it for formatCents.
+      if (!checkAboveHighest(amount.value, knownHighest).ok && knownHighest !== null) {
+        const higherThan = formatCents(knownHighest);
+        return refuse(requestId, "too_low", knownHighest, `Your bid must be higher than ${higherThan}`);
       }
       // Not ready means the database (or our LISTEN on it) is gone: answer at once rather than let
       // the bid wait out the pool's reconnect and land after the visitor was told nothing.
-      if (closed || !store.isReady()) return refuse(requestId, "unavailable", known);
-      if (!rateLimiter.take(clientAddress)) return refuse(requestId, "rate_limited", known);
+      if (closed || !store.isReady()) return refuse(requestId, "unavailable", knownHighest);
+      if (!rateLimiter.take(clientAddress)) return refuse(requestId, "rate_limited", knownHighest);
       const answer = atStore(requestId, name.value, amount.value);
       pending.add(answer);
       try {

@@ -8,14 +8,21 @@
  * - From the moment the store reports a database outage, notifications are held; once it is ready
  *   again the broadcaster fetches every bid above the last one it broadcast, then flushes the held
  *   notifications (in id order, skipping those already fetched), so sockets that stayed open miss nothing.
+ * - A moderation action (from any instance) puts every live socket back on hold, reads the list as
+ *   it now stands and sends it as one "moderated" message, then the held bids above it: the same
+ *   no-gap, no-duplicate rule as the opening. Actions missed during an outage are noticed by the
+ *   catch-up read's moderation version and handled the same way.
  * - A socket whose unsent data passes maxBufferedBytes is dropped rather than buffered without end;
  *   the client reconnects and resumes.
  */
 import type { WebSocket } from "ws";
-import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
+import { RESUME_LIMIT, SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
-import type { BidNotice, BidStore } from "../storage/types.ts";
+import type { AuctionView, BidNotice, BidStore } from "../storage/types.ts";
+import type { Coalesce } from "./coalescedReads.ts";
+import type { KnownStanding } from "./knownStanding.ts";
+import { snapshot } from "./opening.ts";
 import { dropIfBacklogged } from "./slowSockets.ts";
 import { encodeMessage, prebuiltTextFrame, tcpSocketOf, toWireBid } from "./wire.ts";
 
@@ -35,8 +42,10 @@ interface Subscriber {
   socket: WebSocket;
   /** Where its broadcast frames are written (wire.ts). */
   tcp: ReturnType<typeof tcpSocketOf>;
-  /** Frames held while the socket's first message is being prepared; null once live. */
-  held: Frame[] | null;
+  /** Waiting for its opening, live, or waiting for the list after a moderation action. */
+  state: "opening" | "live" | "resyncing";
+  /** Frames held while not live. */
+  held: Frame[];
   lastSentId: number;
 }
 
@@ -45,6 +54,10 @@ export interface BroadcasterOptions {
   logger: Logger;
   metrics: Metrics;
   maxBufferedBytes: number;
+  /** Fed with every bid and moderation version heard, and the lists read after actions. */
+  known: KnownStanding;
+  /** Shared with the openings: a resync read may serve sockets opening at the same moment. */
+  coalesce: Coalesce;
 }
 
 export interface Broadcaster {
@@ -52,18 +65,24 @@ export interface Broadcaster {
   start(): Promise<void>;
   /** Registers a socket before its snapshot is read; broadcasts are held for it until goLive. */
   add(socket: WebSocket): void;
-  /** Sends the socket's first message, then the held broadcasts above coveredId. */
-  goLive(socket: WebSocket, firstMessage: Buffer, coveredId: number): void;
+  /**
+   * Sends the socket's first message, then the held broadcasts above coveredId; a message older
+   * than a moderation action heard meanwhile is followed by the list as it now stands.
+   */
+  goLive(socket: WebSocket, firstMessage: Buffer, coveredId: number, moderation: number): void;
   remove(socket: WebSocket): void;
-  /** The amount of the newest bid this instance knows of, for the highestCents of refusals. */
-  highestCents(): number | null;
   stop(): void;
 }
 
-export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: BroadcasterOptions): Broadcaster {
+export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
+  const { store, logger, metrics, maxBufferedBytes, known, coalesce } = options;
   const subscribers = new Map<WebSocket, Subscriber>();
   let lastId = 0;
-  let highest: number | null = null;
+  /** The newest moderation version heard of. */
+  let moderation = 0;
+  /** Live sockets put on hold for the next resync read, and whether one is running. */
+  const awaitingResync = new Set<Subscriber>();
+  let resyncing = false;
   /** While set, notifications wait here: the store is down or a catch-up read must go out first. */
   let queued: { notice: BidNotice; arrivedAt: number }[] | null = null;
   /** The store reported an outage and not yet its end: the held notifications must stay held. */
@@ -92,21 +111,99 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
     // Ids rise in commit order, so anything at or below the last broadcast id was already sent.
     if (bid.id <= lastId) return;
     lastId = bid.id;
-    highest = bid.amountCents;
+    known.observeHighest(bid.amountCents, notice.moderation);
     const data = encodeMessage({ type: "bid", bid: toWireBid(bid), bidders });
     const frame: Frame = { id: bid.id, data, wire: prebuiltTextFrame(data) };
     for (const subscriber of subscribers.values()) {
-      if (subscriber.held === null) {
+      if (subscriber.state === "live") {
         send(subscriber, frame);
       } else if (subscriber.held.length < MAX_HELD_PER_SOCKET) {
         subscriber.held.push(frame);
       } else {
         logger.warn("dropping a socket whose snapshot took too long");
         subscribers.delete(subscriber.socket);
+        awaitingResync.delete(subscriber);
         subscriber.socket.terminate();
       }
     }
     metrics.broadcastLatency.observe((performance.now() - arrivedAt) / 1000);
+  }
+
+  /** Writes a message that replaces the socket's list, then what was held above it; live again. */
+  function replaceList(subscriber: Subscriber, message: Buffer, coveredId: number): void {
+    const held = subscriber.held;
+    subscriber.state = "live";
+    subscriber.held = [];
+    subscriber.lastSentId = Math.max(subscriber.lastSentId, coveredId);
+    const { socket } = subscriber;
+    if (socket.readyState !== socket.OPEN) return;
+    if (dropIfBacklogged(socket, maxBufferedBytes, logger, metrics)) {
+      subscribers.delete(socket);
+      return;
+    }
+    socket.send(message, { binary: false });
+    for (const frame of held) send(subscriber, frame);
+  }
+
+  /** What a read of the whole auction tells the instance's quick checks. */
+  function learn(view: AuctionView): void {
+    known.observeHighest(view.highest?.amountCents ?? null, view.moderation);
+    known.observeBlocked(view.blockedKeys, view.moderation);
+  }
+
+  /** A moderation version newer than the one this instance last heard: every live socket resyncs. */
+  function onModerationVersion(version: number): void {
+    if (version <= moderation) return;
+    moderation = version;
+    known.observeHighest(null, version);
+    requestResync([...subscribers.values()].filter((subscriber) => subscriber.state === "live"));
+  }
+
+  function requestResync(waiting: Subscriber[]): void {
+    for (const subscriber of waiting) {
+      // Held from now on: the read that serves it starts after this, so it misses nothing held.
+      subscriber.state = "resyncing";
+      awaitingResync.add(subscriber);
+    }
+    if (!resyncing && awaitingResync.size > 0 && !stopped) void resync();
+  }
+
+  /** Reads the list for the sockets waiting, sends it, and goes again while more wait or it was stale. */
+  async function resync(): Promise<void> {
+    resyncing = true;
+    try {
+      while (awaitingResync.size > 0 && !stopped) {
+        const batch = [...awaitingResync];
+        awaitingResync.clear();
+        let view: AuctionView;
+        try {
+          view = await coalesce("view", () => store.view(SNAPSHOT_SIZE));
+        } catch (error) {
+          logger.warn({ err: error }, "reading the list after a moderation action failed; retrying");
+          for (const subscriber of batch) if (subscribers.has(subscriber.socket)) awaitingResync.add(subscriber);
+          await new Promise((resolve) => setTimeout(resolve, CATCH_UP_RETRY_MS).unref());
+          continue;
+        }
+        learn(view);
+        const { message, coveredId } = snapshot("moderated", view);
+        const data = encodeMessage(message);
+        for (const subscriber of batch) {
+          if (subscribers.has(subscriber.socket)) replaceList(subscriber, data, coveredId);
+        }
+        // Another action committed after this read's snapshot: send its list too.
+        if (view.moderation < moderation) requestResyncOf(batch);
+      }
+    } finally {
+      resyncing = false;
+    }
+  }
+
+  function requestResyncOf(batch: Subscriber[]): void {
+    for (const subscriber of batch) {
+      if (!subscribers.has(subscriber.socket) || subscriber.state !== "live") continue;
+      subscriber.state = "resyncing";
+      awaitingResync.add(subscriber);
+    }
   }
 
   function onNotice(notice: BidNotice): void {
@@ -144,11 +241,18 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
       do {
         catchUpAgain = false;
         for (;;) {
-          const { bids, bidders } = await store.bidsAfter(lastId, RESUME_LIMIT);
+          const missed = await store.bidsAfter(lastId, RESUME_LIMIT);
           if (stopped) return;
           const arrivedAt = performance.now();
-          for (const bid of bids) deliver({ bid, bidders }, arrivedAt);
-          if (bids.length < RESUME_LIMIT) break;
+          for (const bid of missed.bids) {
+            deliver({ bid, bidders: missed.bidders, moderation: missed.moderation }, arrivedAt);
+          }
+          // Hidden bids are not read: step over them too.
+          lastId = Math.max(lastId, missed.lastId);
+          // Actions taken while the notifications were lost.
+          known.observeBlocked(missed.blockedKeys, missed.moderation);
+          onModerationVersion(missed.moderation);
+          if (missed.bids.length < RESUME_LIMIT) break;
         }
       } while (catchUpAgain && !stopped);
       logger.info({ lastBroadcastId: lastId }, "caught up with the bids placed while the database was away");
@@ -175,6 +279,9 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
     async start() {
       queued = [];
       unsubscribes.push(store.onBid(onNotice));
+      // Not held with the bids while they are: the list it sends covers every bid up to its read,
+      // and the held ones at or below that are skipped per socket when they are flushed.
+      unsubscribes.push(store.onModeration((notice) => onModerationVersion(notice.moderation)));
       storeDown = !store.isReady();
       unsubscribes.push(
         store.onReadyChange((ready) => {
@@ -189,10 +296,9 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
       );
       try {
         const view = await store.view(1);
-        if (view.highest) {
-          lastId = Math.max(lastId, view.highest.id);
-          highest ??= view.highest.amountCents;
-        }
+        lastId = Math.max(lastId, view.lastId);
+        moderation = Math.max(moderation, view.moderation);
+        learn(view);
         started = true;
       } finally {
         // While the store is down, its ready event will catch up and flush instead.
@@ -200,27 +306,27 @@ export function createBroadcaster({ store, logger, metrics, maxBufferedBytes }: 
       }
     },
     add(socket) {
-      subscribers.set(socket, { socket, tcp: tcpSocketOf(socket), held: [], lastSentId: 0 });
+      subscribers.set(socket, { socket, tcp: tcpSocketOf(socket), state: "opening", held: [], lastSentId: 0 });
     },
-    goLive(socket, firstMessage, coveredId) {
+    goLive(socket, firstMessage, coveredId, openingModeration) {
       const subscriber = subscribers.get(socket);
-      if (!subscriber || subscriber.held === null) return;
-      const held = subscriber.held;
-      subscriber.held = null;
-      subscriber.lastSentId = coveredId;
-      socket.send(firstMessage, { binary: false });
-      for (const frame of held) send(subscriber, frame);
+      if (subscriber?.state !== "opening") return;
+      replaceList(subscriber, firstMessage, coveredId);
+      // An action heard while the opening was read may not be in it.
+      if (openingModeration < moderation && subscribers.has(socket)) requestResync([subscriber]);
     },
     remove(socket) {
+      const subscriber = subscribers.get(socket);
+      if (subscriber) awaitingResync.delete(subscriber);
       subscribers.delete(socket);
     },
-    highestCents: () => highest,
     stop() {
       stopped = true;
       clearTimeout(retryTimer);
       queued = null;
       for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
       subscribers.clear();
+      awaitingResync.clear();
     },
   };
 }

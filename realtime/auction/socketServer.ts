@@ -22,8 +22,9 @@ import { createBroadcaster } from "./broadcaster.ts";
 import { clientAddress, maskAddress } from "./clientAddress.ts";
 import { createCoalescer } from "./coalescedReads.ts";
 import { createConnectionCap } from "./connectionCap.ts";
+import { createKnownStanding } from "./knownStanding.ts";
 import { createNameFilter } from "./nameFilter.ts";
-import { readAfterParameter, readOpening } from "./opening.ts";
+import { readOpening, readResumePoint } from "./opening.ts";
 import { isOriginAllowed } from "./originPolicy.ts";
 import { createRateLimiter } from "./rateLimiter.ts";
 import { dropIfBacklogged } from "./slowSockets.ts";
@@ -75,16 +76,17 @@ export function createSocketServer(
   const connections = new Map<WebSocket, Connection>();
   const cap = createConnectionCap(config.maxSocketsPerAddress);
   const rateLimiter = createRateLimiter(config.bidRateLimit, config.bidRateWindowMs);
-  const broadcaster = createBroadcaster({ store, logger, metrics, maxBufferedBytes: config.maxBufferedBytes });
-  const desk = createBidDesk({
-    store,
-    rateLimiter,
-    metrics,
-    logger,
-    knownHighestCents: () => broadcaster.highestCents(),
-    nameFilter: createNameFilter(),
-  });
+  const known = createKnownStanding();
   const coalesce = createCoalescer();
+  const broadcaster = createBroadcaster({
+    store,
+    logger,
+    metrics,
+    maxBufferedBytes: config.maxBufferedBytes,
+    known,
+    coalesce,
+  });
+  const desk = createBidDesk({ store, rateLimiter, metrics, logger, known, nameFilter: createNameFilter() });
   let draining = false;
   let heartbeat: NodeJS.Timeout | undefined;
 
@@ -123,10 +125,11 @@ export function createSocketServer(
       metrics.openSockets.dec();
     });
 
-    const after = readAfterParameter(req.url);
-    readOpening(store, after, coalesce).then(
-      ({ message, coveredId }) => {
-        if (socket.readyState === socket.OPEN) broadcaster.goLive(socket, encodeMessage(message), coveredId);
+    readOpening(store, readResumePoint(req.url), coalesce).then(
+      ({ message, coveredId, moderation }) => {
+        if (socket.readyState === socket.OPEN) {
+          broadcaster.goLive(socket, encodeMessage(message), coveredId, moderation);
+        }
       },
       (error: unknown) => {
         logger.warn({ err: error }, "could not read the opening snapshot");

@@ -7,17 +7,8 @@ import { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../logger.ts";
 import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
-import {
-  BIDS_AFTER_SQL,
-  NOTIFY_CHANNEL,
-  PLACE_BID_SQL,
-  parseBidNotice,
-  toAuctionView,
-  toBidsAfter,
-  toPlaceBidOutcome,
-  VIEW_SQL,
-} from "./queries.ts";
-import { type BidNotice, type BidStore, StoreUnavailableError } from "./types.ts";
+import { createNoticeListeners, fillBidderKeys, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
+import { type BidStore, StoreUnavailableError } from "./types.ts";
 
 export interface PgliteStoreOptions {
   dataDir: string;
@@ -45,6 +36,7 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidS
       options.migrations ?? (await readMigrations()),
       logger,
     );
+    await fillBidderKeys(async (text, params) => (await opened.query<Record<string, unknown>>(text, params)).rows);
     return await createPgliteStore(opened, lock, logger);
   } catch (error) {
     await db?.close().catch(() => {});
@@ -54,17 +46,10 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidS
 }
 
 async function createPgliteStore(db: PGlite, lock: DataDirLock, logger: Logger): Promise<BidStore> {
-  const bidListeners = new Set<(notice: BidNotice) => void>();
+  const notices = createNoticeListeners(logger);
   let closed = false;
 
-  const unlisten = await db.listen(NOTIFY_CHANNEL, (payload) => {
-    const notice = parseBidNotice(payload);
-    if (!notice) {
-      logger.error({ payload }, "unreadable auction notification");
-      return;
-    }
-    for (const listener of bidListeners) listener(notice);
-  });
+  const unlisten = await db.listen(NOTIFY_CHANNEL, notices.deliver);
 
   async function rows(text: string, params: unknown[]) {
     if (closed) throw new StoreUnavailableError("The auction store is closed.");
@@ -73,19 +58,9 @@ async function createPgliteStore(db: PGlite, lock: DataDirLock, logger: Logger):
 
   return {
     backend: "pglite",
-    async placeBid(bidderName, amountCents) {
-      return toPlaceBidOutcome((await rows(PLACE_BID_SQL, [bidderName, amountCents]))[0]);
-    },
-    async view(limit) {
-      return toAuctionView((await rows(VIEW_SQL, [limit]))[0]);
-    },
-    async bidsAfter(afterId, limit) {
-      return toBidsAfter((await rows(BIDS_AFTER_SQL, [afterId, limit]))[0]);
-    },
-    onBid(listener) {
-      bidListeners.add(listener);
-      return () => bidListeners.delete(listener);
-    },
+    ...storeQueries(rows),
+    onBid: notices.onBid,
+    onModeration: notices.onModeration,
     // In-process: reachable for as long as it is open, so readiness never changes.
     onReadyChange() {
       return () => {};
@@ -96,7 +71,7 @@ async function createPgliteStore(db: PGlite, lock: DataDirLock, logger: Logger):
     async close() {
       if (closed) return;
       closed = true;
-      bidListeners.clear();
+      notices.clear();
       try {
         await unlisten();
         await db.close();

@@ -7,17 +7,8 @@
 import postgres from "postgres";
 import type { Logger } from "../logger.ts";
 import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
-import {
-  BIDS_AFTER_SQL,
-  NOTIFY_CHANNEL,
-  PLACE_BID_SQL,
-  parseBidNotice,
-  toAuctionView,
-  toBidsAfter,
-  toPlaceBidOutcome,
-  VIEW_SQL,
-} from "./queries.ts";
-import { type BidNotice, type BidStore, StoreUnavailableError } from "./types.ts";
+import { createNoticeListeners, fillBidderKeys, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
+import { type BidStore, StoreUnavailableError } from "./types.ts";
 
 export interface PostgresStoreOptions {
   databaseUrl: string;
@@ -65,6 +56,8 @@ function describe(error: unknown): string {
   const { code, message } = error as { code?: string; message?: string };
   return code ? `${code}: ${message}` : String(message ?? error);
 }
+
+type Row = Record<string, unknown>;
 
 async function unavailableOnLostConnection<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -115,6 +108,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         logger,
       ),
     );
+    await unavailableOnLostConnection(() =>
+      fillBidderKeys(async (text, params) => (await sql.unsafe(text, params as never[])) as unknown as Row[]),
+    );
     return await createPostgresStore(sql, {
       databaseUrl,
       logger,
@@ -134,7 +130,10 @@ interface ListenOptions {
 
 async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): Promise<BidStore> {
   const { databaseUrl, logger, heartbeatMs } = options;
-  const bidListeners = new Set<(notice: BidNotice) => void>();
+  const notices = createNoticeListeners(logger);
+  const queries = storeQueries((text, params) =>
+    unavailableOnLostConnection(async () => (await sql.unsafe(text, params as never[])) as unknown as Row[]),
+  );
   const readyListeners = new Set<(ready: boolean) => void>();
   let ready = false;
   let closing = false;
@@ -152,13 +151,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
   }
 
   function deliver(channel: string, payload: string) {
-    if (channel !== NOTIFY_CHANNEL) return;
-    const notice = parseBidNotice(payload);
-    if (!notice) {
-      logger.error({ payload }, "unreadable auction notification");
-      return;
-    }
-    for (const listener of bidListeners) listener(notice);
+    if (channel === NOTIFY_CHANNEL) notices.deliver(payload);
   }
 
   // One connection, replaced whole when it stops answering (postgres.js cannot drop a single one).
@@ -246,23 +239,9 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
 
   return {
     backend: "postgres",
-    placeBid(bidderName, amountCents) {
-      return unavailableOnLostConnection(async () =>
-        toPlaceBidOutcome((await sql.unsafe(PLACE_BID_SQL, [bidderName, amountCents]))[0]),
-      );
-    },
-    view(limit) {
-      return unavailableOnLostConnection(async () => toAuctionView((await sql.unsafe(VIEW_SQL, [limit]))[0]));
-    },
-    bidsAfter(afterId, limit) {
-      return unavailableOnLostConnection(async () =>
-        toBidsAfter((await sql.unsafe(BIDS_AFTER_SQL, [afterId, limit]))[0]),
-      );
-    },
-    onBid(listener) {
-      bidListeners.add(listener);
-      return () => bidListeners.delete(listener);
-    },
+    ...queries,
+    onBid: notices.onBid,
+    onModeration: notices.onModeration,
     onReadyChange(listener) {
       readyListeners.add(listener);
       return () => readyListeners.delete(listener);
@@ -275,7 +254,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
       closing = true;
       ready = false;
       clearInterval(heartbeat);
-      bidListeners.clear();
+      notices.clear();
       readyListeners.clear();
       await Promise.all([sql.end({ timeout: 5 }), listenSql.end({ timeout: 1 })]);
     },

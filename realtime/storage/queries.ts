@@ -2,34 +2,130 @@
  * The SQL both adapters send and the mapping of its rows, so the two backends cannot drift apart.
  * Each read is one statement, hence one snapshot: the bids and the bidder count always agree.
  */
-import type { AuctionView, BidNotice, BidsAfter, PlaceBidOutcome, StoredBid } from "./types.ts";
+import { nameKey } from "../auction/nameKey.ts";
+import type { Logger } from "../logger.ts";
+import type {
+  AuctionView,
+  AuditEntry,
+  BidNotice,
+  BlockedName,
+  ModeratedBid,
+  ModerationNotice,
+  ModerationOutcome,
+  ModerationRequest,
+  ModerationView,
+  PlaceBidOutcome,
+  StoredBid,
+} from "./types.ts";
 
 export const NOTIFY_CHANNEL = "auction_bids";
 
-/** $1 name (trimmed and checked by the rules), $2 amount in cents. See sql/001_auction_bids.sql. */
-export const PLACE_BID_SQL = "SELECT * FROM place_auction_bid($1::text, $2::bigint)";
+/** $1 name (trimmed and checked by the rules), $2 its key, $3 amount in cents. See sql/002_moderation.sql. */
+export const PLACE_BID_SQL = "SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint)";
 
-const HIGHEST_COLUMN = `(SELECT row_to_json(h) FROM (SELECT * FROM auction_bids_wire ORDER BY id DESC LIMIT 1) h) AS highest`;
+export function placeBidParameters(bidderName: string, amountCents: number): [string, string, number] {
+  return [bidderName, nameKey(bidderName), amountCents];
+}
+
+/** The SQLSTATE place_auction_bid raises when the name was blocked while the bid waited for the lock. */
+const BLOCKED_WHILE_WAITING = "NSB01";
+
+function isBlockedWhileWaiting(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === BLOCKED_WHILE_WAITING;
+}
+
+const WIRE_COLUMNS = "id, bidder_name, amount_cents, created_at";
+const VISIBLE = "b.hidden_at IS NULL AND NOT b.name_blocked";
+
+// Where the auction stands, in the same statement (so snapshot) as the bids read beside it.
+const STANDING_COLUMNS = `s.bidder_count AS bidders,
+  s.moderation_version AS moderation,
+  coalesce((SELECT max(b.id) FROM auction_bids b), 0) AS last_id,
+  coalesce((SELECT json_agg(n.name_key) FROM auction_blocked_names n), '[]'::json) AS blocked_keys,
+  (SELECT row_to_json(h) FROM (
+    SELECT ${WIRE_COLUMNS} FROM auction_bids_wire
+    WHERE id = (SELECT b.id FROM auction_bids b WHERE ${VISIBLE} ORDER BY b.amount DESC, b.id LIMIT 1)
+  ) h) AS highest`;
 
 /** $1 limit. */
-export const VIEW_SQL = `SELECT
-  (SELECT bidder_count FROM auction_state) AS bidders,
-  ${HIGHEST_COLUMN},
+const VIEW_SQL = `SELECT
+  ${STANDING_COLUMNS},
   coalesce(
-    (SELECT json_agg(b ORDER BY b.id DESC) FROM (SELECT * FROM auction_bids_wire ORDER BY id DESC LIMIT $1::integer) b),
-    '[]'::json
-  ) AS bids`;
-
-/** $1 after id, $2 limit. */
-export const BIDS_AFTER_SQL = `SELECT
-  (SELECT bidder_count FROM auction_state) AS bidders,
-  ${HIGHEST_COLUMN},
-  coalesce(
-    (SELECT json_agg(b ORDER BY b.id) FROM (
-      SELECT * FROM auction_bids_wire WHERE id > $1::bigint ORDER BY id LIMIT $2::integer
+    (SELECT json_agg(b ORDER BY b.id DESC) FROM (
+      SELECT ${WIRE_COLUMNS} FROM auction_bids_wire WHERE visible ORDER BY id DESC LIMIT $1::integer
     ) b),
     '[]'::json
-  ) AS bids`;
+  ) AS bids
+FROM auction_state s`;
+
+/** $1 after id, $2 limit. */
+const BIDS_AFTER_SQL = `SELECT
+  ${STANDING_COLUMNS},
+  coalesce(
+    (SELECT json_agg(b ORDER BY b.id) FROM (
+      SELECT ${WIRE_COLUMNS} FROM auction_bids_wire WHERE visible AND id > $1::bigint ORDER BY id LIMIT $2::integer
+    ) b),
+    '[]'::json
+  ) AS bids
+FROM auction_state s`;
+
+/** $1 action, $2 bid id, $3 name as typed, $4 its key, $5 reason, $6 session id. */
+const MODERATE_SQL = "SELECT * FROM moderate_auction($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text)";
+
+function moderateParameters(request: ModerationRequest): unknown[] {
+  const bidId = "bidId" in request ? request.bidId : null;
+  const name = "bidderName" in request ? request.bidderName : null;
+  return [request.action, bidId, name, name === null ? null : nameKey(name), request.reason, request.sessionId];
+}
+
+const UTC_TIME = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+/** Most audit entries the console lists (the newest). */
+const AUDIT_LIST_SIZE = 100;
+
+/** $1 list bids below this id (null: from the newest), $2 page size. One more is read to tell if older ones exist. */
+const MODERATION_VIEW_SQL = `SELECT
+  s.moderation_version AS moderation,
+  coalesce(
+    (SELECT json_agg(b ORDER BY b.id DESC) FROM (
+      SELECT ${WIRE_COLUMNS}, hidden, name_blocked FROM auction_bids_wire
+      WHERE $1::bigint IS NULL OR id < $1::bigint ORDER BY id DESC LIMIT $2::integer + 1
+    ) b),
+    '[]'::json
+  ) AS bids,
+  coalesce(
+    (SELECT json_agg(n ORDER BY n.blocked_at DESC) FROM (
+      SELECT bidder_name, to_char(blocked_at AT TIME ZONE 'UTC', ${UTC_TIME}) AS blocked_at FROM auction_blocked_names
+    ) n),
+    '[]'::json
+  ) AS blocked_names,
+  coalesce(
+    (SELECT json_agg(a ORDER BY a.id DESC) FROM (
+      SELECT id, to_char(at AT TIME ZONE 'UTC', ${UTC_TIME}) AS at, session_id, action, bid_id, bidder_name, reason
+      FROM auction_moderation_log ORDER BY id DESC LIMIT ${AUDIT_LIST_SIZE}
+    ) a),
+    '[]'::json
+  ) AS audit
+FROM auction_state s`;
+
+/** Names of bids from before moderation, still without a key; at most 1,000 a read. */
+const UNKEYED_NAMES_SQL = "SELECT DISTINCT bidder_name FROM auction_bids WHERE bidder_key IS NULL LIMIT 1000";
+/** $1 JSON [{name, key}], sent as text: postgres.js would encode a string for a json parameter again. */
+const FILL_KEYS_SQL = `UPDATE auction_bids b SET bidder_key = k.key
+FROM json_to_recordset($1::text::json) AS k(name text, key text)
+WHERE b.bidder_name = k.name AND b.bidder_key IS NULL`;
+
+/**
+ * Gives the bids stored before moderation their name keys, a thousand names at a time, so blocks
+ * find them. Run by each store as it opens; on a database with none left it is one indexed read.
+ */
+export async function fillBidderKeys(query: (text: string, params: unknown[]) => Promise<Row[]>): Promise<void> {
+  for (;;) {
+    const names = (await query(UNKEYED_NAMES_SQL, [])).map((row) => String(row.bidder_name));
+    if (names.length === 0) return;
+    const keys = names.map((name) => ({ name, key: nameKey(name) }));
+    await query(FILL_KEYS_SQL, [JSON.stringify(keys)]);
+  }
+}
 
 type Row = Record<string, unknown>;
 
@@ -49,33 +145,83 @@ function parseJson(value: unknown): unknown {
 
 export function toPlaceBidOutcome(row: Row | undefined): PlaceBidOutcome {
   if (!row) throw new Error("place_auction_bid returned no row");
-  if (row.accepted) return { accepted: true, bid: toStoredBid(row), bidders: Number(row.bidders) };
-  return { accepted: false, highestCents: Number(row.highest_cents) };
+  const moderation = Number(row.moderation);
+  if (row.outcome === "accepted") {
+    return { accepted: true, bid: toStoredBid(row), bidders: Number(row.bidders), moderation };
+  }
+  const highestCents = Number(row.highest_cents);
+  if (row.outcome === "name_not_allowed") {
+    // 0 is the empty auction's state, not a bid.
+    return {
+      accepted: false,
+      code: "name_not_allowed",
+      highestCents: highestCents > 0 ? highestCents : null,
+      moderation,
+    };
+  }
+  return { accepted: false, code: "too_low", highestCents, moderation };
 }
 
-function toBidsWithHighest(row: Row): AuctionView {
+function toAuctionView(row: Row | undefined): AuctionView {
+  if (!row) throw new Error("the auction read returned no row");
   const highest = parseJson(row.highest) as Row | null;
   return {
     bids: (parseJson(row.bids) as Row[]).map(toStoredBid),
     highest: highest ? toStoredBid(highest) : null,
     bidders: Number(row.bidders),
+    moderation: Number(row.moderation),
+    lastId: Number(row.last_id),
+    blockedKeys: (parseJson(row.blocked_keys) as unknown[]).map(String),
   };
 }
 
-export function toAuctionView(row: Row | undefined): AuctionView {
-  if (!row) throw new Error("the auction view returned no row");
-  return toBidsWithHighest(row);
+function toModerationOutcome(row: Row | undefined): ModerationOutcome {
+  if (!row) throw new Error("moderate_auction returned no row");
+  const moderation = Number(row.moderation);
+  if (row.outcome === "no_such_bid") return { outcome: "no_such_bid", moderation, bidderName: null };
+  const bidderName = row.bidder_name === null ? null : String(row.bidder_name);
+  return { outcome: row.outcome === "done" ? "done" : "unchanged", moderation, bidderName };
 }
 
-export function toBidsAfter(row: Row | undefined): BidsAfter {
-  if (!row) throw new Error("bids after returned no row");
-  return toBidsWithHighest(row);
+function toModerationView(row: Row | undefined, limit: number): ModerationView {
+  if (!row) throw new Error("the moderation read returned no row");
+  const bids: ModeratedBid[] = (parseJson(row.bids) as Row[]).map((bid) => ({
+    ...toStoredBid(bid),
+    hidden: Boolean(bid.hidden),
+    nameBlocked: Boolean(bid.name_blocked),
+  }));
+  const blockedNames: BlockedName[] = (parseJson(row.blocked_names) as Row[]).map((name) => ({
+    bidderName: String(name.bidder_name),
+    blockedAt: String(name.blocked_at),
+  }));
+  const audit: AuditEntry[] = (parseJson(row.audit) as Row[]).map((entry) => ({
+    id: Number(entry.id),
+    at: String(entry.at),
+    sessionId: String(entry.session_id),
+    action: entry.action as AuditEntry["action"],
+    bidId: entry.bid_id === null ? null : Number(entry.bid_id),
+    bidderName: String(entry.bidder_name),
+    reason: entry.reason === null ? null : String(entry.reason),
+  }));
+  return {
+    bids: bids.slice(0, limit),
+    olderBids: bids.length > limit,
+    blockedNames,
+    audit,
+    moderation: Number(row.moderation),
+  };
 }
 
-/** The NOTIFY payload built by place_auction_bid(); null when it is not one (logged by the caller). */
-export function parseBidNotice(payload: string): BidNotice | null {
+/**
+ * A NOTIFY payload: a bid from place_auction_bid(), or a moderation action from
+ * moderate_auction(); null when it is neither (logged by the caller).
+ */
+function parseNotice(payload: string): BidNotice | ModerationNotice | null {
   try {
     const data = JSON.parse(payload) as Record<string, unknown>;
+    const moderation = Number(data.moderation);
+    if (!Number.isSafeInteger(moderation)) return null;
+    if (data.id === undefined) return { moderation };
     const bid: StoredBid = {
       id: Number(data.id),
       bidderName: String(data.bidderName),
@@ -86,8 +232,68 @@ export function parseBidNotice(payload: string): BidNotice | null {
     if (!Number.isSafeInteger(bid.id) || !Number.isSafeInteger(bid.amountCents) || !Number.isSafeInteger(bidders)) {
       return null;
     }
-    return { bid, bidders };
+    return { bid, bidders, moderation };
   } catch {
     return null;
   }
+}
+
+function isBidNotice(notice: BidNotice | ModerationNotice): notice is BidNotice {
+  return "bid" in notice;
+}
+
+type Query = (text: string, params: unknown[]) => Promise<Row[]>;
+
+/** The reads and writes of BidStore over one backend's query function. */
+export function storeQueries(query: Query) {
+  return {
+    async placeBid(bidderName: string, amountCents: number): Promise<PlaceBidOutcome> {
+      const parameters = placeBidParameters(bidderName, amountCents);
+      try {
+        return toPlaceBidOutcome((await query(PLACE_BID_SQL, parameters))[0]);
+      } catch (error) {
+        if (!isBlockedWhileWaiting(error)) throw error;
+        // Rolled back: asked again, the block is seen before the lock and answered as such.
+        return toPlaceBidOutcome((await query(PLACE_BID_SQL, parameters))[0]);
+      }
+    },
+    async view(limit: number): Promise<AuctionView> {
+      return toAuctionView((await query(VIEW_SQL, [limit]))[0]);
+    },
+    async bidsAfter(afterId: number, limit: number): Promise<AuctionView> {
+      return toAuctionView((await query(BIDS_AFTER_SQL, [afterId, limit]))[0]);
+    },
+    async moderate(request: ModerationRequest): Promise<ModerationOutcome> {
+      return toModerationOutcome((await query(MODERATE_SQL, moderateParameters(request)))[0]);
+    },
+    async moderationView(beforeId: number | null, limit: number): Promise<ModerationView> {
+      return toModerationView((await query(MODERATION_VIEW_SQL, [beforeId, limit]))[0], limit);
+    },
+  };
+}
+
+/** The listeners of a store's notifications, and the delivery of one payload to them. */
+export function createNoticeListeners(logger: Logger) {
+  const bidListeners = new Set<(notice: BidNotice) => void>();
+  const moderationListeners = new Set<(notice: ModerationNotice) => void>();
+  return {
+    deliver(payload: string): void {
+      const notice = parseNotice(payload);
+      if (!notice) logger.error({ payload }, "unreadable auction notification");
+      else if (isBidNotice(notice)) for (const listener of bidListeners) listener(notice);
+      else for (const listener of moderationListeners) listener(notice);
+    },
+    onBid(listener: (notice: BidNotice) => void) {
+      bidListeners.add(listener);
+      return () => void bidListeners.delete(listener);
+    },
+    onModeration(listener: (notice: ModerationNotice) => void) {
+      moderationListeners.add(listener);
+      return () => void moderationListeners.delete(listener);
+    },
+    clear(): void {
+      bidListeners.clear();
+      moderationListeners.clear();
+    },
+  };
 }

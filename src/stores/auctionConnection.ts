@@ -86,6 +86,8 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
   function receive(message: ServerMessage) {
     switch (message.type) {
       case "snapshot":
+      // An operator's action: the list as it now stands, hidden bids gone, restored ones back.
+      case "moderated":
         $auction.set({ ...$auction.get(), bids: message.bids, highest: message.highest, bidders: message.bidders });
         break;
       case "resume":
@@ -124,6 +126,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     const { bids, highest } = $auction.get();
     if (bids.some((listed) => listed.id === bid.id)) return false;
     const merged = [...bids, bid].sort((a, b) => b.id - a.id).slice(0, SNAPSHOT_SIZE);
+    // Strictly above: of equal amounts (a restored bid and a later one) the earlier leads.
     $auction.set({
       ...$auction.get(),
       bids: merged,

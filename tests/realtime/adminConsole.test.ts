@@ -57,7 +57,7 @@ describe("the operator console", () => {
   );
 
   it(
-    "shows the sign-in page, strictly: no store, noindex, a policy that allows only its own style and forms",
+    "shows the sign-in page, strictly: no store, noindex, a policy that allows only its own style, script, stream and forms",
     async () => {
       const service = await openConsole();
       const response = await fetch(`${service.httpUrl}/admin`);
@@ -69,7 +69,7 @@ describe("the operator console", () => {
       expect(response.headers.get("cache-control")).toBe("no-store");
       expect(response.headers.get("x-robots-tag")).toBe("noindex, nofollow");
       expect(response.headers.get("content-security-policy")).toMatch(
-        /^default-src 'none'; style-src 'sha256-[\w+/=]+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+        /^default-src 'none'; style-src 'sha256-[\w+/=]+'; script-src 'sha256-[\w+/=]+'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
       );
     },
     STORE_HOOK_TIMEOUT_MS,
@@ -170,6 +170,129 @@ describe("the operator console", () => {
       }
       const accepted = await fetch(`${service.httpUrl}/admin/audit`, { headers: { Cookie: `nothing_admin=${valid}` } });
       expect(accepted.status).toBe(404);
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+});
+
+describe("the operator console's moderation routes", () => {
+  async function openWithStore() {
+    const location = await createTestLocation("pglite");
+    onTestFinished(() => location.remove(), STORE_HOOK_TIMEOUT_MS);
+    const store = await openTestStore(location);
+    onTestFinished(() => store.close(), STORE_HOOK_TIMEOUT_MS);
+    const { admin } = readServiceConfig({ ADMIN_PASSWORD_HASH: HASH, ADMIN_SESSION_SECRET: SECRET });
+    const service = await startAuctionService(store, { admin }, testLogger());
+    onTestFinished(() => service.stop(), STORE_HOOK_TIMEOUT_MS);
+    const cookie = cookieOf(await signIn(service));
+    return { store, service, cookie };
+  }
+
+  it(
+    "answers 401 on every route without a session, and 403 to a cross-origin post with one, changing nothing",
+    async () => {
+      const { store, service, cookie } = await openWithStore();
+      const placed = await store.placeBid("Alice", 100);
+      const id = placed.accepted ? placed.bid.id : 0;
+      expect((await fetch(`${service.httpUrl}/admin/events`)).status).toBe(401);
+      for (const path of [
+        `/admin/bids/${id}/hide`,
+        `/admin/bids/${id}/restore`,
+        "/admin/blocks",
+        "/admin/blocks/remove",
+      ]) {
+        expect((await post(service, path, "name=Alice")).status, path).toBe(401);
+        const foreign = await post(service, path, "name=Alice", { Cookie: cookie, Origin: "http://evil.example" });
+        expect(foreign.status, path).toBe(403);
+        const missing = await fetch(`${service.httpUrl}${path}`, {
+          method: "POST",
+          redirect: "manual",
+          headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie },
+          body: "name=Alice",
+        });
+        expect(missing.status, `${path} without Origin`).toBe(403);
+      }
+      const view = await store.moderationView(null, 10);
+      expect(view.audit).toEqual([]);
+      expect(view.bids.every((bid) => !bid.hidden && !bid.nameBlocked)).toBe(true);
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    "shows a name with HTML as text, and refuses a bad name or reason with a clear notice",
+    async () => {
+      const { store, service, cookie } = await openWithStore();
+      const name = `<img src=x onerror="alert(1)">&`;
+      const placed = await store.placeBid(name, 100);
+      const id = placed.accepted ? placed.bid.id : 0;
+      const page = await (await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookie } })).text();
+      expect(page).toContain("<td>&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;</td>");
+      expect(page).not.toContain("<img");
+      expect(page).toContain(`<button type="submit" id="hide-${id}">Hide bid ${id}</button>`);
+
+      const tooLong = await post(service, `/admin/bids/${id}/hide`, `reason=${"x".repeat(201)}`, { Cookie: cookie });
+      expect(tooLong.headers.get("location")).toBe("/admin?done=invalid_reason");
+      const shown = await (
+        await fetch(`${service.httpUrl}${tooLong.headers.get("location")}`, { headers: { Cookie: cookie } })
+      ).text();
+      expect(shown).toContain("A reason has at most 200 characters, no control characters.");
+      const badName = await post(service, "/admin/blocks", "name=%20%20", { Cookie: cookie });
+      expect(badName.headers.get("location")).toBe("/admin?done=invalid_name");
+      expect((await post(service, "/admin/bids/999/hide", "", { Cookie: cookie })).headers.get("location")).toBe(
+        "/admin?done=no_such_bid&bid=999",
+      );
+
+      const blocked = await post(
+        service,
+        "/admin/blocks",
+        new URLSearchParams({ name, reason: "<b>html</b>" }).toString(),
+        {
+          Cookie: cookie,
+        },
+      );
+      expect(blocked.headers.get("location")).toBe("/admin?done=blocked");
+      const after = await (await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookie } })).text();
+      expect(after).toContain("Unblock &lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;</button>");
+      expect(after).toContain("<td>&lt;b&gt;html&lt;/b&gt;</td>");
+      const metrics = await (await fetch(`${service.httpUrl}/metrics`)).text();
+      expect(metrics).toMatch(/admin_moderation_actions_total\{action="block",outcome="done"\} 1/);
+      expect(metrics).toMatch(/admin_moderation_actions_total\{action="bid",outcome="invalid"\} 1/);
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    "streams a change event to the console when a bid lands, and pages older bids",
+    async () => {
+      const { store, service, cookie } = await openWithStore();
+      const controller = new AbortController();
+      onTestFinished(() => controller.abort());
+      const events = await fetch(`${service.httpUrl}/admin/events`, {
+        headers: { Cookie: cookie },
+        signal: controller.signal,
+      });
+      expect(events.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+      const reader = (events.body as ReadableStream<Uint8Array>).getReader();
+      let text = "";
+      const placing = store.placeBid("Alice", 100);
+      while (!text.includes("event: change")) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the stream ended");
+        text += new TextDecoder().decode(value);
+      }
+      await placing;
+
+      for (let cents = 200; cents < 200 + 55; cents++) await store.placeBid(`B${cents}`, cents);
+      const first = await (await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookie } })).text();
+      const older = /href="\/admin\?before=(\d+)">Older bids/.exec(first);
+      expect(older).not.toBeNull();
+      const second = await (
+        await fetch(`${service.httpUrl}/admin?before=${older?.[1]}`, { headers: { Cookie: cookie } })
+      ).text();
+      expect(second).toContain("Newest bids");
+      expect(second).toContain("<td>Alice</td>");
+      expect(second).not.toContain("Older bids");
     },
     STORE_HOOK_TIMEOUT_MS,
   );

@@ -93,7 +93,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
     async () => {
       const { store, service } = await openAuction(backend);
       const empty = await connect(service.socketUrl);
-      expect(await empty.opening()).toEqual({ type: "snapshot", bids: [], highest: null, bidders: 0 });
+      expect(await empty.opening()).toEqual({ type: "snapshot", bids: [], highest: null, bidders: 0, moderation: 0 });
 
       for (let i = 1; i <= 55; i++) await store.placeBid(`Bidder ${i % 4}`, i * 100);
       const client = await connect(service.socketUrl);
@@ -219,13 +219,19 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
       for (const amount of [4, 5, 6]) missed.push(accepted(await bidder.bid(`Late ${amount}`, amount)));
 
       const resumed = await connect(service.socketUrl, { after: lastSeen });
-      expect(await resumed.opening()).toEqual({ type: "resume", bids: missed, highest: missed.at(-1), bidders: 4 });
+      expect(await resumed.opening()).toEqual({
+        type: "resume",
+        bids: missed,
+        highest: missed.at(-1),
+        bidders: 4,
+        moderation: 0,
+      });
       const next = accepted(await bidder.bid("Later", 7));
       expect(await resumed.waitForBroadcasts(1)).toEqual([next]);
 
       // Nothing missed: an empty resume that still names the highest.
       const upToDate = await connect(service.socketUrl, { after: next.id });
-      expect(await upToDate.opening()).toEqual({ type: "resume", bids: [], highest: next, bidders: 5 });
+      expect(await upToDate.opening()).toEqual({ type: "resume", bids: [], highest: next, bidders: 5, moderation: 0 });
       // An id this auction never reached (a client of a reset database) starts over with a snapshot.
       const stranger = await connect(service.socketUrl, { after: next.id + 100 });
       expect(await stranger.opening()).toMatchObject({ type: "snapshot", highest: next });

@@ -8,6 +8,8 @@
 import { describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
 import { createBroadcaster } from "../../realtime/auction/broadcaster.ts";
+import { createCoalescer } from "../../realtime/auction/coalescedReads.ts";
+import { createKnownStanding } from "../../realtime/auction/knownStanding.ts";
 import { createMetrics } from "../../realtime/metrics.ts";
 import type { BidNotice, BidStore, StoredBid } from "../../realtime/storage/types.ts";
 import { testLogger, waitFor } from "./support/stores.ts";
@@ -27,7 +29,14 @@ function scriptedStore() {
   const store: BidStore = {
     backend: "postgres",
     placeBid: () => Promise.reject(new Error("not used")),
-    view: async () => ({ bids: [...rows].reverse(), highest: rows.at(-1) ?? null, bidders: rows.length }),
+    view: async () => ({
+      bids: [...rows].reverse(),
+      highest: rows.at(-1) ?? null,
+      bidders: rows.length,
+      moderation: 0,
+      lastId: rows.at(-1)?.id ?? 0,
+      blockedKeys: [],
+    }),
     bidsAfter: async (afterId, limit) => {
       if (failReads > 0) {
         failReads--;
@@ -38,8 +47,14 @@ function scriptedStore() {
         bids: rows.filter((row) => row.id > afterId).slice(0, limit),
         highest: rows.at(-1) ?? null,
         bidders: rows.length,
+        moderation: 0,
+        lastId: rows.at(-1)?.id ?? 0,
+        blockedKeys: [],
       };
     },
+    moderate: () => Promise.reject(new Error("not used")),
+    moderationView: () => Promise.reject(new Error("not used")),
+    onModeration: () => () => {},
     onBid(listener) {
       bidListeners.add(listener);
       return () => bidListeners.delete(listener);
@@ -55,7 +70,7 @@ function scriptedStore() {
     store,
     commit: (id: number) => rows.push(bid(id)),
     notify: (id: number) => {
-      for (const listener of bidListeners) listener({ bid: bid(id), bidders: rows.length });
+      for (const listener of bidListeners) listener({ bid: bid(id), bidders: rows.length, moderation: 0 });
     },
     setReady(value: boolean) {
       ready = value;
@@ -101,11 +116,13 @@ async function liveBroadcaster(script: ReturnType<typeof scriptedStore>) {
     logger: testLogger(),
     metrics: createMetrics(),
     maxBufferedBytes: 1024 * 1024,
+    known: createKnownStanding(),
+    coalesce: createCoalescer(),
   });
   await broadcaster.start();
   const { socket, received } = fakeSocket();
   broadcaster.add(socket);
-  broadcaster.goLive(socket, Buffer.from('{"type":"snapshot"}'), 1);
+  broadcaster.goLive(socket, Buffer.from('{"type":"snapshot"}'), 1, 0);
   return { broadcaster, received };
 }
 

@@ -9,6 +9,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { PLACE_BID_SQL, placeBidParameters } from "../../realtime/storage/queries.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
@@ -498,11 +499,8 @@ describe.each(BACKENDS)("the database's checks on %s against the bid rules", (ba
               rule.ok && rule.value === bidderName && checkAmount(amountCents / 100).ok && amountCents >= 1;
             await query("BEGIN");
             try {
-              const outcome = await query("SELECT accepted, amount_cents FROM place_auction_bid($1, $2)", [
-                bidderName,
-                amountCents,
-              ]).then(
-                (rows) => ({ accepted: rows[0]?.accepted === true, sqlState: null }),
+              const outcome = await query(PLACE_BID_SQL, placeBidParameters(bidderName, amountCents)).then(
+                (rows) => ({ accepted: rows[0]?.outcome === "accepted", sqlState: null }),
                 (error: { code?: string }) => ({ accepted: false, sqlState: error.code ?? "no code" }),
               );
               // NUL cannot be sent as text at all (22021). An amount not above the high (0 in an

@@ -11,6 +11,7 @@ import { createLogger } from "../../realtime/logger.ts";
 import { createMetrics } from "../../realtime/metrics.ts";
 import { PAGE_HEADERS } from "../../realtime/securityHeaders.ts";
 import { createAppServer } from "../../realtime/server.ts";
+import type { BidStore } from "../../realtime/storage/types.ts";
 
 interface LogLine {
   level: number;
@@ -131,7 +132,12 @@ describe("static site serving", () => {
   it("answers the operations routes and paths without a site with headers that let nothing run", async () => {
     // Operations routes need an auction endpoint; only its readiness and metrics are read.
     const socketServer = { isReady: () => true, handleUpgrade() {} } as unknown as SocketServer;
-    const bare = createAppServer({ staticDir: "" }, createLogger("silent"), { socketServer, metrics: createMetrics() });
+    const store = {} as BidStore; // read by the operator console only, which is off here
+    const bare = createAppServer({ staticDir: "" }, createLogger("silent"), {
+      socketServer,
+      metrics: createMetrics(),
+      store,
+    });
     await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
     const origin = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
     try {

@@ -53,7 +53,10 @@ describe.each(BACKENDS)(
       const recorded = await withDirectSql(location, (query) =>
         query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version"),
       );
-      expect(recorded.map((row) => [Number(row.version), row.name])).toEqual([[1, "001_auction_bids.sql"]]);
+      expect(recorded.map((row) => [Number(row.version), row.name])).toEqual([
+        [1, "001_auction_bids.sql"],
+        [2, "002_moderation.sql"],
+      ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
 
@@ -122,11 +125,26 @@ describe.each(BACKENDS)(
 
       const second = acceptedBid(await store.placeBid("Bob", 1050));
       expect(second.id).toBeGreaterThan(first.id);
-      expect(await store.placeBid("Carol", 1050)).toEqual({ accepted: false, highestCents: 1050 });
-      expect(await store.placeBid("Carol", 999)).toEqual({ accepted: false, highestCents: 1050 });
+      expect(await store.placeBid("Carol", 1050)).toEqual({
+        accepted: false,
+        code: "too_low",
+        highestCents: 1050,
+        moderation: 0,
+      });
+      expect(await store.placeBid("Carol", 999)).toEqual({
+        accepted: false,
+        code: "too_low",
+        highestCents: 1050,
+        moderation: 0,
+      });
       const top = acceptedBid(await store.placeBid("Carol", 100_000_000_000));
       expect(top.amountCents).toBe(100_000_000_000);
-      expect(await store.placeBid("Dave", 100_000_000_000)).toEqual({ accepted: false, highestCents: 100_000_000_000 });
+      expect(await store.placeBid("Dave", 100_000_000_000)).toEqual({
+        accepted: false,
+        code: "too_low",
+        highestCents: 100_000_000_000,
+        moderation: 0,
+      });
 
       const view = await store.view(50);
       expect(view.bids.map((bid) => [bid.bidderName, bid.amountCents])).toEqual([
@@ -161,8 +179,22 @@ describe.each(BACKENDS)(
     });
 
     it("shows an empty auction before the first bid", async () => {
-      expect(await store.view(50)).toEqual({ bids: [], highest: null, bidders: 0 });
-      expect(await store.bidsAfter(0, 50)).toEqual({ bids: [], highest: null, bidders: 0 });
+      expect(await store.view(50)).toEqual({
+        bids: [],
+        highest: null,
+        bidders: 0,
+        moderation: 0,
+        lastId: 0,
+        blockedKeys: [],
+      });
+      expect(await store.bidsAfter(0, 50)).toEqual({
+        bids: [],
+        highest: null,
+        bidders: 0,
+        moderation: 0,
+        lastId: 0,
+        blockedKeys: [],
+      });
     });
 
     it("reads the newest bids newest first and the bids after an id oldest first, within limits", async () => {
@@ -183,7 +215,14 @@ describe.each(BACKENDS)(
       expect(after.bids.map((bid) => bid.amountCents)).toEqual([300, 400, 500]);
       expect(after.bidders).toBe(3);
       // Nothing after the newest: the highest still comes with the same read (a resume is one query).
-      expect(await store.bidsAfter(ids[5] ?? 0, 10)).toEqual({ bids: [], highest: view.highest, bidders: 3 });
+      expect(await store.bidsAfter(ids[5] ?? 0, 10)).toEqual({
+        bids: [],
+        highest: view.highest,
+        bidders: 3,
+        moderation: 0,
+        lastId: ids[5],
+        blockedKeys: [],
+      });
       expect((await store.bidsAfter(ids[1] ?? 0, 1)).highest).toEqual(view.highest);
       expect((await store.bidsAfter(0, 100)).bids.map((bid) => bid.id)).toEqual(ids);
     });
@@ -203,7 +242,7 @@ describe.each(BACKENDS)(
         if (outcome.accepted) accepted.push(outcome);
       }
       await waitFor("3 notices", () => notices.length >= 3);
-      expect(notices).toEqual(accepted.map(({ bid, bidders }) => ({ bid, bidders })));
+      expect(notices).toEqual(accepted.map(({ bid, bidders }) => ({ bid, bidders, moderation: 0 })));
       unsubscribe();
       await store.placeBid("d", 400);
       const last = (await store.view(1)).highest;
@@ -218,8 +257,20 @@ describe.each(BACKENDS)(
       await store.close();
       await expect(store.placeBid("Too Late", 5000)).rejects.toBeInstanceOf(StoreUnavailableError);
       store = await openTestStore(location);
-      expect(await store.view(10)).toEqual({ bids: [bid], highest: bid, bidders: 1 });
-      expect(await store.placeBid("Pat's rival", 4200)).toEqual({ accepted: false, highestCents: 4200 });
+      expect(await store.view(10)).toEqual({
+        bids: [bid],
+        highest: bid,
+        bidders: 1,
+        moderation: 0,
+        lastId: bid.id,
+        blockedKeys: [],
+      });
+      expect(await store.placeBid("Pat's rival", 4200)).toEqual({
+        accepted: false,
+        code: "too_low",
+        highestCents: 4200,
+        moderation: 0,
+      });
     });
 
     it("is ready while open", () => {
@@ -247,9 +298,10 @@ describe("migrations on PostgreSQL", () => {
     try {
       expect(lines.filter((line) => line.msg === "migration applied").map((line) => line.migration)).toEqual([
         "001_auction_bids.sql",
+        "002_moderation.sql",
       ]);
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(1);
+      expect(rows[0]?.n).toBe(2);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();

@@ -77,7 +77,14 @@ describe("the PGlite data directory lock", () => {
     await store.close();
     expect(existsSync(join(dir, LOCK_FILE_NAME))).toBe(false);
     store = await openTestStore(location);
-    expect(await store.view(1)).toEqual({ bids: [], highest: null, bidders: 0 });
+    expect(await store.view(1)).toEqual({
+      bids: [],
+      highest: null,
+      bidders: 0,
+      moderation: 0,
+      lastId: 0,
+      blockedKeys: [],
+    });
   }, 30_000);
 
   it("refuses another process with a clear message, and lets it in once closed", async () => {

@@ -120,7 +120,7 @@ describe("concurrent bids", () => {
       // connection handshake apart.
       await Promise.all(Array.from({ length: 20 }, () => pool`SELECT pg_sleep(0.05)`));
       for (let round = 0; round < NEGATIVE_CONTROL_ROUNDS && brokenRounds === 0; round++) {
-        await withDirectSql(location, (query) => query("TRUNCATE auction_bids"));
+        await withDirectSql(location, (query) => query("TRUNCATE auction_bids CASCADE"));
         // A moment of "thinking" between reading max() and inserting, as any application-side
         // read-then-write has: every statement's snapshot predates the others' inserts.
         await Promise.all(

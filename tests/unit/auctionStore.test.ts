@@ -68,6 +68,7 @@ describe("auction store over a real socket", () => {
       bids: [bid(2, "Ada", 1_500), bid(1, "Bo", 1_000)],
       highest: bid(2, "Ada", 1_500),
       bidders: 2,
+      moderation: 0,
     });
     await until(() => $auction.get().bids.length === 2, "snapshot");
 
@@ -77,6 +78,19 @@ describe("auction store over a real socket", () => {
     expect($auction.get().bids.map((listed) => listed.id)).toEqual([3, 2, 1]);
     expect($auction.get().bidders).toBe(3);
     expect(toasts).toEqual([{ title: "New Bid!", description: "Grace bid $1,234.50" }]);
+  });
+
+  it("replaces the list after an operator's action: a hidden top bid goes, the highest and count fall back", async () => {
+    const { connection, toasts, send, goLive } = await openAuction();
+    const { $auction } = connection;
+    await goLive();
+    send({ type: "bid", bid: bid(1, "Ada", 1_000), bidders: 1 });
+    send({ type: "bid", bid: bid(2, "Troll", 100_000_000_000), bidders: 2 });
+    await until(() => $auction.get().highest?.id === 2, "the troll's bid");
+    send({ type: "moderated", bids: [bid(1, "Ada", 1_000)], highest: bid(1, "Ada", 1_000), bidders: 1, moderation: 1 });
+    await until(() => $auction.get().highest?.id === 1, "the list after the hide");
+    expect($auction.get()).toMatchObject({ bids: [bid(1, "Ada", 1_000)], bidders: 1 });
+    expect(toasts.map((toast) => toast.description)).toEqual(["Ada bid $10.00", "Troll bid $1,000,000,000.00"]);
   });
 
   it("raises no toast for the name this visitor has typed", async () => {

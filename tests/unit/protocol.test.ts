@@ -72,7 +72,7 @@ describe("client messages", () => {
 describe("service messages", () => {
   it("reads what the service sends and refuses anything else", () => {
     const wire = { id: 1, bidderName: "Nobody", amountCents: 1250, createdAt: "2026-01-01T00:00:00.000Z" };
-    const snapshot = { type: "snapshot", bids: [wire], highest: wire, bidders: 1 };
+    const snapshot = { type: "snapshot", bids: [wire], highest: wire, bidders: 1, moderation: 0 };
     expect(parseServerMessage(JSON.stringify(snapshot))).toEqual({ ok: true, message: snapshot });
     expect(parseServerMessage('{"type":"bid","bid":{"id":0}}').ok).toBe(false);
     expect(parseServerMessage("nope").ok).toBe(false);

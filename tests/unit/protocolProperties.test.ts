@@ -33,10 +33,11 @@ const wireBid = fc.record({
 const bidders = fc.integer({ min: 0, max: 1_000_000 });
 const serverMessage = fc.oneof(
   fc.record({
-    type: fc.constantFrom("snapshot" as const, "resume" as const),
+    type: fc.constantFrom("snapshot" as const, "resume" as const, "moderated" as const),
     bids: fc.array(wireBid, { maxLength: 5 }),
     highest: fc.option(wireBid, { nil: null }),
     bidders,
+    moderation: fc.nat(),
   }),
   fc.record({ type: fc.constant("bid" as const), bid: wireBid, bidders: bidders.map((count) => count + 1) }),
   fc.record({ type: fc.constant("accepted" as const), requestId, bid: wireBid }),

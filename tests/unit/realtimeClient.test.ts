@@ -51,12 +51,13 @@ async function until(condition: () => boolean, what: string) {
 /** Node's own WebSocket, as the browser's would be used. */
 const createSocket = (url: string) => new WebSocket(url) as unknown as SocketLike;
 
-const snapshot: ServerMessage = {
+const snapshot = {
   type: "snapshot",
   bids: [{ id: 7, bidderName: "Ada", amountCents: 1_250, createdAt: "2026-11-21T12:00:00.000Z" }],
   highest: { id: 7, bidderName: "Ada", amountCents: 1_250, createdAt: "2026-11-21T12:00:00.000Z" },
   bidders: 1,
-};
+  moderation: 0,
+} satisfies ServerMessage;
 
 describe("realtime client against a real socket server", () => {
   let server: WebSocketServer;
@@ -149,7 +150,7 @@ describe("realtime client against a real socket server", () => {
     await new Promise((resolve) => server.once("listening", resolve));
     timers.advance(10_000);
     await until(() => statuses.at(-1) === "live", "live again");
-    expect(connections.at(-1)?.url).toBe("/realtime?after=7");
+    expect(connections.at(-1)?.url).toBe("/realtime?after=7&moderation=0");
   });
 
   it("resumes after the last bid received in order, not after an acknowledgement that outran the broadcasts", async () => {
@@ -167,19 +168,37 @@ describe("realtime client against a real socket server", () => {
     connections[0]?.socket.send(JSON.stringify({ type: "accepted", requestId: "r1", bid: bid(9) }));
     await until(() => messages.length === 2, "the snapshot and the acknowledgement");
     await reconnect(2);
-    expect(connections[1]?.url).toBe("/realtime?after=7");
+    expect(connections[1]?.url).toBe("/realtime?after=7&moderation=0");
 
     connections[1]?.socket.send(
-      JSON.stringify({ type: "resume", bids: [bid(8), bid(9)], highest: bid(9), bidders: 1 }),
+      JSON.stringify({ type: "resume", bids: [bid(8), bid(9)], highest: bid(9), bidders: 1, moderation: 0 }),
     );
     await until(() => messages.length === 3, "the resume");
     await reconnect(3);
-    expect(connections[2]?.url).toBe("/realtime?after=9");
+    expect(connections[2]?.url).toBe("/realtime?after=9&moderation=0");
 
     connections[2]?.socket.send(JSON.stringify({ type: "bid", bid: bid(10), bidders: 1 }));
     await until(() => messages.length === 4, "the broadcast");
     await reconnect(4);
-    expect(connections[3]?.url).toBe("/realtime?after=10");
+    expect(connections[3]?.url).toBe("/realtime?after=10&moderation=0");
+  });
+
+  it("resumes with the moderation version of the last list, after the newest id seen even when it was hidden", async () => {
+    const bid = (id: number) => ({ ...snapshot.bids[0], id, amountCents: id * 1_000 }) as WireBid;
+    client.start();
+    await until(() => statuses.includes("live"), "live");
+    connections[0]?.socket.send(JSON.stringify(snapshot));
+    connections[0]?.socket.send(JSON.stringify({ type: "bid", bid: bid(8), bidders: 2 }));
+    // The operator hid bid 8: the list now ends at 7, under moderation version 3.
+    connections[0]?.socket.send(
+      JSON.stringify({ ...snapshot, type: "moderated", moderation: 3 } satisfies ServerMessage),
+    );
+    await until(() => messages.length === 3, "the list after the action");
+    connections[0]?.socket.terminate();
+    await until(() => statuses.at(-1) === "reconnecting", "reconnecting");
+    timers.advance(1_000);
+    await until(() => connections.length === 2, "the reconnect");
+    expect(connections[1]?.url).toBe("/realtime?after=8&moderation=3");
   });
 
   it("pings every 25 s and drops a connection that leaves a ping unanswered for 10 s", async () => {

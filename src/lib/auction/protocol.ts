@@ -2,13 +2,19 @@
  * The auction's wire protocol: one JSON object per WebSocket text frame. The service and the
  * island both import this module, so the message shapes and their validation exist once.
  *
- * Connect to PROTOCOL_PATH for a snapshot, or to `PROTOCOL_PATH?after=<last id seen>` to resume:
- * the service then sends every bid after that id, oldest first (a snapshot instead when more than
- * RESUME_LIMIT were missed). Then, per accepted bid from any instance, one "bid" message.
+ * Connect to PROTOCOL_PATH for a snapshot, or to `PROTOCOL_PATH?after=<last id seen>&moderation=<version>`
+ * to resume: the service then sends every bid after that id, oldest first (a snapshot instead when
+ * more than RESUME_LIMIT were missed, or when the operator has hidden, restored, blocked or
+ * unblocked anything since the moderation version the page last received). Then, per accepted bid
+ * from any instance, one "bid" message, and per moderation action one "moderated" message that
+ * replaces the list the way a snapshot does.
  */
 import * as v from "valibot";
 
 export const PROTOCOL_PATH = "/realtime";
+/** The resume's query parameters. */
+export const RESUME_AFTER_PARAMETER = "after";
+export const RESUME_MODERATION_PARAMETER = "moderation";
 /** Frames larger than this are refused by the socket (close 1009). A bid needs about 120 bytes. */
 export const MAX_MESSAGE_BYTES = 4 * 1024;
 /** Newest bids in a snapshot (DESIGN.md 3). */
@@ -65,21 +71,28 @@ const ClientMessageSchema = v.variant("type", [PlaceBidSchema, PingSchema]);
 export type PlaceBidMessage = v.InferOutput<typeof PlaceBidSchema>;
 export type ClientMessage = v.InferOutput<typeof ClientMessageSchema>;
 
-// Service to client.
-const SnapshotSchema = v.object({
-  type: v.literal("snapshot"),
+// Service to client. Hidden bids (and bids of blocked names) are in no message.
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const snapshotEntries = {
   /** Newest first, at most SNAPSHOT_SIZE. */
   bids: v.array(WireBidSchema),
+  /** The highest visible bid (the earliest of equal amounts). */
   highest: v.nullable(WireBidSchema),
-  /** Distinct trimmed names over all bids. */
-  bidders: v.pipe(v.number(), v.integer(), v.minValue(0)),
-});
+  /** Distinct trimmed names over the visible bids. */
+  bidders: Count,
+  /** The moderation version the list reflects: a resume sends it back. */
+  moderation: Count,
+};
+const SnapshotSchema = v.object({ type: v.literal("snapshot"), ...snapshotEntries });
+/** After a moderation action: the list as it now stands, replacing the page's. */
+const ModeratedSchema = v.object({ type: v.literal("moderated"), ...snapshotEntries });
 const ResumeSchema = v.object({
   type: v.literal("resume"),
-  /** Every bid after the requested id, oldest first. */
+  /** Every visible bid after the requested id, oldest first. */
   bids: v.array(WireBidSchema),
   highest: v.nullable(WireBidSchema),
-  bidders: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  bidders: Count,
+  moderation: Count,
 });
 const BidBroadcastSchema = v.object({
   type: v.literal("bid"),
@@ -103,6 +116,7 @@ const ErrorSchema = v.object({
 const PongSchema = v.object({ type: v.literal("pong") });
 const ServerMessageSchema = v.variant("type", [
   SnapshotSchema,
+  ModeratedSchema,
   ResumeSchema,
   BidBroadcastSchema,
   AcceptedSchema,

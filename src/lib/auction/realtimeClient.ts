@@ -6,7 +6,14 @@
  */
 
 import type { Timers } from "../timers.ts";
-import { type ClientMessage, PROTOCOL_PATH, parseServerMessage, type ServerMessage } from "./protocol.ts";
+import {
+  type ClientMessage,
+  PROTOCOL_PATH,
+  parseServerMessage,
+  RESUME_AFTER_PARAMETER,
+  RESUME_MODERATION_PARAMETER,
+  type ServerMessage,
+} from "./protocol.ts";
 
 export const HEARTBEAT_INTERVAL_MS = 25_000;
 export const HEARTBEAT_TIMEOUT_MS = 10_000;
@@ -67,10 +74,15 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
    * after it would skip them.
    */
   let resumeAfter: number | null = null;
+  /** The moderation version of the list the page shows: a resume is only right while it holds. */
+  let moderation = 0;
 
   function connect() {
     const url = new URL(options.url);
-    if (resumeAfter !== null) url.searchParams.set("after", String(resumeAfter));
+    if (resumeAfter !== null) {
+      url.searchParams.set(RESUME_AFTER_PARAMETER, String(resumeAfter));
+      url.searchParams.set(RESUME_MODERATION_PARAMETER, String(moderation));
+    }
     let opened = false;
     const current = createSocket(url.href);
     socket = current;
@@ -109,8 +121,13 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
 
   function noteResumePoint(message: ServerMessage) {
     if (message.type === "snapshot") resumeAfter = message.bids[0]?.id ?? null;
+    // The newest bids may be the hidden ones: keep the newer point, which has seen them go.
+    else if (message.type === "moderated") resumeAfter = Math.max(resumeAfter ?? 0, message.bids[0]?.id ?? 0) || null;
     else if (message.type === "resume") resumeAfter = message.bids.at(-1)?.id ?? resumeAfter;
     else if (message.type === "bid") resumeAfter = Math.max(resumeAfter ?? 0, message.bid.id);
+    if (message.type === "snapshot" || message.type === "moderated" || message.type === "resume") {
+      moderation = message.moderation;
+    }
   }
 
   function scheduleHeartbeat() {

@@ -32,7 +32,7 @@ export async function startAuctionService(
   const metrics = createMetrics();
   const socketServer = createSocketServer(store, config, logger, metrics);
   await socketServer.start();
-  const server = createAppServer(config, logger, { socketServer, metrics });
+  const server = createAppServer(config, logger, { socketServer, metrics, store });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   let stopped = false;

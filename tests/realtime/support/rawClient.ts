@@ -18,13 +18,15 @@ import {
 } from "../../../src/lib/auction/protocol.ts";
 import { resolveOnOpen } from "./auctionClient.ts";
 
-type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" }>;
+type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" | "moderated" }>;
 export type Outcome = Answer | { type: "closed"; code: number; reason: string };
 
 export interface RawClient {
   socket: WebSocket;
   /** Bids broadcast to this socket so far, in arrival order. */
   broadcasts: WireBid[];
+  /** The moderation versions of the lists that replaced this socket's after an operator's action. */
+  moderated: number[];
   opening(): Promise<SnapshotMessage | ResumeMessage>;
   /** Sends one frame and resolves with the next answer (accepted, error, pong) or the close. */
   exchange(frame: string | Buffer, options?: { binary?: boolean }): Promise<Outcome>;
@@ -38,6 +40,7 @@ const WAIT_MS = 10_000;
 export function connectRaw(url: string, options: { origin?: string } = {}): Promise<RawClient> {
   const socket = new WebSocket(url, { origin: options.origin, handshakeTimeout: WAIT_MS });
   const broadcasts: WireBid[] = [];
+  const moderated: number[] = [];
   const queue: Outcome[] = [];
   const waiting: ((outcome: Outcome) => void)[] = [];
   let firstMessage: SnapshotMessage | ResumeMessage | undefined;
@@ -58,6 +61,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
     }
     const message = parsed.message;
     if (message.type === "bid") broadcasts.push(message.bid);
+    else if (message.type === "moderated") moderated.push(message.moderation);
     else if (message.type === "snapshot" || message.type === "resume") {
       if (firstMessage) failure ??= new Error(`a second opening message: ${String(data)}`);
       firstMessage = message;
@@ -97,6 +101,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
   const client: RawClient = {
     socket,
     broadcasts,
+    moderated,
     opening() {
       if (firstMessage) return Promise.resolve(firstMessage);
       return bounded(
