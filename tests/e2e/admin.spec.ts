@@ -1,5 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test } from "@playwright/test";
+import { auctionForm } from "./fixtures.ts";
 
 /** The password whose hash playwright.config.ts gives the e2e server. */
 const ADMIN_E2E_PASSWORD = "the e2e operator's password";
@@ -41,4 +42,61 @@ test("the operator signs in and out by keyboard alone, axe-clean and under the c
   await page.keyboard.press("Enter");
   await expect(page.getByRole("button", { name: "Sign in" })).toBeVisible();
   expect(violations).toEqual([]);
+});
+
+test("the operator hides a bid by keyboard from the live console: its HTML name is text, and the visitor's page loses it", async ({
+  browser,
+}) => {
+  const violations: string[] = [];
+  const watch = (page: Page) =>
+    page.on("console", (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
+    });
+  const operatorContext = await browser.newContext();
+  const visitorContext = await browser.newContext();
+  try {
+    const console = await operatorContext.newPage();
+    watch(console);
+    await console.goto("/admin");
+    await console.getByLabel("Password").fill(ADMIN_E2E_PASSWORD);
+    await console.getByRole("button", { name: "Sign in" }).click();
+    await expect(console.getByRole("heading", { level: 2, name: "Bids" })).toBeVisible();
+
+    const visitor = await visitorContext.newPage();
+    watch(visitor);
+    await visitor.goto("/");
+    const form = auctionForm(visitor);
+    await form.section.scrollIntoViewIfNeeded();
+    await expect(form.live).toBeVisible();
+    const name = `<b>Troll</b> ${test.info().workerIndex}-${Date.now() % 100_000}`;
+    const placeholder = (await form.amount.getAttribute("placeholder")) ?? "";
+    await form.name.fill(name);
+    await form.amount.fill(placeholder.replace(/[$,]/g, ""));
+    await form.submit.click();
+    await expect(form.recent).toContainText(name);
+
+    // Live: the console lists the bid without a reload, its name as text, no <b> element.
+    const row = console.getByRole("row").filter({ has: console.getByRole("cell", { name, exact: true }) });
+    await expect(row).toBeVisible();
+    await expect(console.locator("td b")).toHaveCount(0);
+    const bidId = Number((await row.getAttribute("id"))?.replace("bid-", ""));
+    await expectNoAxeViolations(console);
+
+    await console.getByLabel(`Reason for bid ${bidId} (optional)`).focus();
+    await console.keyboard.type("a test troll");
+    await console.keyboard.press("Tab");
+    await expect(console.getByRole("button", { name: `Hide bid ${bidId}` })).toBeFocused();
+    await console.keyboard.press("Enter");
+    await expect(console.getByRole("status")).toHaveText(`Bid ${bidId} is hidden.`);
+    await expect(console.getByRole("button", { name: `Restore bid ${bidId}` })).toBeVisible();
+    await expect(console.getByRole("cell", { name: "a test troll" })).toBeVisible();
+
+    // Within a second, from the Recent Bids and the leader line alike.
+    await expect(form.section).not.toContainText(name, { timeout: 1_000 });
+    await expectNoAxeViolations(console);
+    expect(violations).toEqual([]);
+  } finally {
+    await operatorContext.close();
+    await visitorContext.close();
+  }
 });
