@@ -1,6 +1,7 @@
 /** Service settings, from the environment only (DESIGN.md section 4; docs/realtime.md lists them). */
 import { resolve } from "node:path";
 import { type PasswordHash, parsePasswordHash } from "./admin/password.ts";
+import type { RoundSettings } from "./storage/types.ts";
 
 export interface ServiceConfig {
   port: number;
@@ -32,6 +33,8 @@ export interface ServiceConfig {
    * once the kernel's own send buffer (up to several MiB on Linux) is full.
    */
   maxBufferedBytes: number;
+  /** Round lengths (DESIGN.md 6b): AUCTION_ROUND_SECONDS (0: one endless auction) and AUCTION_SOFT_CLOSE_SECONDS. */
+  rounds: RoundSettings;
   /** The operator console (DESIGN.md 6a): null, and /admin absent, unless ADMIN_PASSWORD_HASH is set. */
   admin: { passwordHash: PasswordHash; sessionSecret: string } | null;
 }
@@ -111,6 +114,18 @@ function origins(value: string | undefined): string[] {
     });
 }
 
+function rounds(env: NodeJS.ProcessEnv): RoundSettings {
+  const roundSeconds = integer(env, "AUCTION_ROUND_SECONDS", 3600, 0, MAX_ROUND_SECONDS);
+  const softCloseSeconds = integer(env, "AUCTION_SOFT_CLOSE_SECONDS", 30, 0, MAX_ROUND_SECONDS);
+  // The first bid would already be inside the window: every round would last the soft close.
+  if (roundSeconds > 0 && softCloseSeconds > roundSeconds) {
+    throw new ServiceConfigError(
+      `AUCTION_SOFT_CLOSE_SECONDS must not exceed AUCTION_ROUND_SECONDS (${roundSeconds}), got "${softCloseSeconds}"`,
+    );
+  }
+  return { roundSeconds, softCloseSeconds };
+}
+
 function databaseUrl(value: string | undefined): string | null {
   if (isBlank(value)) return null;
   const trimmed = value.trim();
@@ -128,6 +143,8 @@ function databaseUrl(value: string | undefined): string | null {
 }
 
 const DAY_MS = 86_400_000;
+/** 30 days: a round longer than that is better run as an endless auction (0). */
+const MAX_ROUND_SECONDS = 30 * 86_400;
 /** About 8,000 bid messages of ~120 bytes. */
 const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
@@ -149,6 +166,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1, DAY_MS),
     // 1 GiB cap: past that a "bound" no longer protects the process's memory.
     maxBufferedBytes: integer(env, "MAX_BUFFERED_BYTES", DEFAULT_MAX_BUFFERED_BYTES, 1, 1024 ** 3),
+    rounds: rounds(env),
     admin: admin(env),
   };
 }

@@ -31,7 +31,12 @@ let server: Server | undefined;
 process.once("SIGTERM", shutDown);
 process.once("SIGINT", shutDown);
 
-const storeOpening = openBidStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger });
+const storeOpening = openBidStore({
+  databaseUrl: config.databaseUrl ?? undefined,
+  dataDir: config.dataDir,
+  logger,
+  rounds: config.rounds,
+});
 
 async function start() {
   const store = await storeOpening.catch((error: unknown) => {

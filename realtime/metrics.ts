@@ -46,6 +46,17 @@ export function createMetrics() {
       labelNames: ["action", "outcome"] as const,
       registers: [registry],
     }),
+    roundsClosed: new Counter({
+      name: "auction_rounds_closed_total",
+      help: "Rounds whose end this instance recorded (each end is recorded by one instance or bid).",
+      registers: [registry],
+    }),
+    bidsPerRound: new Histogram({
+      name: "auction_bids_per_round",
+      help: "Accepted bids of each round whose end this instance recorded, hidden ones included.",
+      buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000],
+      registers: [registry],
+    }),
     slowSocketsDropped: new Counter({
       name: "auction_slow_sockets_dropped_total",
       help: "Sockets cut for leaving over 1 MiB unread (broadcasts or answers).",

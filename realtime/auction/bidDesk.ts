@@ -13,6 +13,7 @@ import type { KnownStanding } from "./knownStanding.ts";
 import type { NameFilter } from "./nameFilter.ts";
 import { nameKey } from "./nameKey.ts";
 import type { RateLimiter } from "./rateLimiter.ts";
+import type { RoundClock } from "./roundClock.ts";
 import { toWireBid } from "./wire.ts";
 
 export interface BidDeskOptions {
@@ -24,6 +25,8 @@ export interface BidDeskOptions {
   known: KnownStanding;
   /** Names refused as name_not_allowed (nameFilter.ts). */
   nameFilter: NameFilter;
+  /** Whether the round may be ending, when the known highest must not refuse a bid that opens the next. */
+  roundClock: Pick<RoundClock, "nearEnd" | "observeClosedRound">;
 }
 
 export interface BidDesk {
@@ -32,7 +35,8 @@ export interface BidDesk {
   close(): Promise<void>;
 }
 
-export function createBidDesk({ store, rateLimiter, metrics, logger, known, nameFilter }: BidDeskOptions): BidDesk {
+export function createBidDesk(options: BidDeskOptions): BidDesk {
+  const { store, rateLimiter, metrics, logger, known, nameFilter, roundClock } = options;
   const pending = new Set<Promise<unknown>>();
   let closed = false;
   const highestCents = () => known.highestCents();
@@ -45,9 +49,13 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, known, name
   async function atStore(requestId: string, name: string, amountCents: number): Promise<ServerMessage> {
     try {
       const outcome = await store.placeBid(name, amountCents);
+      roundClock.observeClosedRound(outcome.closedRoundBids);
       // The store's own answers are news too: the broadcast of a bid this desk just accepted may not
       // have arrived yet, and a refusal must not name a highest below a bid already acknowledged.
-      known.observeHighest(outcome.accepted ? outcome.bid.amountCents : outcome.highestCents, outcome.moderation);
+      known.observeHighest(outcome.accepted ? outcome.bid.amountCents : outcome.highestCents, {
+        moderation: outcome.moderation,
+        round: outcome.round,
+      });
       if (!outcome.accepted && outcome.code === "name_not_allowed") {
         return refuse(requestId, "name_not_allowed", highestCents());
       }
@@ -56,7 +64,7 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, known, name
         return refuse(requestId, "too_low", outcome.highestCents, `Your bid must be higher than ${higherThan}`);
       }
       metrics.bidsAccepted.inc();
-      return { type: "accepted", requestId, bid: toWireBid(outcome.bid) };
+      return { type: "accepted", requestId, bid: toWireBid(outcome.bid), round: outcome.round };
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) logger.error({ err: error }, "placing a bid failed");
       return refuse(requestId, "unavailable", highestCents());
@@ -75,7 +83,8 @@ export function createBidDesk({ store, rateLimiter, metrics, logger, known, name
       const amount = checkAmount(message.amount);
       if (!amount.ok) return refuse(requestId, amount.code, highestCents());
       // A quick answer from what this instance knows; the database decides for real, atomically.
-      const knownHighest = highestCents();
+      // Not near the round's end: a bid after it opens the next round, whatever the old highest.
+      const knownHighest = roundClock.nearEnd() ? null : highestCents();
       // `knownHighest !== null` never changes the outcome (the rule passes on null) but narrows it for formatCents.
       if (!checkAboveHighest(amount.value, knownHighest).ok && knownHighest !== null) {
         const higherThan = formatCents(knownHighest);

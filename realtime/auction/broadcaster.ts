@@ -8,10 +8,12 @@
  * - From the moment the store reports a database outage, notifications are held; once it is ready
  *   again the broadcaster fetches every bid above the last one it broadcast, then flushes the held
  *   notifications (in id order, skipping those already fetched), so sockets that stayed open miss nothing.
- * - A moderation action (from any instance) puts every live socket back on hold, reads the list as
- *   it now stands and sends it as one "moderated" message, then the held bids above it: the same
- *   no-gap, no-duplicate rule as the opening. Actions missed during an outage are noticed by the
- *   catch-up read's moderation version and handled the same way.
+ * - A moderation action or a round's end (from any instance) puts every live socket back on hold,
+ *   reads the auction as it now stands and sends it as one "moderated" or "roundEnded" message,
+ *   then the held bids above it: the same no-gap, no-duplicate rule as the opening. Actions and
+ *   ends missed during an outage are noticed by the catch-up read's standing and handled the same
+ *   way. The bid that opens the round after an end heard is sent as a plain broadcast: its round
+ *   number tells the page that a new list begins.
  * - A socket whose unsent data passes maxBufferedBytes is dropped rather than buffered without end;
  *   the client reconnects and resumes.
  */
@@ -22,8 +24,9 @@ import type { Metrics } from "../metrics.ts";
 import type { AuctionView, BidNotice, BidStore } from "../storage/types.ts";
 import type { Coalesce } from "./coalescedReads.ts";
 import type { KnownStanding } from "./knownStanding.ts";
-import { snapshot } from "./opening.ts";
+import { snapshot, standingKey } from "./opening.ts";
 import { dropIfBacklogged } from "./slowSockets.ts";
+import { INITIAL_STANDING, isBehind, newest, type Standing } from "./standing.ts";
 import { encodeMessage, prebuiltTextFrame, tcpSocketOf, toWireBid } from "./wire.ts";
 
 /** Held broadcasts per opening socket; a snapshot that slow means the socket starts over. */
@@ -67,9 +70,9 @@ export interface Broadcaster {
   add(socket: WebSocket): void;
   /**
    * Sends the socket's first message, then the held broadcasts above coveredId; a message older
-   * than a moderation action heard meanwhile is followed by the list as it now stands.
+   * than a moderation action or a round's end heard meanwhile is followed by the auction as it now stands.
    */
-  goLive(socket: WebSocket, firstMessage: Buffer, coveredId: number, moderation: number): void;
+  goLive(socket: WebSocket, firstMessage: Buffer, coveredId: number, standing: Standing): void;
   remove(socket: WebSocket): void;
   stop(): void;
 }
@@ -78,11 +81,13 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
   const { store, logger, metrics, maxBufferedBytes, known, coalesce } = options;
   const subscribers = new Map<WebSocket, Subscriber>();
   let lastId = 0;
-  /** The newest moderation version heard of. */
-  let moderation = 0;
+  /** The newest moderation version and round heard of (from notifications and catch-up reads). */
+  let heard: Standing = INITIAL_STANDING;
   /** Live sockets put on hold for the next resync read, and whether one is running. */
   const awaitingResync = new Set<Subscriber>();
   let resyncing = false;
+  /** What the next resync message says happened: a round's end outranks a moderation action. */
+  let resyncType: "moderated" | "roundEnded" = "moderated";
   /** While set, notifications wait here: the store is down or a catch-up read must go out first. */
   let queued: { notice: BidNotice; arrivedAt: number }[] | null = null;
   /** The store reported an outage and not yet its end: the held notifications must stay held. */
@@ -107,12 +112,13 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
   }
 
   function deliver(notice: BidNotice, arrivedAt: number): void {
-    const { bid, bidders } = notice;
+    const { bid, bidders, round, endsAt } = notice;
     // Ids rise in commit order, so anything at or below the last broadcast id was already sent.
     if (bid.id <= lastId) return;
     lastId = bid.id;
-    known.observeHighest(bid.amountCents, notice.moderation);
-    const data = encodeMessage({ type: "bid", bid: toWireBid(bid), bidders });
+    onBidRound(round);
+    known.observeHighest(bid.amountCents, { moderation: notice.moderation, round });
+    const data = encodeMessage({ type: "bid", bid: toWireBid(bid), bidders, round, endsAt });
     const frame: Frame = { id: bid.id, data, wire: prebuiltTextFrame(data) };
     for (const subscriber of subscribers.values()) {
       if (subscriber.state === "live") {
@@ -147,16 +153,38 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
 
   /** What a read of the whole auction tells the instance's quick checks. */
   function learn(view: AuctionView): void {
-    known.observeHighest(view.highest?.amountCents ?? null, view.moderation);
+    // A closed round's highest says nothing of the next round's, which has none yet.
+    const { closed, number } = view.round;
+    const stamp = { moderation: view.moderation, round: closed ? number + 1 : number };
+    known.observeHighest(closed ? null : (view.highest?.amountCents ?? null), stamp);
     known.observeBlocked(view.blockedKeys, view.moderation);
   }
 
-  /** A moderation version newer than the one this instance last heard: every live socket resyncs. */
-  function onModerationVersion(version: number): void {
-    if (version <= moderation) return;
-    moderation = version;
-    known.observeHighest(null, version);
+  /**
+   * A standing newer than the one this instance last heard (an action, a round's end, a round it
+   * never heard end): every live socket resyncs.
+   */
+  function onStanding(next: Standing): void {
+    if (!isBehind(heard, next)) return;
+    if (next.round > heard.round || (next.roundClosed && !heard.roundClosed)) resyncType = "roundEnded";
+    heard = newest(heard, next);
+    // Unknown since the action, or none yet in the round after an end.
+    known.observeHighest(null, {
+      moderation: heard.moderation,
+      round: heard.roundClosed ? heard.round + 1 : heard.round,
+    });
     requestResync([...subscribers.values()].filter((subscriber) => subscriber.state === "live"));
+  }
+
+  /**
+   * The round of a bid heard. The first bid after an end heard opens the next round: its broadcast
+   * says so by its round number. A round jumped to without its end heard needs the whole state.
+   */
+  function onBidRound(round: number): void {
+    if (round <= heard.round) return;
+    const expectedNext = (heard.roundClosed || heard.round === 0) && round === heard.round + 1;
+    if (expectedNext) heard = { ...heard, round, roundClosed: false };
+    else onStanding({ ...heard, round, roundClosed: false });
   }
 
   function requestResync(waiting: Subscriber[]): void {
@@ -185,13 +213,14 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
           continue;
         }
         learn(view);
-        const { message, coveredId } = snapshot("moderated", view);
+        const { message, coveredId, standing } = snapshot(resyncType, view, store.rounds);
+        resyncType = "moderated";
         const data = encodeMessage(message);
         for (const subscriber of batch) {
           if (subscribers.has(subscriber.socket)) replaceList(subscriber, data, coveredId);
         }
-        // Another action committed after this read's snapshot: send its list too.
-        if (view.moderation < moderation) requestResyncOf(batch);
+        // Another action or end committed after this read's snapshot: send its state too.
+        if (isBehind(standing, heard)) requestResyncOf(batch);
       }
     } finally {
       resyncing = false;
@@ -243,15 +272,17 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
         for (;;) {
           const missed = await store.bidsAfter(lastId, RESUME_LIMIT);
           if (stopped) return;
-          const arrivedAt = performance.now();
-          for (const bid of missed.bids) {
-            deliver({ bid, bidders: missed.bidders, moderation: missed.moderation }, arrivedAt);
-          }
-          // Hidden bids are not read: step over them too.
-          lastId = Math.max(lastId, missed.lastId);
-          // Actions taken while the notifications were lost.
+          // Actions taken and rounds ended while the notifications were lost: the sockets are put on
+          // hold for the state as it now stands before the missed bids are delivered.
           known.observeBlocked(missed.blockedKeys, missed.moderation);
-          onModerationVersion(missed.moderation);
+          onStanding(standingKey(missed));
+          const arrivedAt = performance.now();
+          const { number: round, endsAt } = missed.round;
+          for (const bid of missed.bids) {
+            deliver({ bid, bidders: missed.bidders, moderation: missed.moderation, round, endsAt }, arrivedAt);
+          }
+          // Hidden bids and bids of earlier rounds are not read: step over them too.
+          lastId = Math.max(lastId, missed.lastId);
           if (missed.bids.length < RESUME_LIMIT) break;
         }
       } while (catchUpAgain && !stopped);
@@ -281,7 +312,10 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
       unsubscribes.push(store.onBid(onNotice));
       // Not held with the bids while they are: the list it sends covers every bid up to its read,
       // and the held ones at or below that are skipped per socket when they are flushed.
-      unsubscribes.push(store.onModeration((notice) => onModerationVersion(notice.moderation)));
+      unsubscribes.push(store.onModeration((notice) => onStanding({ ...heard, moderation: notice.moderation })));
+      unsubscribes.push(
+        store.onRoundClosed(({ round, moderation }) => onStanding({ moderation, round, roundClosed: true })),
+      );
       storeDown = !store.isReady();
       unsubscribes.push(
         store.onReadyChange((ready) => {
@@ -297,7 +331,7 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
       try {
         const view = await store.view(1);
         lastId = Math.max(lastId, view.lastId);
-        moderation = Math.max(moderation, view.moderation);
+        heard = newest(heard, standingKey(view));
         learn(view);
         started = true;
       } finally {
@@ -308,12 +342,12 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
     add(socket) {
       subscribers.set(socket, { socket, tcp: tcpSocketOf(socket), state: "opening", held: [], lastSentId: 0 });
     },
-    goLive(socket, firstMessage, coveredId, openingModeration) {
+    goLive(socket, firstMessage, coveredId, openingStanding) {
       const subscriber = subscribers.get(socket);
       if (subscriber?.state !== "opening") return;
       replaceList(subscriber, firstMessage, coveredId);
-      // An action heard while the opening was read may not be in it.
-      if (openingModeration < moderation && subscribers.has(socket)) requestResync([subscriber]);
+      // An action or an end heard while the opening was read may not be in it.
+      if (isBehind(openingStanding, heard) && subscribers.has(socket)) requestResync([subscriber]);
     },
     remove(socket) {
       const subscriber = subscribers.get(socket);

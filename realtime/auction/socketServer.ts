@@ -13,6 +13,7 @@ import {
   type ServerMessage,
 } from "../../src/lib/auction/protocol.ts";
 import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
+import { globalTimers } from "../../src/lib/timers.ts";
 import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
@@ -27,6 +28,7 @@ import { createNameFilter } from "./nameFilter.ts";
 import { readOpening, readResumePoint } from "./opening.ts";
 import { isOriginAllowed } from "./originPolicy.ts";
 import { createRateLimiter } from "./rateLimiter.ts";
+import { createRoundClock } from "./roundClock.ts";
 import { dropIfBacklogged } from "./slowSockets.ts";
 import { encodeMessage } from "./wire.ts";
 
@@ -86,7 +88,16 @@ export function createSocketServer(
     known,
     coalesce,
   });
-  const desk = createBidDesk({ store, rateLimiter, metrics, logger, known, nameFilter: createNameFilter() });
+  const roundClock = createRoundClock({ store, logger, metrics, timers: globalTimers });
+  const desk = createBidDesk({
+    store,
+    rateLimiter,
+    metrics,
+    logger,
+    known,
+    nameFilter: createNameFilter(),
+    roundClock,
+  });
   let draining = false;
   let heartbeat: NodeJS.Timeout | undefined;
 
@@ -126,9 +137,9 @@ export function createSocketServer(
     });
 
     readOpening(store, readResumePoint(req.url), coalesce).then(
-      ({ message, coveredId, moderation }) => {
+      ({ message, coveredId, standing }) => {
         if (socket.readyState === socket.OPEN) {
-          broadcaster.goLive(socket, encodeMessage(message), coveredId, moderation);
+          broadcaster.goLive(socket, encodeMessage(message), coveredId, standing);
         }
       },
       (error: unknown) => {
@@ -203,6 +214,7 @@ export function createSocketServer(
   return {
     async start() {
       await broadcaster.start();
+      await roundClock.start();
       heartbeat = setInterval(beat, config.heartbeatIntervalMs);
       heartbeat.unref();
     },
@@ -257,6 +269,7 @@ export function createSocketServer(
         [...connections.keys()].map((socket) => closeSocket(socket, CLOSE_CODES.goingAway, "Service restarting")),
       );
       broadcaster.stop();
+      roundClock.stop();
       wss.close();
     },
   };

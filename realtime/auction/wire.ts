@@ -1,10 +1,14 @@
 /** Storage rows to wire messages, serialised once per message, and frames built once per broadcast. */
 import * as ws from "ws";
-import type { ServerMessage, WireBid } from "../../src/lib/auction/protocol.ts";
-import type { StoredBid } from "../storage/types.ts";
+import type { ServerMessage, WireBid, WireWinner } from "../../src/lib/auction/protocol.ts";
+import type { RoundWinner, StoredBid } from "../storage/types.ts";
 
 export function toWireBid(bid: StoredBid): WireBid {
   return { id: bid.id, bidderName: bid.bidderName, amountCents: bid.amountCents, createdAt: bid.createdAt };
+}
+
+export function toWireWinner(winner: RoundWinner): WireWinner {
+  return { round: winner.round, bid: toWireBid(winner.bid), endedAt: winner.endedAt };
 }
 
 /** UTF-8 bytes of one message: a Buffer is written to every socket as is, with no per-socket encoding. */

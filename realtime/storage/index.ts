@@ -5,7 +5,7 @@
 import type { Logger } from "../logger.ts";
 import { openPgliteStore } from "./pglite.ts";
 import { openPostgresStore } from "./postgres.ts";
-import type { BidStore } from "./types.ts";
+import type { BidStore, RoundSettings } from "./types.ts";
 
 export type { BidStore } from "./types.ts";
 
@@ -17,6 +17,8 @@ export interface OpenBidStoreOptions {
   logger: Logger;
   /** PostgreSQL pool size, the LISTEN connection not counted (default 10). */
   poolSize?: number;
+  /** Round lengths (default: one endless round, as before rounds). */
+  rounds?: RoundSettings;
 }
 
 /**
@@ -27,11 +29,11 @@ export async function openBidStore(options: OpenBidStoreOptions): Promise<BidSto
   const databaseUrl = options.databaseUrl?.trim();
   const logger = options.logger.child({ component: "storage" });
   if (databaseUrl) {
-    const store = await openPostgresStore({ databaseUrl, logger, poolSize: options.poolSize });
+    const store = await openPostgresStore({ databaseUrl, logger, poolSize: options.poolSize, rounds: options.rounds });
     logger.info("auction store open on PostgreSQL");
     return store;
   }
-  const store = await openPgliteStore({ dataDir: options.dataDir, logger });
+  const store = await openPgliteStore({ dataDir: options.dataDir, logger, rounds: options.rounds });
   logger.info({ dataDir: options.dataDir }, "auction store open on PGlite");
   return store;
 }

@@ -8,12 +8,14 @@ import type { Logger } from "../logger.ts";
 import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
 import { createNoticeListeners, fillBidderKeys, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
-import { type BidStore, StoreUnavailableError } from "./types.ts";
+import { type BidStore, ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError } from "./types.ts";
 
 export interface PgliteStoreOptions {
   dataDir: string;
   logger: Logger;
   migrations?: Migration[];
+  /** Round lengths (default: one endless round). */
+  rounds?: RoundSettings;
 }
 
 export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidStore> {
@@ -37,7 +39,7 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidS
       logger,
     );
     await fillBidderKeys(async (text, params) => (await opened.query<Record<string, unknown>>(text, params)).rows);
-    return await createPgliteStore(opened, lock, logger);
+    return await createPgliteStore(opened, lock, logger, options.rounds ?? ENDLESS_ROUNDS);
   } catch (error) {
     await db?.close().catch(() => {});
     await lock.release();
@@ -45,7 +47,12 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidS
   }
 }
 
-async function createPgliteStore(db: PGlite, lock: DataDirLock, logger: Logger): Promise<BidStore> {
+async function createPgliteStore(
+  db: PGlite,
+  lock: DataDirLock,
+  logger: Logger,
+  rounds: RoundSettings,
+): Promise<BidStore> {
   const notices = createNoticeListeners(logger);
   let closed = false;
 
@@ -58,9 +65,10 @@ async function createPgliteStore(db: PGlite, lock: DataDirLock, logger: Logger):
 
   return {
     backend: "pglite",
-    ...storeQueries(rows),
+    ...storeQueries(rows, rounds),
     onBid: notices.onBid,
     onModeration: notices.onModeration,
+    onRoundClosed: notices.onRoundClosed,
     // In-process: reachable for as long as it is open, so readiness never changes.
     onReadyChange() {
       return () => {};

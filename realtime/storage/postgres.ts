@@ -8,7 +8,7 @@ import postgres from "postgres";
 import type { Logger } from "../logger.ts";
 import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
 import { createNoticeListeners, fillBidderKeys, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
-import { type BidStore, StoreUnavailableError } from "./types.ts";
+import { type BidStore, ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError } from "./types.ts";
 
 export interface PostgresStoreOptions {
   databaseUrl: string;
@@ -18,6 +18,8 @@ export interface PostgresStoreOptions {
   migrations?: Migration[];
   /** How often the LISTEN connection is asked to answer, and how long it may take (default 10 s). */
   listenHeartbeatMs?: number;
+  /** Round lengths (default: one endless round). */
+  rounds?: RoundSettings;
 }
 
 const DEFAULT_POOL_SIZE = 10;
@@ -115,6 +117,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       databaseUrl,
       logger,
       heartbeatMs: options.listenHeartbeatMs ?? DEFAULT_LISTEN_HEARTBEAT_MS,
+      rounds: options.rounds ?? ENDLESS_ROUNDS,
     });
   } catch (error) {
     await sql.end({ timeout: 1 });
@@ -126,13 +129,16 @@ interface ListenOptions {
   databaseUrl: string;
   logger: Logger;
   heartbeatMs: number;
+  rounds: RoundSettings;
 }
 
 async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): Promise<BidStore> {
-  const { databaseUrl, logger, heartbeatMs } = options;
+  const { databaseUrl, logger, heartbeatMs, rounds } = options;
   const notices = createNoticeListeners(logger);
-  const queries = storeQueries((text, params) =>
-    unavailableOnLostConnection(async () => (await sql.unsafe(text, params as never[])) as unknown as Row[]),
+  const queries = storeQueries(
+    (text, params) =>
+      unavailableOnLostConnection(async () => (await sql.unsafe(text, params as never[])) as unknown as Row[]),
+    rounds,
   );
   const readyListeners = new Set<(ready: boolean) => void>();
   let ready = false;
@@ -242,6 +248,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
     ...queries,
     onBid: notices.onBid,
     onModeration: notices.onModeration,
+    onRoundClosed: notices.onRoundClosed,
     onReadyChange(listener) {
       readyListeners.add(listener);
       return () => readyListeners.delete(listener);

@@ -15,17 +15,33 @@ import type {
   ModerationRequest,
   ModerationView,
   PlaceBidOutcome,
+  RoundClosedNotice,
+  RoundSettings,
+  RoundSettlement,
+  RoundStanding,
+  RoundWinner,
   StoredBid,
 } from "./types.ts";
 
 export const NOTIFY_CHANNEL = "auction_bids";
 
-/** $1 name (trimmed and checked by the rules), $2 its key, $3 amount in cents. See sql/002_moderation.sql. */
-export const PLACE_BID_SQL = "SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint)";
+/**
+ * $1 name (trimmed and checked by the rules), $2 its key, $3 amount in cents, $4 round length and
+ * $5 soft close in seconds. See sql/003_rounds.sql.
+ */
+export const PLACE_BID_SQL =
+  "SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint, $4::integer, $5::integer)";
 
-export function placeBidParameters(bidderName: string, amountCents: number): [string, string, number] {
-  return [bidderName, nameKey(bidderName), amountCents];
+export function placeBidParameters(
+  bidderName: string,
+  amountCents: number,
+  rounds: RoundSettings,
+): [string, string, number, number, number] {
+  return [bidderName, nameKey(bidderName), amountCents, rounds.roundSeconds, rounds.softCloseSeconds];
 }
+
+/** $1 round length in seconds. */
+const SETTLE_ROUND_SQL = "SELECT * FROM settle_auction_round($1::integer)";
 
 /** The SQLSTATE place_auction_bid raises when the name was blocked while the bid waited for the lock. */
 const BLOCKED_WHILE_WAITING = "NSB01";
@@ -37,22 +53,50 @@ function isBlockedWhileWaiting(error: unknown): boolean {
 const WIRE_COLUMNS = "id, bidder_name, amount_cents, created_at";
 const VISIBLE = "b.hidden_at IS NULL AND NOT b.name_blocked";
 
-// Where the auction stands, in the same statement (so snapshot) as the bids read beside it.
+/** Past winners a snapshot carries (DESIGN.md 6b: "the last 5 rounds"). */
+const PAST_WINNERS_IN_VIEW = 5;
+
+/** The last winners, newest first: each closed round's highest visible bid (the earliest of equal ones). */
+function winnersSql(limit: string): string {
+  return `coalesce((SELECT json_agg(w ORDER BY w.round DESC) FROM (
+    SELECT r.number AS round, auction_time_text(r.ends_at) AS ended_at, top.*
+    FROM auction_rounds r
+    CROSS JOIN LATERAL (
+      SELECT ${WIRE_COLUMNS} FROM auction_bids_wire
+      WHERE id = (
+        SELECT b.id FROM auction_bids b WHERE b.round_number = r.number AND ${VISIBLE} ORDER BY b.amount DESC, b.id LIMIT 1
+      )
+    ) top
+    WHERE r.closed_at IS NOT NULL
+    ORDER BY r.number DESC LIMIT ${limit}
+  ) w), '[]'::json)`;
+}
+// Where the auction stands, in the same statement (so snapshot) as the bids read beside it. The
+// state row's round is the current one (0 before round 1: no bid has a round 0).
 const STANDING_COLUMNS = `s.bidder_count AS bidders,
   s.moderation_version AS moderation,
   coalesce((SELECT max(b.id) FROM auction_bids b), 0) AS last_id,
   coalesce((SELECT json_agg(n.name_key) FROM auction_blocked_names n), '[]'::json) AS blocked_keys,
   (SELECT row_to_json(h) FROM (
     SELECT ${WIRE_COLUMNS} FROM auction_bids_wire
-    WHERE id = (SELECT b.id FROM auction_bids b WHERE ${VISIBLE} ORDER BY b.amount DESC, b.id LIMIT 1)
-  ) h) AS highest`;
+    WHERE id = (
+      SELECT b.id FROM auction_bids b WHERE b.round_number = s.round_number AND ${VISIBLE}
+      ORDER BY b.amount DESC, b.id LIMIT 1
+    )
+  ) h) AS highest,
+  coalesce(s.round_number, 0) AS round_number,
+  (SELECT auction_time_text(r.ends_at) FROM auction_rounds r WHERE r.number = s.round_number) AS round_ends_at,
+  coalesce((SELECT r.closed_at IS NOT NULL FROM auction_rounds r WHERE r.number = s.round_number), false) AS round_closed,
+  ${winnersSql(String(PAST_WINNERS_IN_VIEW))} AS past_winners,
+  auction_time_text(auction_clock()) AS now`;
 
 /** $1 limit. */
 const VIEW_SQL = `SELECT
   ${STANDING_COLUMNS},
   coalesce(
     (SELECT json_agg(b ORDER BY b.id DESC) FROM (
-      SELECT ${WIRE_COLUMNS} FROM auction_bids_wire WHERE visible ORDER BY id DESC LIMIT $1::integer
+      SELECT ${WIRE_COLUMNS} FROM auction_bids_wire
+      WHERE visible AND round_number = s.round_number ORDER BY id DESC LIMIT $1::integer
     ) b),
     '[]'::json
   ) AS bids
@@ -63,11 +107,15 @@ const BIDS_AFTER_SQL = `SELECT
   ${STANDING_COLUMNS},
   coalesce(
     (SELECT json_agg(b ORDER BY b.id) FROM (
-      SELECT ${WIRE_COLUMNS} FROM auction_bids_wire WHERE visible AND id > $1::bigint ORDER BY id LIMIT $2::integer
+      SELECT ${WIRE_COLUMNS} FROM auction_bids_wire
+      WHERE visible AND round_number = s.round_number AND id > $1::bigint ORDER BY id LIMIT $2::integer
     ) b),
     '[]'::json
   ) AS bids
 FROM auction_state s`;
+
+/** $1 limit. */
+const WINNERS_SQL = `SELECT ${winnersSql("$1::integer")} AS winners`;
 
 /** $1 action, $2 bid id, $3 name as typed, $4 its key, $5 reason, $6 session id. */
 const MODERATE_SQL = "SELECT * FROM moderate_auction($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text)";
@@ -143,11 +191,24 @@ function parseJson(value: unknown): unknown {
   return typeof value === "string" ? JSON.parse(value) : value;
 }
 
+function nullableText(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+function nullableNumber(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
 export function toPlaceBidOutcome(row: Row | undefined): PlaceBidOutcome {
   if (!row) throw new Error("place_auction_bid returned no row");
   const moderation = Number(row.moderation);
+  const round = {
+    round: Number(row.round_number ?? 0),
+    endsAt: nullableText(row.round_ends_at),
+    closedRoundBids: nullableNumber(row.closed_round_bids),
+  };
   if (row.outcome === "accepted") {
-    return { accepted: true, bid: toStoredBid(row), bidders: Number(row.bidders), moderation };
+    return { accepted: true, bid: toStoredBid(row), bidders: Number(row.bidders), moderation, ...round };
   }
   const highestCents = Number(row.highest_cents);
   if (row.outcome === "name_not_allowed") {
@@ -157,9 +218,29 @@ export function toPlaceBidOutcome(row: Row | undefined): PlaceBidOutcome {
       code: "name_not_allowed",
       highestCents: highestCents > 0 ? highestCents : null,
       moderation,
+      ...round,
     };
   }
-  return { accepted: false, code: "too_low", highestCents, moderation };
+  return { accepted: false, code: "too_low", highestCents, moderation, ...round };
+}
+
+function toRoundWinners(value: unknown): RoundWinner[] {
+  return (parseJson(value) as Row[]).map((row) => ({
+    round: Number(row.round),
+    bid: toStoredBid(row),
+    endedAt: String(row.ended_at),
+  }));
+}
+
+function toRoundSettlement(row: Row | undefined): RoundSettlement {
+  if (!row) throw new Error("settle_auction_round returned no row");
+  return {
+    number: Number(row.round_number ?? 0),
+    endsAt: nullableText(row.ends_at),
+    closed: row.closed === true,
+    closedRoundBids: nullableNumber(row.closed_round_bids),
+    now: String(row.now),
+  };
 }
 
 function toAuctionView(row: Row | undefined): AuctionView {
@@ -172,6 +253,17 @@ function toAuctionView(row: Row | undefined): AuctionView {
     moderation: Number(row.moderation),
     lastId: Number(row.last_id),
     blockedKeys: (parseJson(row.blocked_keys) as unknown[]).map(String),
+    round: toRoundStanding(row),
+    pastWinners: toRoundWinners(row.past_winners),
+    now: String(row.now),
+  };
+}
+
+function toRoundStanding(row: Row): RoundStanding {
+  return {
+    number: Number(row.round_number),
+    endsAt: nullableText(row.round_ends_at),
+    closed: row.round_closed === true,
   };
 }
 
@@ -212,16 +304,25 @@ function toModerationView(row: Row | undefined, limit: number): ModerationView {
   };
 }
 
+type Notice =
+  | { kind: "bid"; notice: BidNotice }
+  | { kind: "moderation"; notice: ModerationNotice }
+  | { kind: "roundClosed"; notice: RoundClosedNotice };
+
 /**
- * A NOTIFY payload: a bid from place_auction_bid(), or a moderation action from
- * moderate_auction(); null when it is neither (logged by the caller).
+ * A NOTIFY payload: a bid from place_auction_bid(), a moderation action from moderate_auction(),
+ * or a round's end from advance_auction_round(); null when it is none of them (logged by the caller).
  */
-function parseNotice(payload: string): BidNotice | ModerationNotice | null {
+function parseNotice(payload: string): Notice | null {
   try {
     const data = JSON.parse(payload) as Record<string, unknown>;
     const moderation = Number(data.moderation);
     if (!Number.isSafeInteger(moderation)) return null;
-    if (data.id === undefined) return { moderation };
+    if (data.roundClosed !== undefined) {
+      const round = Number(data.roundClosed);
+      return Number.isSafeInteger(round) ? { kind: "roundClosed", notice: { round, moderation } } : null;
+    }
+    if (data.id === undefined) return { kind: "moderation", notice: { moderation } };
     const bid: StoredBid = {
       id: Number(data.id),
       bidderName: String(data.bidderName),
@@ -229,26 +330,29 @@ function parseNotice(payload: string): BidNotice | ModerationNotice | null {
       createdAt: String(data.createdAt),
     };
     const bidders = Number(data.bidders);
-    if (!Number.isSafeInteger(bid.id) || !Number.isSafeInteger(bid.amountCents) || !Number.isSafeInteger(bidders)) {
+    const round = Number(data.round);
+    if (
+      !Number.isSafeInteger(bid.id) ||
+      !Number.isSafeInteger(bid.amountCents) ||
+      !Number.isSafeInteger(bidders) ||
+      !Number.isSafeInteger(round)
+    ) {
       return null;
     }
-    return { bid, bidders, moderation };
+    return { kind: "bid", notice: { bid, bidders, moderation, round, endsAt: nullableText(data.endsAt) } };
   } catch {
     return null;
   }
 }
 
-function isBidNotice(notice: BidNotice | ModerationNotice): notice is BidNotice {
-  return "bid" in notice;
-}
-
 type Query = (text: string, params: unknown[]) => Promise<Row[]>;
 
-/** The reads and writes of BidStore over one backend's query function. */
-export function storeQueries(query: Query) {
+/** The reads and writes of BidStore over one backend's query function, with the store's round lengths. */
+export function storeQueries(query: Query, rounds: RoundSettings) {
   return {
+    rounds,
     async placeBid(bidderName: string, amountCents: number): Promise<PlaceBidOutcome> {
-      const parameters = placeBidParameters(bidderName, amountCents);
+      const parameters = placeBidParameters(bidderName, amountCents, rounds);
       try {
         return toPlaceBidOutcome((await query(PLACE_BID_SQL, parameters))[0]);
       } catch (error) {
@@ -256,6 +360,12 @@ export function storeQueries(query: Query) {
         // Rolled back: asked again, the block is seen before the lock and answered as such.
         return toPlaceBidOutcome((await query(PLACE_BID_SQL, parameters))[0]);
       }
+    },
+    async settleRound(): Promise<RoundSettlement> {
+      return toRoundSettlement((await query(SETTLE_ROUND_SQL, [rounds.roundSeconds]))[0]);
+    },
+    async winners(limit: number): Promise<RoundWinner[]> {
+      return toRoundWinners((await query(WINNERS_SQL, [limit]))[0]?.winners ?? "[]");
     },
     async view(limit: number): Promise<AuctionView> {
       return toAuctionView((await query(VIEW_SQL, [limit]))[0]);
@@ -276,12 +386,14 @@ export function storeQueries(query: Query) {
 export function createNoticeListeners(logger: Logger) {
   const bidListeners = new Set<(notice: BidNotice) => void>();
   const moderationListeners = new Set<(notice: ModerationNotice) => void>();
+  const roundClosedListeners = new Set<(notice: RoundClosedNotice) => void>();
   return {
     deliver(payload: string): void {
-      const notice = parseNotice(payload);
-      if (!notice) logger.error({ payload }, "unreadable auction notification");
-      else if (isBidNotice(notice)) for (const listener of bidListeners) listener(notice);
-      else for (const listener of moderationListeners) listener(notice);
+      const parsed = parseNotice(payload);
+      if (!parsed) logger.error({ payload }, "unreadable auction notification");
+      else if (parsed.kind === "bid") for (const listener of bidListeners) listener(parsed.notice);
+      else if (parsed.kind === "moderation") for (const listener of moderationListeners) listener(parsed.notice);
+      else for (const listener of roundClosedListeners) listener(parsed.notice);
     },
     onBid(listener: (notice: BidNotice) => void) {
       bidListeners.add(listener);
@@ -291,9 +403,14 @@ export function createNoticeListeners(logger: Logger) {
       moderationListeners.add(listener);
       return () => void moderationListeners.delete(listener);
     },
+    onRoundClosed(listener: (notice: RoundClosedNotice) => void) {
+      roundClosedListeners.add(listener);
+      return () => void roundClosedListeners.delete(listener);
+    },
     clear(): void {
       bidListeners.clear();
       moderationListeners.clear();
+      roundClosedListeners.clear();
     },
   };
 }

@@ -12,12 +12,50 @@ export interface StoredBid {
   createdAt: string;
 }
 
+/**
+ * How long rounds last (DESIGN.md 6b), from AUCTION_ROUND_SECONDS and AUCTION_SOFT_CLOSE_SECONDS.
+ * roundSeconds 0: one endless round, as before rounds.
+ */
+export interface RoundSettings {
+  roundSeconds: number;
+  softCloseSeconds: number;
+}
+
+export const ENDLESS_ROUNDS: RoundSettings = { roundSeconds: 0, softCloseSeconds: 0 };
+
+/** Where the current round stands. */
+export interface RoundStanding {
+  /** 0 before the first bid opens round 1. */
+  number: number;
+  /** ISO 8601; null while endless (or before round 1). */
+  endsAt: string | null;
+  /** Its end has been recorded: the next bid opens the next round. */
+  closed: boolean;
+}
+
 /** One accepted bid as every instance hears it (the NOTIFY payload), with the bidder count after it. */
 export interface BidNotice {
   bid: StoredBid;
   bidders: number;
   /** The moderation version the bid was accepted under. */
   moderation: number;
+  /** The round it belongs to, and that round's end after it (a soft-close bid moves it). */
+  round: number;
+  endsAt: string | null;
+}
+
+/** A round's end, recorded by whichever instance or bid saw it first; heard by every instance. */
+export interface RoundClosedNotice {
+  round: number;
+  moderation: number;
+}
+
+/** A past round's winner: its highest visible bid. */
+export interface RoundWinner {
+  round: number;
+  bid: StoredBid;
+  /** When the round ended (its end, not when the end was recorded). */
+  endedAt: string;
 }
 
 /** What every instance hears of a moderation action: only that the visible bids changed. */
@@ -25,18 +63,37 @@ export interface ModerationNotice {
   moderation: number;
 }
 
-export type PlaceBidOutcome =
-  | { accepted: true; bid: StoredBid; bidders: number; moderation: number }
-  | { accepted: false; code: "too_low"; highestCents: number; moderation: number }
-  /** highestCents null: no visible bid yet. */
-  | { accepted: false; code: "name_not_allowed"; highestCents: number | null; moderation: number };
+/** Of every placement: the bid's round, and the bids of the round it closed on the way (for metrics). */
+interface PlacementRound {
+  round: number;
+  /** The round's end after the placement; null while endless. */
+  endsAt: string | null;
+  /** Set when this placement recorded the previous round's end: how many bids that round had. */
+  closedRoundBids: number | null;
+}
+
+export type PlaceBidOutcome = PlacementRound &
+  (
+    | { accepted: true; bid: StoredBid; bidders: number; moderation: number }
+    | { accepted: false; code: "too_low"; highestCents: number; moderation: number }
+    /** highestCents null: no visible bid yet. */
+    | { accepted: false; code: "name_not_allowed"; highestCents: number | null; moderation: number }
+  );
+
+/** What settleRound() found or did. */
+export interface RoundSettlement extends RoundStanding {
+  /** Set when this call recorded the end: how many bids the round had. */
+  closedRoundBids: number | null;
+  /** The database's clock at the call. */
+  now: string;
+}
 
 /**
- * Where the auction stands, read in one snapshot. Hidden bids and bids of blocked names are left
- * out of every field but lastId.
+ * Where the auction stands, read in one snapshot: the current round's. Hidden bids and bids of
+ * blocked names are left out of every field but lastId.
  */
 export interface AuctionView {
-  /** Newest first (highest id first). */
+  /** Newest first (highest id first), of the current round. */
   bids: StoredBid[];
   /** The highest visible bid (the earliest of equal ones). */
   highest: StoredBid | null;
@@ -47,6 +104,11 @@ export interface AuctionView {
   lastId: number;
   /** The blocked names' keys (nameKey.ts), for the instance's quick name check. */
   blockedKeys: string[];
+  round: RoundStanding;
+  /** The last rounds' winners, newest first (closed rounds with a visible bid; the current one if closed). */
+  pastWinners: RoundWinner[];
+  /** The database's clock at the read, ISO 8601: pages count down from it. */
+  now: string;
 }
 
 export type ModerationRequest = (
@@ -97,17 +159,24 @@ export interface ModerationView {
 
 export interface BidStore {
   readonly backend: "postgres" | "pglite";
+  /** The round lengths every placement and settlement of this store uses. */
+  readonly rounds: RoundSettings;
   /**
-   * Inserts the bid only if it is strictly above every accepted bid, in one atomic statement that
-   * also NOTIFYs; accepted ids rise in commit order. Name and amount are already checked by the rules.
+   * Inserts the bid only if it is strictly above every accepted bid of its round, in one atomic
+   * statement that also NOTIFYs; accepted ids rise in commit order. A bid after the round's end
+   * closes it and opens the next. Name and amount are already checked by the rules.
    * Throws StoreUnavailableError when the database cannot be reached.
    */
   placeBid(bidderName: string, amountCents: number): Promise<PlaceBidOutcome>;
+  /** Records the current round's end if it has passed (and announces it); says where the round stands. */
+  settleRound(): Promise<RoundSettlement>;
+  /** The last `limit` winners, newest first. */
+  winners(limit: number): Promise<RoundWinner[]>;
   /** The newest `limit` visible bids, the highest and the bidder count, read consistently. */
   view(limit: number): Promise<AuctionView>;
   /**
-   * Visible bids with id above `afterId`, oldest first, at most `limit`, with the highest bid and
-   * the bidder count, read consistently: a resume with nothing missed costs this one query.
+   * The current round's visible bids with id above `afterId`, oldest first, at most `limit`, with
+   * the rest of the view, read consistently: a resume with nothing missed costs this one query.
    */
   bidsAfter(afterId: number, limit: number): Promise<AuctionView>;
   /**
@@ -121,6 +190,8 @@ export interface BidStore {
   onBid(listener: (notice: BidNotice) => void): () => void;
   /** Every moderation action from any instance, in commit order with the bids. Returns unsubscribe. */
   onModeration(listener: (notice: ModerationNotice) => void): () => void;
+  /** Every round's end, once, in commit order with the bids. Returns unsubscribe. */
+  onRoundClosed(listener: (notice: RoundClosedNotice) => void): () => void;
   /** Fires false when the database is lost and true once it is reachable and LISTENing again. */
   onReadyChange(listener: (ready: boolean) => void): () => void;
   /** Database reachable and LISTEN active. */

@@ -12,7 +12,7 @@ import postgres from "postgres";
 import { createLogger } from "../../realtime/logger.ts";
 import { openPgliteStore } from "../../realtime/storage/pglite.ts";
 import { PLACE_BID_SQL, placeBidParameters, toPlaceBidOutcome } from "../../realtime/storage/queries.ts";
-import type { PlaceBidOutcome } from "../../realtime/storage/types.ts";
+import { ENDLESS_ROUNDS, type PlaceBidOutcome } from "../../realtime/storage/types.ts";
 
 interface Options {
   databaseUrl?: string;
@@ -62,7 +62,7 @@ async function main() {
       // Start above whatever the service's phases left.
       const [state] = await sql`SELECT (high_amount * 100)::bigint AS cents FROM auction_state`;
       const result = await measure(Number(state?.cents ?? 0), async (name, cents) =>
-        toPlaceBidOutcome((await sql.unsafe(PLACE_BID_SQL, placeBidParameters(name, cents)))[0]),
+        toPlaceBidOutcome((await sql.unsafe(PLACE_BID_SQL, placeBidParameters(name, cents, ENDLESS_ROUNDS)))[0]),
       );
       console.log(JSON.stringify(result));
     } finally {

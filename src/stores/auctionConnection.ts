@@ -7,7 +7,7 @@
  */
 import { atom, map } from "nanostores";
 import type { BidFailureCode } from "../lib/auction/bidToasts.ts";
-import type { ServerMessage, WireBid } from "../lib/auction/protocol.ts";
+import type { ServerMessage, StateMessage, WireBid, WireRound, WireWinner } from "../lib/auction/protocol.ts";
 import { SNAPSHOT_SIZE } from "../lib/auction/protocol.ts";
 import { type ConnectionStatus, createRealtimeClient, type SocketLike } from "../lib/auction/realtimeClient.ts";
 import { formatCents } from "../lib/format.ts";
@@ -19,10 +19,21 @@ export const BID_ACK_TIMEOUT_MS = 10_000;
 
 export interface AuctionState {
   status: ConnectionStatus | "idle";
-  /** Newest first (highest id first), at most SNAPSHOT_SIZE. */
+  /** The current round's, newest first (highest id first), at most SNAPSHOT_SIZE. */
   bids: WireBid[];
   highest: WireBid | null;
   bidders: number;
+  /** Null until the service has said (the first snapshot). */
+  round: WireRound | null;
+  /** The last rounds' winners, newest first. */
+  pastWinners: WireWinner[];
+  /** The service's clock minus this page's, in ms: countdowns run on the service's time. */
+  clockOffsetMs: number;
+}
+
+/** The toast every page shows once when a round it was showing ends (DESIGN.md 6b). */
+function soldToast(winner: WireBid): ToastInput {
+  return { title: "Sold!", description: `Sold to ${winner.bidderName} for ${formatCents(winner.amountCents)}` };
 }
 
 export type BidOutcome = { ok: true; bid: WireBid } | { ok: false; code: BidFailureCode; highestCents?: number | null };
@@ -33,8 +44,10 @@ export interface AuctionConnectionOptions {
   createSocket(url: string): SocketLike;
   timers: Timers;
   log: Pick<Console, "error">;
-  /** Shows a toast ("New Bid!" for other visitors' bids). */
+  /** Shows a toast ("New Bid!" for other visitors' bids, "Sold!" at a round's end). */
   notify(toast: ToastInput): void;
+  /** This page's clock, in ms since the epoch (default Date.now). */
+  now?: () => number;
   heartbeatIntervalMs?: number;
   heartbeatTimeoutMs?: number;
   /** Every message as it arrives and every status change, after the stores have taken them. */
@@ -43,9 +56,24 @@ export interface AuctionConnectionOptions {
 
 export function createAuctionConnection(options: AuctionConnectionOptions) {
   const { timers } = options;
-  const $auction = map<AuctionState>({ status: "idle", bids: [], highest: null, bidders: 0 });
+  const now = options.now ?? Date.now;
+  const $auction = map<AuctionState>({
+    status: "idle",
+    bids: [],
+    highest: null,
+    bidders: 0,
+    round: null,
+    pastWinners: [],
+    clockOffsetMs: 0,
+  });
   /** What this visitor has typed as their name: their own bids raise no "New Bid!" toast. */
   const $typedBidderName = atom("");
+  /** The round this page won, set when its end is announced: the page celebrates it. */
+  const $won = atom<WireWinner | null>(null);
+  /** Bids this page placed and had accepted: a winner among them is this page's win. */
+  const ownBidIds = new Set<number>();
+  /** The newest round whose end this page has announced: each end is announced once. */
+  let announcedRound = 0;
   const pendingBids = new Map<string, { settle: (outcome: BidOutcome) => void; timer: unknown }>();
   let lastRequestNumber = 0;
 
@@ -83,30 +111,106 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     for (const requestId of [...pendingBids.keys()]) settleBid(requestId, outcome);
   }
 
+  /**
+   * Announces the end of the round the page was showing, once, when a message shows it ended: the
+   * same round now ended (its highest won), or a later round (the winner is among the past ones).
+   * A page that first loads after an end only shows it, without a toast.
+   */
+  function announceEnd(next: Pick<StateMessage, "round" | "highest" | "pastWinners">) {
+    const shown = $auction.get().round;
+    if (!shown || shown.ended || shown.number === 0 || shown.number <= announcedRound) return;
+    let winner: WireWinner | undefined;
+    if (next.round.number === shown.number && next.round.ended && next.highest) {
+      winner = { round: shown.number, bid: next.highest, endedAt: next.round.endsAt ?? "" };
+    } else if (next.round.number > shown.number) {
+      winner = next.pastWinners.find((past) => past.round === shown.number);
+    } else if (!(next.round.number === shown.number && next.round.ended)) {
+      return;
+    }
+    announcedRound = shown.number;
+    // A round whose every bid was hidden sold nothing: no toast.
+    if (!winner) return;
+    options.notify(soldToast(winner.bid));
+    if (ownBidIds.has(winner.bid.id)) $won.set(winner);
+  }
+
+  /** Replaces the page's state with a snapshot's (or the list after an action or a round's end). */
+  function applyState(message: StateMessage) {
+    announceEnd(message);
+    $auction.set({
+      ...$auction.get(),
+      bids: message.bids,
+      highest: message.highest,
+      bidders: message.bidders,
+      round: message.round,
+      pastWinners: message.pastWinners,
+      clockOffsetMs: Date.parse(message.now) - now(),
+    });
+  }
+
+  /** The first bid of a round after the one shown: the list starts afresh with it. */
+  function openRound(message: Extract<ServerMessage, { type: "bid" }>) {
+    const { round } = $auction.get();
+    $auction.set({
+      ...$auction.get(),
+      bids: [message.bid],
+      highest: message.bid,
+      bidders: message.bidders,
+      round: {
+        number: message.round,
+        endsAt: message.endsAt,
+        ended: false,
+        seconds: round?.seconds ?? 0,
+        softCloseSeconds: round?.softCloseSeconds ?? 0,
+      },
+    });
+  }
+
   function receive(message: ServerMessage) {
     switch (message.type) {
       case "snapshot":
       // An operator's action: the list as it now stands, hidden bids gone, restored ones back.
       case "moderated":
-        $auction.set({ ...$auction.get(), bids: message.bids, highest: message.highest, bidders: message.bidders });
+      // A round's end: the round as it ended (or the next, if a bid opened it already).
+      case "roundEnded":
+        applyState(message);
         break;
       case "resume":
+        announceEnd(message);
         // Oldest first on the wire; each is added as if it had arrived live, without a toast.
         for (const bid of message.bids) addBid(bid);
-        $auction.setKey("bidders", message.bidders);
+        $auction.set({
+          ...$auction.get(),
+          bidders: message.bidders,
+          round: message.round,
+          pastWinners: message.pastWinners,
+          clockOffsetMs: Date.parse(message.now) - now(),
+        });
         break;
-      case "bid":
-        // The count only grows; the bid itself may already be listed from this visitor's own ack.
-        $auction.setKey("bidders", Math.max($auction.get().bidders, message.bidders));
-        if (addBid(message.bid) && message.bid.bidderName !== $typedBidderName.get().trim()) {
+      case "bid": {
+        const shownRound = $auction.get().round?.number ?? 0;
+        let added = true;
+        if (message.round > shownRound) openRound(message);
+        else {
+          // The count only grows; the bid itself may already be listed from this visitor's own ack.
+          $auction.setKey("bidders", Math.max($auction.get().bidders, message.bidders));
+          added = addBid(message.bid);
+          const round = $auction.get().round;
+          // A bid in the soft-close window moves the end.
+          if (round && message.round === round.number) $auction.setKey("round", { ...round, endsAt: message.endsAt });
+        }
+        if (added && message.bid.bidderName !== $typedBidderName.get().trim()) {
           options.notify({
             title: "New Bid!",
             description: `${message.bid.bidderName} bid ${formatCents(message.bid.amountCents)}`,
           });
         }
         break;
+      }
       case "accepted":
-        addBid(message.bid);
+        ownBidIds.add(message.bid.id);
+        // A bid that opened the next round joins its list with that round's first message.
+        if (message.round === ($auction.get().round?.number ?? 0)) addBid(message.bid);
         settleBid(message.requestId, { ok: true, bid: message.bid });
         break;
       case "error":
@@ -138,6 +242,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
   return {
     $auction,
     $typedBidderName,
+    $won,
     /** Opens the connection once; later calls do nothing. */
     connect() {
       if (client) return;

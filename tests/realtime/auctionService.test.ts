@@ -87,13 +87,28 @@ async function expectStillServing(url: string, options?: ConnectOptions) {
 
 const ids = (bids: { id: number }[]) => bids.map((bid) => bid.id);
 
+// These services run with rounds off (their stores' default): one endless round 1 from the first bid.
+const ENDLESS = { endsAt: null, ended: false, seconds: 0, softCloseSeconds: 0 };
+const standing = (round: number) => ({
+  round: { number: round, ...ENDLESS },
+  pastWinners: [],
+  now: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+});
+
 describe.each(BACKENDS)("auction service on %s", (backend) => {
   it(
     "opens each socket with a snapshot: the 50 newest bids, the highest and the bidder count",
     async () => {
       const { store, service } = await openAuction(backend);
       const empty = await connect(service.socketUrl);
-      expect(await empty.opening()).toEqual({ type: "snapshot", bids: [], highest: null, bidders: 0, moderation: 0 });
+      expect(await empty.opening()).toEqual({
+        type: "snapshot",
+        bids: [],
+        highest: null,
+        bidders: 0,
+        moderation: 0,
+        ...standing(0),
+      });
 
       for (let i = 1; i <= 55; i++) await store.placeBid(`Bidder ${i % 4}`, i * 100);
       const client = await connect(service.socketUrl);
@@ -142,6 +157,8 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
         type: "bid",
         bid: first,
         bidders: 1,
+        round: 1,
+        endsAt: null,
       });
 
       for (const amount of [10, 9.99, 0.01]) {
@@ -225,13 +242,21 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
         highest: missed.at(-1),
         bidders: 4,
         moderation: 0,
+        ...standing(1),
       });
       const next = accepted(await bidder.bid("Later", 7));
       expect(await resumed.waitForBroadcasts(1)).toEqual([next]);
 
       // Nothing missed: an empty resume that still names the highest.
       const upToDate = await connect(service.socketUrl, { after: next.id });
-      expect(await upToDate.opening()).toEqual({ type: "resume", bids: [], highest: next, bidders: 5, moderation: 0 });
+      expect(await upToDate.opening()).toEqual({
+        type: "resume",
+        bids: [],
+        highest: next,
+        bidders: 5,
+        moderation: 0,
+        ...standing(1),
+      });
       // An id this auction never reached (a client of a reset database) starts over with a snapshot.
       const stranger = await connect(service.socketUrl, { after: next.id + 100 });
       expect(await stranger.opening()).toMatchObject({ type: "snapshot", highest: next });

@@ -11,7 +11,7 @@ import { createBroadcaster } from "../../realtime/auction/broadcaster.ts";
 import { createCoalescer } from "../../realtime/auction/coalescedReads.ts";
 import { createKnownStanding } from "../../realtime/auction/knownStanding.ts";
 import { createMetrics } from "../../realtime/metrics.ts";
-import type { BidNotice, BidStore, StoredBid } from "../../realtime/storage/types.ts";
+import { type BidNotice, type BidStore, ENDLESS_ROUNDS, type StoredBid } from "../../realtime/storage/types.ts";
 import { testLogger, waitFor } from "./support/stores.ts";
 
 function bid(id: number): StoredBid {
@@ -26,9 +26,18 @@ function scriptedStore() {
   let ready = true;
   let failReads = 0;
   let failedReads = 0;
+  // One endless round, as the service runs with AUCTION_ROUND_SECONDS=0.
+  const standing = {
+    round: { number: 1, endsAt: null, closed: false },
+    pastWinners: [],
+    now: "2026-11-21T12:00:00.000Z",
+  };
   const store: BidStore = {
     backend: "postgres",
+    rounds: ENDLESS_ROUNDS,
     placeBid: () => Promise.reject(new Error("not used")),
+    settleRound: () => Promise.reject(new Error("not used")),
+    winners: () => Promise.reject(new Error("not used")),
     view: async () => ({
       bids: [...rows].reverse(),
       highest: rows.at(-1) ?? null,
@@ -36,6 +45,7 @@ function scriptedStore() {
       moderation: 0,
       lastId: rows.at(-1)?.id ?? 0,
       blockedKeys: [],
+      ...standing,
     }),
     bidsAfter: async (afterId, limit) => {
       if (failReads > 0) {
@@ -50,11 +60,13 @@ function scriptedStore() {
         moderation: 0,
         lastId: rows.at(-1)?.id ?? 0,
         blockedKeys: [],
+        ...standing,
       };
     },
     moderate: () => Promise.reject(new Error("not used")),
     moderationView: () => Promise.reject(new Error("not used")),
     onModeration: () => () => {},
+    onRoundClosed: () => () => {},
     onBid(listener) {
       bidListeners.add(listener);
       return () => bidListeners.delete(listener);
@@ -70,7 +82,8 @@ function scriptedStore() {
     store,
     commit: (id: number) => rows.push(bid(id)),
     notify: (id: number) => {
-      for (const listener of bidListeners) listener({ bid: bid(id), bidders: rows.length, moderation: 0 });
+      for (const listener of bidListeners)
+        listener({ bid: bid(id), bidders: rows.length, moderation: 0, round: 1, endsAt: null });
     },
     setReady(value: boolean) {
       ready = value;
@@ -122,7 +135,7 @@ async function liveBroadcaster(script: ReturnType<typeof scriptedStore>) {
   await broadcaster.start();
   const { socket, received } = fakeSocket();
   broadcaster.add(socket);
-  broadcaster.goLive(socket, Buffer.from('{"type":"snapshot"}'), 1, 0);
+  broadcaster.goLive(socket, Buffer.from('{"type":"snapshot"}'), 1, { moderation: 0, round: 1, roundClosed: false });
   return { broadcaster, received };
 }
 

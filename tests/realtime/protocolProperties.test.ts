@@ -10,6 +10,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PLACE_BID_SQL, placeBidParameters } from "../../realtime/storage/queries.ts";
+import { ENDLESS_ROUNDS } from "../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
@@ -499,7 +500,10 @@ describe.each(BACKENDS)("the database's checks on %s against the bid rules", (ba
               rule.ok && rule.value === bidderName && checkAmount(amountCents / 100).ok && amountCents >= 1;
             await query("BEGIN");
             try {
-              const outcome = await query(PLACE_BID_SQL, placeBidParameters(bidderName, amountCents)).then(
+              const outcome = await query(
+                PLACE_BID_SQL,
+                placeBidParameters(bidderName, amountCents, ENDLESS_ROUNDS),
+              ).then(
                 (rows) => ({ accepted: rows[0]?.outcome === "accepted", sqlState: null }),
                 (error: { code?: string }) => ({ accepted: false, sqlState: error.code ?? "no code" }),
               );

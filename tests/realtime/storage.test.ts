@@ -23,6 +23,15 @@ import {
 
 const ISO_UTC_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
+// These stores run with rounds off (AUCTION_ROUND_SECONDS=0): every bid is in one endless round 1.
+const IN_ENDLESS_ROUND_1 = { round: 1, endsAt: null, closedRoundBids: null };
+const ENDLESS_ROUND_1_VIEW = {
+  round: { number: 1, endsAt: null, closed: false },
+  pastWinners: [],
+  now: expect.stringMatching(ISO_UTC_MILLIS),
+};
+const BEFORE_ROUND_1 = { ...ENDLESS_ROUND_1_VIEW, round: { number: 0, endsAt: null, closed: false } };
+
 function acceptedBid(outcome: PlaceBidOutcome) {
   if (!outcome.accepted) throw new Error(`bid refused, highest ${outcome.highestCents}`);
   return outcome.bid;
@@ -56,6 +65,7 @@ describe.each(BACKENDS)(
       expect(recorded.map((row) => [Number(row.version), row.name])).toEqual([
         [1, "001_auction_bids.sql"],
         [2, "002_moderation.sql"],
+        [3, "003_rounds.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
@@ -67,11 +77,16 @@ describe.each(BACKENDS)(
         name: string,
         amount: string,
       ) =>
-        query("INSERT INTO auction_bids (bidder_name, amount) VALUES ($1, $2::numeric)", [name, amount]).then(
+        query("INSERT INTO auction_bids (bidder_name, amount, round_number) VALUES ($1, $2::numeric, 1)", [
+          name,
+          amount,
+        ]).then(
           () => `stored ${JSON.stringify(name)} ${amount}`,
           (error: Error) => error.message,
         );
       await withDirectSql(location, async (query) => {
+        // Every bid belongs to a round (sql/003_rounds.sql): these rows to round 1.
+        await query("INSERT INTO auction_rounds (number, opened_at) VALUES (1, now())");
         const badNames = [
           "",
           "x".repeat(41),
@@ -99,11 +114,11 @@ describe.each(BACKENDS)(
         // The boundaries themselves are fine: 40 code points (emoji are 2 UTF-16 units each), the maximum.
         const fortyEmoji = "\u{1F4B8}".repeat(40);
         await query(
-          "INSERT INTO auction_bids (bidder_name, amount) VALUES ($1, 1000000000.00), ('Zoë and Chloé', 0.01)",
+          "INSERT INTO auction_bids (bidder_name, amount, round_number) VALUES ($1, 1000000000.00, 1), ('Zoë and Chloé', 0.01, 1)",
           [fortyEmoji],
         );
         // A third decimal never reaches the table: the numeric(12,2) scale rounds it.
-        await query("INSERT INTO auction_bids (bidder_name, amount) VALUES ('three decimals', 1.005)");
+        await query("INSERT INTO auction_bids (bidder_name, amount, round_number) VALUES ('three decimals', 1.005, 1)");
         const rows = await query("SELECT bidder_name, amount::text AS amount FROM auction_bids ORDER BY id");
         expect(rows.map((row) => [row.bidder_name, row.amount])).toEqual([
           [fortyEmoji, "1000000000.00"],
@@ -130,12 +145,14 @@ describe.each(BACKENDS)(
         code: "too_low",
         highestCents: 1050,
         moderation: 0,
+        ...IN_ENDLESS_ROUND_1,
       });
       expect(await store.placeBid("Carol", 999)).toEqual({
         accepted: false,
         code: "too_low",
         highestCents: 1050,
         moderation: 0,
+        ...IN_ENDLESS_ROUND_1,
       });
       const top = acceptedBid(await store.placeBid("Carol", 100_000_000_000));
       expect(top.amountCents).toBe(100_000_000_000);
@@ -144,6 +161,7 @@ describe.each(BACKENDS)(
         code: "too_low",
         highestCents: 100_000_000_000,
         moderation: 0,
+        ...IN_ENDLESS_ROUND_1,
       });
 
       const view = await store.view(50);
@@ -186,6 +204,7 @@ describe.each(BACKENDS)(
         moderation: 0,
         lastId: 0,
         blockedKeys: [],
+        ...BEFORE_ROUND_1,
       });
       expect(await store.bidsAfter(0, 50)).toEqual({
         bids: [],
@@ -194,6 +213,7 @@ describe.each(BACKENDS)(
         moderation: 0,
         lastId: 0,
         blockedKeys: [],
+        ...BEFORE_ROUND_1,
       });
     });
 
@@ -222,6 +242,7 @@ describe.each(BACKENDS)(
         moderation: 0,
         lastId: ids[5],
         blockedKeys: [],
+        ...ENDLESS_ROUND_1_VIEW,
       });
       expect((await store.bidsAfter(ids[1] ?? 0, 1)).highest).toEqual(view.highest);
       expect((await store.bidsAfter(0, 100)).bids.map((bid) => bid.id)).toEqual(ids);
@@ -242,7 +263,9 @@ describe.each(BACKENDS)(
         if (outcome.accepted) accepted.push(outcome);
       }
       await waitFor("3 notices", () => notices.length >= 3);
-      expect(notices).toEqual(accepted.map(({ bid, bidders }) => ({ bid, bidders, moderation: 0 })));
+      expect(notices).toEqual(
+        accepted.map(({ bid, bidders }) => ({ bid, bidders, moderation: 0, round: 1, endsAt: null })),
+      );
       unsubscribe();
       await store.placeBid("d", 400);
       const last = (await store.view(1)).highest;
@@ -264,12 +287,14 @@ describe.each(BACKENDS)(
         moderation: 0,
         lastId: bid.id,
         blockedKeys: [],
+        ...ENDLESS_ROUND_1_VIEW,
       });
       expect(await store.placeBid("Pat's rival", 4200)).toEqual({
         accepted: false,
         code: "too_low",
         highestCents: 4200,
         moderation: 0,
+        ...IN_ENDLESS_ROUND_1,
       });
     });
 
@@ -299,9 +324,10 @@ describe("migrations on PostgreSQL", () => {
       expect(lines.filter((line) => line.msg === "migration applied").map((line) => line.migration)).toEqual([
         "001_auction_bids.sql",
         "002_moderation.sql",
+        "003_rounds.sql",
       ]);
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(2);
+      expect(rows[0]?.n).toBe(3);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();

@@ -77,13 +77,14 @@ describe("the PGlite data directory lock", () => {
     await store.close();
     expect(existsSync(join(dir, LOCK_FILE_NAME))).toBe(false);
     store = await openTestStore(location);
-    expect(await store.view(1)).toEqual({
+    expect(await store.view(1)).toMatchObject({
       bids: [],
       highest: null,
       bidders: 0,
       moderation: 0,
       lastId: 0,
       blockedKeys: [],
+      round: { number: 0 },
     });
   }, 30_000);
 

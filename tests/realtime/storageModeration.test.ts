@@ -228,9 +228,9 @@ describe.each(BACKENDS)(
       await store.moderate(restore(first.id));
       await waitFor("four notifications", () => heard.length === 4);
       expect(heard).toEqual([
-        { bid: first, bidders: 1, moderation: 0 },
+        { bid: first, bidders: 1, moderation: 0, round: 1, endsAt: null },
         { moderation: 1 },
-        { bid: second, bidders: 1, moderation: 1 },
+        { bid: second, bidders: 1, moderation: 1, round: 1, endsAt: null },
         { moderation: 2 },
       ]);
     });

@@ -84,7 +84,7 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
     // LISTEN is back: a new bid, placed through another connection, is heard.
     const other = postgres(cluster.url, { max: 1, onnotice: () => {} });
     try {
-      const [row] = await other`SELECT * FROM place_auction_bid('after the outage', 'after the outage', 2000000)`;
+      const [row] = await other`SELECT * FROM place_auction_bid('after the outage', 'after the outage', 2000000, 0, 0)`;
       await waitFor("the notice of the bid after the outage", () =>
         notices.some((notice) => notice.bid.id === Number(row?.id)),
       );

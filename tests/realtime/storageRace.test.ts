@@ -120,15 +120,19 @@ describe("concurrent bids", () => {
       // connection handshake apart.
       await Promise.all(Array.from({ length: 20 }, () => pool`SELECT pg_sleep(0.05)`));
       for (let round = 0; round < NEGATIVE_CONTROL_ROUNDS && brokenRounds === 0; round++) {
-        await withDirectSql(location, (query) => query("TRUNCATE auction_bids CASCADE"));
+        await withDirectSql(location, async (query) => {
+          await query("TRUNCATE auction_bids CASCADE");
+          // Every bid belongs to a round (sql/003_rounds.sql): these to round 1.
+          await query("INSERT INTO auction_rounds (number, opened_at) VALUES (1, now()) ON CONFLICT DO NOTHING");
+        });
         // A moment of "thinking" between reading max() and inserting, as any application-side
         // read-then-write has: every statement's snapshot predates the others' inserts.
         await Promise.all(
           Array.from(
             { length: CONCURRENT_BIDS },
             (_, i) =>
-              pool`INSERT INTO auction_bids (bidder_name, amount)
-                 SELECT ${`n${i}`}, ${amount}::numeric
+              pool`INSERT INTO auction_bids (bidder_name, amount, round_number)
+                 SELECT ${`n${i}`}, ${amount}::numeric, 1
                  FROM (SELECT pg_sleep(0.02)) AS think_time
                  WHERE ${amount}::numeric > (SELECT coalesce(max(amount), 0) FROM auction_bids)`,
           ),

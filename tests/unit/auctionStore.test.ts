@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { type WebSocket as ServerSocket, WebSocketServer } from "ws";
-import type { WireBid } from "../../src/lib/auction/protocol.ts";
+import type { ServerMessage, WireBid, WireRound, WireWinner } from "../../src/lib/auction/protocol.ts";
 import type { SocketLike } from "../../src/lib/auction/realtimeClient.ts";
 import { globalTimers } from "../../src/lib/timers.ts";
 import { BID_ACK_TIMEOUT_MS, createAuctionConnection } from "../../src/stores/auctionConnection.ts";
@@ -14,12 +14,47 @@ const bid = (id: number, bidderName: string, amountCents: number): WireBid => ({
   createdAt: "2026-11-21T12:00:00.000Z",
 });
 
+const NOW = "2026-11-21T12:00:00.000Z";
+const IN_AN_HOUR = "2026-11-21T13:00:00.000Z";
+
+/** A round as the service describes it: round 1, open for an hour, unless told otherwise. */
+const round = (overrides: Partial<WireRound> = {}): WireRound => ({
+  number: 1,
+  endsAt: IN_AN_HOUR,
+  ended: false,
+  seconds: 3_600,
+  softCloseSeconds: 30,
+  ...overrides,
+});
+
+/** A state message (snapshot, moderated, roundEnded) or a resume, with the given fields. */
+function state<Type extends "snapshot" | "moderated" | "roundEnded" | "resume">(
+  type: Type,
+  fields: Partial<Omit<Extract<ServerMessage, { type: Type }>, "type">> = {},
+) {
+  return {
+    type,
+    bids: [],
+    highest: null,
+    bidders: 0,
+    moderation: 0,
+    round: round(),
+    pastWinners: [],
+    now: NOW,
+    ...fields,
+  };
+}
+
+/** The broadcast of an accepted bid, of round 1 unless told otherwise. */
+const broadcast = (placed: WireBid, bidders: number, roundNumber = 1, endsAt: string | null = IN_AN_HOUR) =>
+  ({ type: "bid", bid: placed, bidders, round: roundNumber, endsAt }) satisfies ServerMessage;
+
 async function until(condition: () => boolean, what: string) {
   await vi.waitFor(() => expect(condition(), what).toBe(true), { timeout: 5_000, interval: 5 });
 }
 
 /** A real socket server and one page's connection to it, both closed when the test ends. */
-async function openAuction() {
+async function openAuction(pageNow?: () => number) {
   const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise((resolve) => server.once("listening", resolve));
   let serverSocket: ServerSocket | undefined;
@@ -35,13 +70,14 @@ async function openAuction() {
     timers: globalTimers,
     log: console,
     notify: (toast) => toasts.push(toast),
+    now: pageNow,
   });
   onTestFinished(async () => {
     connection.stop();
     for (const socket of server.clients) socket.terminate();
     await new Promise((resolve) => server.close(resolve));
   });
-  const send = (message: unknown) => serverSocket?.send(JSON.stringify(message));
+  const send = (message: ServerMessage) => serverSocket?.send(JSON.stringify(message));
   /** Connects and waits until the page is live. */
   const goLive = async () => {
     connection.connect();
@@ -63,17 +99,17 @@ describe("auction store over a real socket", () => {
     const { connection, toasts, send, goLive } = await openAuction();
     const { $auction } = connection;
     await goLive();
-    send({
-      type: "snapshot",
-      bids: [bid(2, "Ada", 1_500), bid(1, "Bo", 1_000)],
-      highest: bid(2, "Ada", 1_500),
-      bidders: 2,
-      moderation: 0,
-    });
+    send(
+      state("snapshot", {
+        bids: [bid(2, "Ada", 1_500), bid(1, "Bo", 1_000)],
+        highest: bid(2, "Ada", 1_500),
+        bidders: 2,
+      }),
+    );
     await until(() => $auction.get().bids.length === 2, "snapshot");
 
-    send({ type: "bid", bid: bid(3, "Grace", 123_450), bidders: 3 });
-    send({ type: "bid", bid: bid(3, "Grace", 123_450), bidders: 3 });
+    send(broadcast(bid(3, "Grace", 123_450), 3));
+    send(broadcast(bid(3, "Grace", 123_450), 3));
     await until(() => $auction.get().highest?.id === 3, "the new bid");
     expect($auction.get().bids.map((listed) => listed.id)).toEqual([3, 2, 1]);
     expect($auction.get().bidders).toBe(3);
@@ -84,10 +120,12 @@ describe("auction store over a real socket", () => {
     const { connection, toasts, send, goLive } = await openAuction();
     const { $auction } = connection;
     await goLive();
-    send({ type: "bid", bid: bid(1, "Ada", 1_000), bidders: 1 });
-    send({ type: "bid", bid: bid(2, "Troll", 100_000_000_000), bidders: 2 });
+    send(broadcast(bid(1, "Ada", 1_000), 1));
+    send(broadcast(bid(2, "Troll", 100_000_000_000), 2));
     await until(() => $auction.get().highest?.id === 2, "the troll's bid");
-    send({ type: "moderated", bids: [bid(1, "Ada", 1_000)], highest: bid(1, "Ada", 1_000), bidders: 1, moderation: 1 });
+    send(
+      state("moderated", { bids: [bid(1, "Ada", 1_000)], highest: bid(1, "Ada", 1_000), bidders: 1, moderation: 1 }),
+    );
     await until(() => $auction.get().highest?.id === 1, "the list after the hide");
     expect($auction.get()).toMatchObject({ bids: [bid(1, "Ada", 1_000)], bidders: 1 });
     expect(toasts.map((toast) => toast.description)).toEqual(["Ada bid $10.00", "Troll bid $1,000,000,000.00"]);
@@ -97,9 +135,9 @@ describe("auction store over a real socket", () => {
     const { connection, toasts, send, goLive } = await openAuction();
     await goLive();
     connection.$typedBidderName.set("  Lin ");
-    send({ type: "bid", bid: bid(4, "Lin", 200_000), bidders: 4 });
+    send(broadcast(bid(4, "Lin", 200_000), 4));
     // A barrier: the next bid's toast comes after Lin's would have.
-    send({ type: "bid", bid: bid(5, "Mo", 210_000), bidders: 5 });
+    send(broadcast(bid(5, "Mo", 210_000), 5));
     await until(() => connection.$auction.get().highest?.id === 5, "both bids");
     expect(toasts).toEqual([{ title: "New Bid!", description: "Mo bid $2,100.00" }]);
   });
@@ -107,11 +145,13 @@ describe("auction store over a real socket", () => {
   it("resolves a bid with the acknowledgement, or with the typed refusal", async () => {
     const { connection, received, send, goLive } = await openAuction();
     await goLive();
+    send(state("snapshot", { bids: [bid(4, "Mo", 100_000)], highest: bid(4, "Mo", 100_000), bidders: 1 }));
+    await until(() => connection.$auction.get().bids.length === 1, "snapshot");
     const accepted = connection.placeBid("Lin", 250_000);
     await until(() => received.some((message) => message.type === "bid"), "the bid message");
     const sent = received.find((message) => message.type === "bid") as { requestId: string; amount: number };
     expect(sent).toMatchObject({ bidderName: "Lin", amount: 2_500 });
-    send({ type: "accepted", requestId: sent.requestId, bid: bid(5, "Lin", 250_000) });
+    send({ type: "accepted", requestId: sent.requestId, bid: bid(5, "Lin", 250_000), round: 1 });
     await expect(accepted).resolves.toEqual({ ok: true, bid: bid(5, "Lin", 250_000) });
     expect(connection.$auction.get().bids[0]?.id).toBe(5);
 
@@ -144,5 +184,128 @@ describe("auction store over a real socket", () => {
     await until(() => received.length === 1, "the bid message");
     dropConnections();
     await expect(outcome).resolves.toEqual({ ok: false, code: "connection_lost" });
+  });
+});
+
+describe("rounds over a real socket", () => {
+  const sold = (toasts: ToastInput[]) => toasts.filter((toast) => toast.title === "Sold!");
+
+  /** A page live on round 1 with Mo's bid, and its own accepted bid of Lin's (id 5, $2,500.00). */
+  async function openRoundWithOwnBid() {
+    const auction = await openAuction();
+    const { connection, received, send, goLive } = auction;
+    await goLive();
+    send(state("snapshot", { bids: [bid(4, "Mo", 100_000)], highest: bid(4, "Mo", 100_000), bidders: 1 }));
+    await until(() => connection.$auction.get().bids.length === 1, "snapshot");
+    const placed = connection.placeBid("Lin", 250_000);
+    await until(() => received.some((message) => message.type === "bid"), "the bid message");
+    const { requestId } = received.find((message) => message.type === "bid") as { requestId: string };
+    send({ type: "accepted", requestId, bid: bid(5, "Lin", 250_000), round: 1 });
+    await placed;
+    return auction;
+  }
+
+  /** The service's message at the end of round 1, won by `winner`. */
+  const endOfRound1 = (winner: WireBid, bids: WireBid[]) =>
+    state("roundEnded", {
+      bids,
+      highest: winner,
+      bidders: bids.length,
+      round: round({ ended: true }),
+      pastWinners: [{ round: 1, bid: winner, endedAt: IN_AN_HOUR }],
+    });
+
+  it("announces the end with one Sold! toast, and marks the win on the page that placed the winning bid", async () => {
+    const { connection, toasts, send } = await openRoundWithOwnBid();
+    send(endOfRound1(bid(5, "Lin", 250_000), [bid(5, "Lin", 250_000), bid(4, "Mo", 100_000)]));
+    await until(() => connection.$auction.get().round?.ended === true, "the end");
+    expect(sold(toasts)).toEqual([{ title: "Sold!", description: "Sold to Lin for $2,500.00" }]);
+    expect(connection.$won.get()).toEqual({ round: 1, bid: bid(5, "Lin", 250_000), endedAt: IN_AN_HOUR });
+  });
+
+  it("announces another visitor's win without marking it as this page's", async () => {
+    const { connection, toasts, send } = await openRoundWithOwnBid();
+    // Grace outbid Lin just before the end.
+    send(endOfRound1(bid(6, "Grace", 300_000), [bid(6, "Grace", 300_000), bid(5, "Lin", 250_000)]));
+    await until(() => connection.$auction.get().round?.ended === true, "the end");
+    expect(sold(toasts)).toEqual([{ title: "Sold!", description: "Sold to Grace for $3,000.00" }]);
+    expect(connection.$won.get()).toBeNull();
+  });
+
+  it("announces each end once: a later snapshot, resume or next round showing it raises no second toast", async () => {
+    const { connection, toasts, send } = await openRoundWithOwnBid();
+    const winner = bid(5, "Lin", 250_000);
+    send(endOfRound1(winner, [winner]));
+    send(state("snapshot", { bids: [winner], highest: winner, bidders: 1, round: round({ ended: true }) }));
+    send(state("resume", { highest: winner, bidders: 1, round: round({ ended: true }) }));
+    const nextRound = round({ number: 2, endsAt: "2026-11-21T14:00:00.000Z" });
+    const pastWinners: WireWinner[] = [{ round: 1, bid: winner, endedAt: IN_AN_HOUR }];
+    send(state("snapshot", { bids: [bid(7, "Zed", 100)], highest: bid(7, "Zed", 100), round: nextRound, pastWinners }));
+    await until(() => connection.$auction.get().round?.number === 2, "round 2");
+    expect(sold(toasts)).toHaveLength(1);
+    expect(connection.$auction.get().pastWinners).toEqual(pastWinners);
+  });
+
+  it("hears of an end it missed, once, from the next round's snapshot", async () => {
+    const { connection, toasts, send } = await openRoundWithOwnBid();
+    const winner = bid(5, "Lin", 250_000);
+    const nextRound = state("snapshot", {
+      bids: [bid(7, "Zed", 100)],
+      highest: bid(7, "Zed", 100),
+      bidders: 1,
+      round: round({ number: 2, endsAt: "2026-11-21T14:00:00.000Z" }),
+      pastWinners: [{ round: 1, bid: winner, endedAt: IN_AN_HOUR }],
+    });
+    send(nextRound);
+    send(nextRound);
+    await until(() => connection.$auction.get().round?.number === 2, "round 2");
+    expect(sold(toasts)).toEqual([{ title: "Sold!", description: "Sold to Lin for $2,500.00" }]);
+    expect(connection.$won.get()?.round).toBe(1);
+  });
+
+  it("shows a round that had ended before the page loaded without a toast", async () => {
+    const { connection, toasts, send, goLive } = await openAuction();
+    await goLive();
+    send(endOfRound1(bid(2, "Ada", 1_500), [bid(2, "Ada", 1_500), bid(1, "Bo", 1_000)]));
+    // A barrier: the bid's toast comes after a Sold! one would have.
+    send(broadcast(bid(3, "Zed", 100), 1, 2));
+    await until(() => connection.$auction.get().highest?.id === 3, "the next round's bid");
+    expect(toasts).toEqual([{ title: "New Bid!", description: "Zed bid $1.00" }]);
+  });
+
+  it("starts the next round's list afresh with its first bid: one bid, 1 Bidder", async () => {
+    const { connection, send, goLive } = await openAuction();
+    await goLive();
+    send(endOfRound1(bid(2, "Ada", 1_500), [bid(2, "Ada", 1_500), bid(1, "Bo", 1_000)]));
+    await until(() => connection.$auction.get().round?.ended === true, "the end");
+    send(broadcast(bid(3, "Zed", 100), 1, 2, "2026-11-21T14:00:00.000Z"));
+    await until(() => connection.$auction.get().round?.number === 2, "round 2");
+    expect(connection.$auction.get()).toMatchObject({
+      bids: [bid(3, "Zed", 100)],
+      highest: bid(3, "Zed", 100),
+      bidders: 1,
+      round: round({ number: 2, endsAt: "2026-11-21T14:00:00.000Z" }),
+    });
+  });
+
+  it("moves the end when a bid lands in the soft-close window", async () => {
+    const { connection, send, goLive } = await openAuction();
+    await goLive();
+    send(state("snapshot", { bids: [bid(1, "Bo", 1_000)], highest: bid(1, "Bo", 1_000), bidders: 1 }));
+    send(broadcast(bid(2, "Ada", 1_500), 2, 1, "2026-11-21T13:00:20.000Z"));
+    await until(() => connection.$auction.get().highest?.id === 2, "the late bid");
+    expect(connection.$auction.get().round?.endsAt).toBe("2026-11-21T13:00:20.000Z");
+  });
+
+  it("measures the service's clock against the page's from each snapshot and resume", async () => {
+    const fiveHoursBehind = () => Date.parse(NOW) - 5 * 3_600_000;
+    const { connection, send, goLive } = await openAuction(fiveHoursBehind);
+    await goLive();
+    send(state("snapshot"));
+    await until(() => connection.$auction.get().round !== null, "snapshot");
+    expect(connection.$auction.get().clockOffsetMs).toBe(5 * 3_600_000);
+    send(state("resume", { now: "2026-11-21T12:00:01.500Z" }));
+    await until(() => connection.$auction.get().clockOffsetMs !== 5 * 3_600_000, "resume");
+    expect(connection.$auction.get().clockOffsetMs).toBe(5 * 3_600_000 + 1_500);
   });
 });

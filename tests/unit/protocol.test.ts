@@ -72,8 +72,23 @@ describe("client messages", () => {
 describe("service messages", () => {
   it("reads what the service sends and refuses anything else", () => {
     const wire = { id: 1, bidderName: "Nobody", amountCents: 1250, createdAt: "2026-01-01T00:00:00.000Z" };
-    const snapshot = { type: "snapshot", bids: [wire], highest: wire, bidders: 1, moderation: 0 };
+    const round = { number: 1, endsAt: "2026-11-21T13:00:00.000Z", ended: false, seconds: 3600, softCloseSeconds: 30 };
+    const snapshot = {
+      type: "snapshot",
+      bids: [wire],
+      highest: wire,
+      bidders: 1,
+      moderation: 0,
+      round,
+      pastWinners: [],
+      now: "2026-11-21T12:00:00.000Z",
+    };
     expect(parseServerMessage(JSON.stringify(snapshot))).toEqual({ ok: true, message: snapshot });
+    // A snapshot from before rounds (no round, no clock) is not the protocol any more.
+    expect(parseServerMessage(JSON.stringify({ ...snapshot, round: undefined })).ok).toBe(false);
+    const broadcast = { type: "bid", bid: wire, bidders: 1, round: 1, endsAt: round.endsAt };
+    expect(parseServerMessage(JSON.stringify(broadcast))).toEqual({ ok: true, message: broadcast });
+    expect(parseServerMessage(JSON.stringify({ ...broadcast, round: 0 })).ok).toBe(false);
     expect(parseServerMessage('{"type":"bid","bid":{"id":0}}').ok).toBe(false);
     expect(parseServerMessage("nope").ok).toBe(false);
   });

@@ -31,16 +31,32 @@ const wireBid = fc.record({
   createdAt: fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
 });
 const bidders = fc.integer({ min: 0, max: 1_000_000 });
+const isoTime = fc.date({ noInvalidDate: true }).map((date) => date.toISOString());
 const serverMessage = fc.oneof(
   fc.record({
-    type: fc.constantFrom("snapshot" as const, "resume" as const, "moderated" as const),
+    type: fc.constantFrom("snapshot" as const, "resume" as const, "moderated" as const, "roundEnded" as const),
     bids: fc.array(wireBid, { maxLength: 5 }),
     highest: fc.option(wireBid, { nil: null }),
     bidders,
     moderation: fc.nat(),
+    round: fc.record({
+      number: fc.nat(),
+      endsAt: fc.option(isoTime, { nil: null }),
+      ended: fc.boolean(),
+      seconds: fc.nat(),
+      softCloseSeconds: fc.nat(),
+    }),
+    pastWinners: fc.array(fc.record({ round: positive, bid: wireBid, endedAt: isoTime }), { maxLength: 5 }),
+    now: isoTime,
   }),
-  fc.record({ type: fc.constant("bid" as const), bid: wireBid, bidders: bidders.map((count) => count + 1) }),
-  fc.record({ type: fc.constant("accepted" as const), requestId, bid: wireBid }),
+  fc.record({
+    type: fc.constant("bid" as const),
+    bid: wireBid,
+    bidders: bidders.map((count) => count + 1),
+    round: positive,
+    endsAt: fc.option(isoTime, { nil: null }),
+  }),
+  fc.record({ type: fc.constant("accepted" as const), requestId, bid: wireBid, round: positive }),
   fc.record(
     {
       type: fc.constant("error" as const),

@@ -57,6 +57,9 @@ const snapshot = {
   highest: { id: 7, bidderName: "Ada", amountCents: 1_250, createdAt: "2026-11-21T12:00:00.000Z" },
   bidders: 1,
   moderation: 0,
+  round: { number: 1, endsAt: null, ended: false, seconds: 0, softCloseSeconds: 0 },
+  pastWinners: [],
+  now: "2026-11-21T12:00:00.000Z",
 } satisfies ServerMessage;
 
 describe("realtime client against a real socket server", () => {
@@ -150,7 +153,7 @@ describe("realtime client against a real socket server", () => {
     await new Promise((resolve) => server.once("listening", resolve));
     timers.advance(10_000);
     await until(() => statuses.at(-1) === "live", "live again");
-    expect(connections.at(-1)?.url).toBe("/realtime?after=7&moderation=0");
+    expect(connections.at(-1)?.url).toBe("/realtime?after=7&moderation=0&round=1");
   });
 
   it("resumes after the last bid received in order, not after an acknowledgement that outran the broadcasts", async () => {
@@ -165,22 +168,28 @@ describe("realtime client against a real socket server", () => {
     await until(() => statuses.includes("live"), "live");
     connections[0]?.socket.send(JSON.stringify(snapshot));
     // Bid 8 was placed elsewhere; this visitor's bid 9 is acknowledged before 8's broadcast arrives.
-    connections[0]?.socket.send(JSON.stringify({ type: "accepted", requestId: "r1", bid: bid(9) }));
+    connections[0]?.socket.send(JSON.stringify({ type: "accepted", requestId: "r1", bid: bid(9), round: 1 }));
     await until(() => messages.length === 2, "the snapshot and the acknowledgement");
     await reconnect(2);
-    expect(connections[1]?.url).toBe("/realtime?after=7&moderation=0");
+    expect(connections[1]?.url).toBe("/realtime?after=7&moderation=0&round=1");
 
     connections[1]?.socket.send(
-      JSON.stringify({ type: "resume", bids: [bid(8), bid(9)], highest: bid(9), bidders: 1, moderation: 0 }),
+      JSON.stringify({ ...snapshot, type: "resume", bids: [bid(8), bid(9)], highest: bid(9) }),
     );
     await until(() => messages.length === 3, "the resume");
     await reconnect(3);
-    expect(connections[2]?.url).toBe("/realtime?after=9&moderation=0");
+    expect(connections[2]?.url).toBe("/realtime?after=9&moderation=0&round=1");
 
-    connections[2]?.socket.send(JSON.stringify({ type: "bid", bid: bid(10), bidders: 1 }));
+    connections[2]?.socket.send(JSON.stringify({ type: "bid", bid: bid(10), bidders: 1, round: 1, endsAt: null }));
     await until(() => messages.length === 4, "the broadcast");
     await reconnect(4);
-    expect(connections[3]?.url).toBe("/realtime?after=10&moderation=0");
+    expect(connections[3]?.url).toBe("/realtime?after=10&moderation=0&round=1");
+
+    // The first bid of the next round: the page's list is now round 2's, and so is its resume.
+    connections[3]?.socket.send(JSON.stringify({ type: "bid", bid: bid(11), bidders: 1, round: 2, endsAt: null }));
+    await until(() => messages.length === 5, "the next round's first bid");
+    await reconnect(5);
+    expect(connections[4]?.url).toBe("/realtime?after=11&moderation=0&round=2");
   });
 
   it("resumes with the moderation version of the last list, after the newest id seen even when it was hidden", async () => {
@@ -188,7 +197,7 @@ describe("realtime client against a real socket server", () => {
     client.start();
     await until(() => statuses.includes("live"), "live");
     connections[0]?.socket.send(JSON.stringify(snapshot));
-    connections[0]?.socket.send(JSON.stringify({ type: "bid", bid: bid(8), bidders: 2 }));
+    connections[0]?.socket.send(JSON.stringify({ type: "bid", bid: bid(8), bidders: 2, round: 1, endsAt: null }));
     // The operator hid bid 8: the list now ends at 7, under moderation version 3.
     connections[0]?.socket.send(
       JSON.stringify({ ...snapshot, type: "moderated", moderation: 3 } satisfies ServerMessage),
@@ -198,7 +207,7 @@ describe("realtime client against a real socket server", () => {
     await until(() => statuses.at(-1) === "reconnecting", "reconnecting");
     timers.advance(1_000);
     await until(() => connections.length === 2, "the reconnect");
-    expect(connections[1]?.url).toBe("/realtime?after=8&moderation=3");
+    expect(connections[1]?.url).toBe("/realtime?after=8&moderation=3&round=1");
   });
 
   it("pings every 25 s and drops a connection that leaves a ping unanswered for 10 s", async () => {

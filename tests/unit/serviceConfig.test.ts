@@ -19,8 +19,23 @@ describe("service configuration", () => {
       heartbeatIntervalMs: 30_000,
       shutdownTimeoutMs: 10_000,
       maxBufferedBytes: 1_048_576,
+      rounds: { roundSeconds: 3600, softCloseSeconds: 30 },
       admin: null,
     });
+  });
+
+  it("reads the round lengths, 0 for one endless auction, and refuses a bad one by name", () => {
+    expect(readServiceConfig({ AUCTION_ROUND_SECONDS: "0", AUCTION_SOFT_CLOSE_SECONDS: "5" }).rounds).toEqual({
+      roundSeconds: 0,
+      softCloseSeconds: 5,
+    });
+    expect(() => readServiceConfig({ AUCTION_ROUND_SECONDS: "1h" })).toThrow(
+      /AUCTION_ROUND_SECONDS must be an integer from 0 to 2592000, got "1h"/,
+    );
+    expect(() => readServiceConfig({ AUCTION_SOFT_CLOSE_SECONDS: "-1" })).toThrow(/AUCTION_SOFT_CLOSE_SECONDS must be/);
+    expect(() => readServiceConfig({ AUCTION_ROUND_SECONDS: "20", AUCTION_SOFT_CLOSE_SECONDS: "30" })).toThrow(
+      'AUCTION_SOFT_CLOSE_SECONDS must not exceed AUCTION_ROUND_SECONDS (20), got "30"',
+    );
   });
 
   it("reads PORT, HOST, STATIC_DIR and LOG_LEVEL", () => {

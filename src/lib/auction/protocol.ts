@@ -2,12 +2,14 @@
  * The auction's wire protocol: one JSON object per WebSocket text frame. The service and the
  * island both import this module, so the message shapes and their validation exist once.
  *
- * Connect to PROTOCOL_PATH for a snapshot, or to `PROTOCOL_PATH?after=<last id seen>&moderation=<version>`
- * to resume: the service then sends every bid after that id, oldest first (a snapshot instead when
- * more than RESUME_LIMIT were missed, or when the operator has hidden, restored, blocked or
- * unblocked anything since the moderation version the page last received). Then, per accepted bid
- * from any instance, one "bid" message, and per moderation action one "moderated" message that
- * replaces the list the way a snapshot does.
+ * Connect to PROTOCOL_PATH for a snapshot, or to
+ * `PROTOCOL_PATH?after=<last id seen>&moderation=<version>&round=<number>` to resume: the service
+ * then sends every bid after that id, oldest first (a snapshot instead when more than RESUME_LIMIT
+ * were missed, when the operator has hidden, restored, blocked or unblocked anything since the
+ * moderation version the page last received, or when the page's round is no longer the current
+ * one). Then, per accepted bid from any instance, one "bid" message; per moderation action one
+ * "moderated" message, and per round's end one "roundEnded" message, each replacing the page's
+ * state the way a snapshot does.
  */
 import * as v from "valibot";
 
@@ -15,6 +17,7 @@ export const PROTOCOL_PATH = "/realtime";
 /** The resume's query parameters. */
 export const RESUME_AFTER_PARAMETER = "after";
 export const RESUME_MODERATION_PARAMETER = "moderation";
+export const RESUME_ROUND_PARAMETER = "round";
 /** Frames larger than this are refused by the socket (close 1009). A bid needs about 120 bytes. */
 export const MAX_MESSAGE_BYTES = 4 * 1024;
 /** Newest bids in a snapshot (DESIGN.md 3). */
@@ -58,6 +61,34 @@ const WireBidSchema = v.object({
 });
 export type WireBid = v.InferOutput<typeof WireBidSchema>;
 
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const RoundNumber = v.pipe(v.number(), v.integer(), v.minValue(1));
+/** ISO 8601, by the service's database clock. */
+const Time = v.string();
+
+/** The current round (DESIGN.md 6b), as of the message. */
+const WireRoundSchema = v.object({
+  /** 0 before the first bid opens round 1. */
+  number: Count,
+  /** Null while endless (rounds off) or before round 1. */
+  endsAt: v.nullable(Time),
+  /** Its end has passed and been recorded: `highest` won it, and the next bid opens a new round. */
+  ended: v.boolean(),
+  /** The service's round length (0: rounds off, one endless auction) and soft-close window. */
+  seconds: Count,
+  softCloseSeconds: Count,
+});
+export type WireRound = v.InferOutput<typeof WireRoundSchema>;
+
+const WireWinnerSchema = v.object({
+  round: RoundNumber,
+  /** The round's highest visible bid. */
+  bid: WireBidSchema,
+  /** When the round ended. */
+  endedAt: Time,
+});
+export type WireWinner = v.InferOutput<typeof WireWinnerSchema>;
+
 // Client to service. Unknown fields are refused (bad_message), so a typo never passes silently.
 const PlaceBidSchema = v.strictObject({
   type: v.literal("bid"),
@@ -71,38 +102,50 @@ const ClientMessageSchema = v.variant("type", [PlaceBidSchema, PingSchema]);
 export type PlaceBidMessage = v.InferOutput<typeof PlaceBidSchema>;
 export type ClientMessage = v.InferOutput<typeof ClientMessageSchema>;
 
-// Service to client. Hidden bids (and bids of blocked names) are in no message.
-const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
-const snapshotEntries = {
-  /** Newest first, at most SNAPSHOT_SIZE. */
-  bids: v.array(WireBidSchema),
+// Service to client. Hidden bids (and bids of blocked names) are in no message; the bids, the
+// highest and the bidder count are the current round's.
+const standingEntries = {
   /** The highest visible bid (the earliest of equal amounts). */
   highest: v.nullable(WireBidSchema),
   /** Distinct trimmed names over the visible bids. */
   bidders: Count,
   /** The moderation version the list reflects: a resume sends it back. */
   moderation: Count,
+  round: WireRoundSchema,
+  /** The last rounds' winners, newest first (the current round's too once it has ended). */
+  pastWinners: v.array(WireWinnerSchema),
+  /** The service's clock when the message was read: pages count down from it, not their own. */
+  now: Time,
+};
+const snapshotEntries = {
+  /** Newest first, at most SNAPSHOT_SIZE. */
+  bids: v.array(WireBidSchema),
+  ...standingEntries,
 };
 const SnapshotSchema = v.object({ type: v.literal("snapshot"), ...snapshotEntries });
-/** After a moderation action: the list as it now stands, replacing the page's. */
+/** After a moderation action: the auction as it now stands, replacing the page's. */
 const ModeratedSchema = v.object({ type: v.literal("moderated"), ...snapshotEntries });
+/** After a round's end: the auction as it now stands (the round ended, or the next one), replacing the page's. */
+const RoundEndedSchema = v.object({ type: v.literal("roundEnded"), ...snapshotEntries });
 const ResumeSchema = v.object({
   type: v.literal("resume"),
-  /** Every visible bid after the requested id, oldest first. */
+  /** Every visible bid of the round after the requested id, oldest first. */
   bids: v.array(WireBidSchema),
-  highest: v.nullable(WireBidSchema),
-  bidders: Count,
-  moderation: Count,
+  ...standingEntries,
 });
 const BidBroadcastSchema = v.object({
   type: v.literal("bid"),
   bid: WireBidSchema,
   bidders: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  round: RoundNumber,
+  /** The round's end after this bid (a bid in the soft-close window moves it); null while endless. */
+  endsAt: v.nullable(Time),
 });
 const AcceptedSchema = v.object({
   type: v.literal("accepted"),
   requestId: RequestId,
   bid: WireBidSchema,
+  round: RoundNumber,
 });
 const ErrorSchema = v.object({
   type: v.literal("error"),
@@ -117,6 +160,7 @@ const PongSchema = v.object({ type: v.literal("pong") });
 const ServerMessageSchema = v.variant("type", [
   SnapshotSchema,
   ModeratedSchema,
+  RoundEndedSchema,
   ResumeSchema,
   BidBroadcastSchema,
   AcceptedSchema,
@@ -125,6 +169,8 @@ const ServerMessageSchema = v.variant("type", [
 ]);
 export type ServerMessage = v.InferOutput<typeof ServerMessageSchema>;
 export type SnapshotMessage = v.InferOutput<typeof SnapshotSchema>;
+/** The messages that replace a page's whole state. */
+export type StateMessage = v.InferOutput<typeof SnapshotSchema | typeof ModeratedSchema | typeof RoundEndedSchema>;
 export type ResumeMessage = v.InferOutput<typeof ResumeSchema>;
 export type ErrorMessage = v.InferOutput<typeof ErrorSchema>;
 

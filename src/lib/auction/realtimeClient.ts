@@ -12,6 +12,7 @@ import {
   parseServerMessage,
   RESUME_AFTER_PARAMETER,
   RESUME_MODERATION_PARAMETER,
+  RESUME_ROUND_PARAMETER,
   type ServerMessage,
 } from "./protocol.ts";
 
@@ -76,12 +77,15 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
   let resumeAfter: number | null = null;
   /** The moderation version of the list the page shows: a resume is only right while it holds. */
   let moderation = 0;
+  /** The round of the list the page shows: likewise. */
+  let round = 0;
 
   function connect() {
     const url = new URL(options.url);
     if (resumeAfter !== null) {
       url.searchParams.set(RESUME_AFTER_PARAMETER, String(resumeAfter));
       url.searchParams.set(RESUME_MODERATION_PARAMETER, String(moderation));
+      url.searchParams.set(RESUME_ROUND_PARAMETER, String(round));
     }
     let opened = false;
     const current = createSocket(url.href);
@@ -122,11 +126,17 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
   function noteResumePoint(message: ServerMessage) {
     if (message.type === "snapshot") resumeAfter = message.bids[0]?.id ?? null;
     // The newest bids may be the hidden ones: keep the newer point, which has seen them go.
-    else if (message.type === "moderated") resumeAfter = Math.max(resumeAfter ?? 0, message.bids[0]?.id ?? 0) || null;
-    else if (message.type === "resume") resumeAfter = message.bids.at(-1)?.id ?? resumeAfter;
-    else if (message.type === "bid") resumeAfter = Math.max(resumeAfter ?? 0, message.bid.id);
-    if (message.type === "snapshot" || message.type === "moderated" || message.type === "resume") {
+    else if (message.type === "moderated" || message.type === "roundEnded") {
+      resumeAfter = Math.max(resumeAfter ?? 0, message.bids[0]?.id ?? 0) || null;
+    } else if (message.type === "resume") resumeAfter = message.bids.at(-1)?.id ?? resumeAfter;
+    else if (message.type === "bid") {
+      resumeAfter = Math.max(resumeAfter ?? 0, message.bid.id);
+      // The first bid of the next round: the page's list is now that round's.
+      round = Math.max(round, message.round);
+    }
+    if (message.type !== "bid" && "moderation" in message) {
       moderation = message.moderation;
+      round = message.round.number;
     }
   }
 

@@ -46,6 +46,8 @@ export interface ConnectOptions {
   origin?: string;
   headers?: Record<string, string>;
   after?: number;
+  /** The round the resume is for (with `after`; default 1, the one endless round of rounds off). */
+  round?: number;
   /** false: the client ignores the service's heartbeat pings, as a dead peer would. */
   autoPong?: boolean;
 }
@@ -65,7 +67,10 @@ export class UpgradeRefused extends Error {
 
 export function connectClient(url: string, options: ConnectOptions = {}): Promise<TestClient> {
   const target = new URL(url);
-  if (options.after !== undefined) target.searchParams.set("after", String(options.after));
+  if (options.after !== undefined) {
+    target.searchParams.set("after", String(options.after));
+    target.searchParams.set("round", String(options.round ?? 1));
+  }
   const socket = new WebSocket(target, {
     origin: options.origin,
     headers: options.headers,

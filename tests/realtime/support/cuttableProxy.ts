@@ -5,6 +5,7 @@
  *   const relay = await startCuttableProxy(service.port);
  *   // connect to ws://127.0.0.1:<relay.port>/realtime
  *   relay.cutAll();   // every connection open now goes silent; new ones flow normally
+ *   relay.goDown();   // cuts them all and refuses new ones until relay.comeBack()
  *   await relay.close();
  */
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
@@ -15,6 +16,10 @@ export interface CuttableProxy {
   readonly openConnections: number;
   /** Silences every open connection; returns how many. */
   cutAll(): number;
+  /** Cuts every open connection and refuses new ones (reset at once, as an unreachable host would fail). */
+  goDown(): void;
+  /** Lets new connections through again. */
+  comeBack(): void;
   close(): Promise<void>;
 }
 
@@ -26,6 +31,7 @@ interface Relay {
 
 export async function startCuttableProxy(targetPort: number): Promise<CuttableProxy> {
   const relays = new Set<Relay>();
+  let down = false;
 
   function forward(relay: Relay, from: Socket, to: Socket) {
     from.on("data", (chunk) => {
@@ -44,6 +50,10 @@ export async function startCuttableProxy(targetPort: number): Promise<CuttablePr
   }
 
   const server = createServer((client) => {
+    if (down) {
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = connect(targetPort, "127.0.0.1");
     const relay: Relay = { client, upstream, cut: false };
     relays.add(relay);
@@ -52,19 +62,28 @@ export async function startCuttableProxy(targetPort: number): Promise<CuttablePr
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 
+  function cutAll() {
+    let count = 0;
+    for (const relay of relays) {
+      if (relay.cut) continue;
+      relay.cut = true;
+      count += 1;
+    }
+    return count;
+  }
+
   return {
     port: (server.address() as AddressInfo).port,
     get openConnections() {
       return [...relays].filter((relay) => !relay.cut).length;
     },
-    cutAll() {
-      let count = 0;
-      for (const relay of relays) {
-        if (relay.cut) continue;
-        relay.cut = true;
-        count += 1;
-      }
-      return count;
+    cutAll,
+    goDown() {
+      down = true;
+      cutAll();
+    },
+    comeBack() {
+      down = false;
     },
     async close() {
       for (const relay of relays) {

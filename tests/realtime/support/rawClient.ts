@@ -18,7 +18,7 @@ import {
 } from "../../../src/lib/auction/protocol.ts";
 import { resolveOnOpen } from "./auctionClient.ts";
 
-type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" | "moderated" }>;
+type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" | "moderated" | "roundEnded" }>;
 export type Outcome = Answer | { type: "closed"; code: number; reason: string };
 
 export interface RawClient {
@@ -27,6 +27,8 @@ export interface RawClient {
   broadcasts: WireBid[];
   /** The moderation versions of the lists that replaced this socket's after an operator's action. */
   moderated: number[];
+  /** The rounds whose end replaced this socket's state. */
+  roundsEnded: number[];
   opening(): Promise<SnapshotMessage | ResumeMessage>;
   /** Sends one frame and resolves with the next answer (accepted, error, pong) or the close. */
   exchange(frame: string | Buffer, options?: { binary?: boolean }): Promise<Outcome>;
@@ -41,6 +43,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
   const socket = new WebSocket(url, { origin: options.origin, handshakeTimeout: WAIT_MS });
   const broadcasts: WireBid[] = [];
   const moderated: number[] = [];
+  const roundsEnded: number[] = [];
   const queue: Outcome[] = [];
   const waiting: ((outcome: Outcome) => void)[] = [];
   let firstMessage: SnapshotMessage | ResumeMessage | undefined;
@@ -62,6 +65,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
     const message = parsed.message;
     if (message.type === "bid") broadcasts.push(message.bid);
     else if (message.type === "moderated") moderated.push(message.moderation);
+    else if (message.type === "roundEnded") roundsEnded.push(message.round.number);
     else if (message.type === "snapshot" || message.type === "resume") {
       if (firstMessage) failure ??= new Error(`a second opening message: ${String(data)}`);
       firstMessage = message;
@@ -102,6 +106,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
     socket,
     broadcasts,
     moderated,
+    roundsEnded,
     opening() {
       if (firstMessage) return Promise.resolve(firstMessage);
       return bounded(

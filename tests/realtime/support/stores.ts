@@ -24,7 +24,7 @@ import postgres from "postgres";
 import { inject, onTestFinished, vi } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
-import type { BidStore } from "../../../realtime/storage/types.ts";
+import type { BidStore, RoundSettings } from "../../../realtime/storage/types.ts";
 import { startPostgresCluster } from "../../../scripts/support/postgresCluster.ts";
 import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
 
@@ -191,13 +191,14 @@ export async function createTestLocation(backend: Backend): Promise<TestLocation
 /** openBidStore on a test location; logs are discarded unless a logger is given. */
 export function openTestStore(
   location: TestLocation,
-  options: { logger?: Logger; poolSize?: number } = {},
+  options: { logger?: Logger; poolSize?: number; rounds?: RoundSettings } = {},
 ): Promise<BidStore> {
   return openBidStore({
     databaseUrl: location.databaseUrl,
     dataDir: location.dataDir,
     logger: options.logger ?? testLogger(),
     poolSize: options.poolSize,
+    rounds: options.rounds,
   });
 }
 
