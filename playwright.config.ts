@@ -24,11 +24,12 @@ export default defineConfig({
       args: CHROMIUM_ARGS,
     },
   },
-  // Both bidding specs share the server's one auction and read the highest bid before bidding:
-  // the CSP walk-through waits for the auction spec instead of bidding in the middle of it.
+  // The bidding specs share the server's one auction and read the highest bid before bidding: the
+  // auction project's two files run one after the other (one worker), and the CSP walk-through
+  // waits for them instead of bidding in the middle of one.
   projects: [
-    { name: "chromium", use: devices["Desktop Chrome"], testIgnore: /(auction|csp)\.spec\.ts/ },
-    { name: "auction", use: devices["Desktop Chrome"], testMatch: /auction\.spec\.ts/ },
+    { name: "chromium", use: devices["Desktop Chrome"], testIgnore: /(auction(-clock)?|csp)\.spec\.ts/ },
+    { name: "auction", use: devices["Desktop Chrome"], testMatch: /auction(-clock)?\.spec\.ts/, workers: 1 },
     { name: "csp", use: devices["Desktop Chrome"], testMatch: /csp\.spec\.ts/, dependencies: ["auction"] },
   ],
   webServer: {

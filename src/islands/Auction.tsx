@@ -10,10 +10,14 @@ import {
   INVALID_NAME,
   NAME_REQUIRED,
 } from "../lib/auction/bidToasts.ts";
+import { highestToBeat, type RoundPhase, roundPhase } from "../lib/auction/countdown.ts";
+import type { WireBid } from "../lib/auction/protocol.ts";
 import { formatCents, formatCount } from "../lib/format.ts";
 import { $auction, $typedBidderName, connectAuction, placeBid } from "../stores/auction.ts";
 import { showToast } from "../stores/toasts.ts";
+import { RoundStatus, useRoundClock } from "./AuctionRound.tsx";
 import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
+import { PastWinners } from "./PastWinners.tsx";
 import { useHydrated } from "./useHydrated.ts";
 
 /** Recent Bids lists this many, newest first (SPEC.md 9). */
@@ -24,14 +28,31 @@ const HYDRATE_FROM_SERVER_HTML = { ssr: "initial" } as const;
 
 const STATUS_TEXT = { idle: "Connecting…", connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…" };
 
+function leaderLine(phase: RoundPhase, highest: WireBid | null): string {
+  if (!highest) return "No bids yet";
+  if (phase === "ended") return `Sold to ${highest.bidderName} for ${formatCents(highest.amountCents)}`;
+  return `Leading: ${highest.bidderName}`;
+}
+
+/** The highest the form checks a bid against right now, by the service's clock. */
+function currentHighestToBeat(): number | null {
+  const { round, highest, clockOffsetMs } = $auction.get();
+  return highestToBeat(roundPhase(round, Date.now() + clockOffsetMs), highest?.amountCents ?? null);
+}
+
 function Auction() {
   const hydrated = useHydrated();
-  const { status, bids, highest, bidders } = useStore($auction, HYDRATE_FROM_SERVER_HTML);
+  const { status, bids, highest, bidders, round, pastWinners, clockOffsetMs } = useStore(
+    $auction,
+    HYDRATE_FROM_SERVER_HTML,
+  );
   const typedName = useStore($typedBidderName, HYDRATE_FROM_SERVER_HTML);
   const [amount, setAmount] = useState("");
   const [placing, setPlacing] = useState(false);
   const ids = useId();
-  const highestCents = highest?.amountCents ?? null;
+  const { phase, msLeft } = useRoundClock(round, clockOffsetMs);
+  // Once the round is over, the next bid opens a new one at any amount.
+  const highestCents = highestToBeat(phase, highest?.amountCents ?? null);
   // The page-idle script normally connects first; if the island hydrates sooner, this does (once).
   useEffect(() => connectAuction(), []);
 
@@ -43,7 +64,9 @@ function Auction() {
     if (!name.ok) return showToast(INVALID_NAME);
     const cents = parseAmountInput(amount);
     if (!cents.ok) return showToast(INVALID_BID);
-    if (!checkAboveHighest(cents.value, highestCents).ok) return showToast(bidTooLow(highestCents));
+    // Read now, not at the last render: the round may have run out since.
+    const toBeat = currentHighestToBeat();
+    if (!checkAboveHighest(cents.value, toBeat).ok) return showToast(bidTooLow(toBeat));
 
     setPlacing(true);
     try {
@@ -52,8 +75,7 @@ function Auction() {
         setAmount("");
         showToast(bidPlaced(outcome.bid.amountCents));
       } else {
-        const current =
-          outcome.highestCents === undefined ? ($auction.get().highest?.amountCents ?? null) : outcome.highestCents;
+        const current = outcome.highestCents === undefined ? currentHighestToBeat() : outcome.highestCents;
         showToast(bidRefusedToast(outcome.code, { typedName, highestCents: current }));
       }
     } catch (error) {
@@ -76,7 +98,8 @@ function Auction() {
           </span>
         </div>
         <p className="text-3xl font-black text-gold">{highest ? formatCents(highest.amountCents) : "$0.00"}</p>
-        <p className="text-ink-muted">{highest ? `Leading: ${highest.bidderName}` : "No bids yet"}</p>
+        <p className="text-ink-muted">{leaderLine(phase, highest)}</p>
+        <RoundStatus phase={phase} msLeft={msLeft} />
         <p className="mt-auto flex items-center gap-2 text-sm text-ink-muted" data-connection={status}>
           <span
             aria-hidden="true"
@@ -155,6 +178,8 @@ function Auction() {
           </ol>
         )}
       </section>
+
+      <PastWinners winners={pastWinners} roundsOn={(round?.seconds ?? 0) > 0} />
     </div>
   );
 }

@@ -11,3 +11,8 @@ export function localCalendarDate(moment: Date): string {
   const pad = (value: number) => String(value).padStart(2, "0");
   return `${moment.getFullYear()}-${pad(moment.getMonth() + 1)}-${pad(moment.getDate())}`;
 }
+
+/** A moment (ISO 8601) where the visitor is, e.g. a round's end: "Nov 21, 2026, 12:00 PM". */
+export function formatShortDateTime(moment: string): string {
+  return new Date(moment).toLocaleString("en-US", { dateStyle: "medium", timeStyle: "short" });
+}

@@ -44,3 +44,14 @@ export function auctionForm(page: Page) {
     live: section.locator('[data-connection="live"]'),
   };
 }
+
+/** The toasts on screen with this title. */
+export function toast(page: Page, title: string) {
+  return page.getByRole("region", { name: "Notifications" }).locator("[data-toast]").filter({ hasText: title });
+}
+
+/** The seconds a countdown reads: "Ends in 1:02:03" is 3,723. */
+export function secondsShown(text: string | null): number {
+  const parts = (text ?? "").replace("Ends in ", "").split(":").map(Number);
+  return parts.reduce((total, part) => total * 60 + part, 0);
+}

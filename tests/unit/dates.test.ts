@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { formatLongUsDate, localCalendarDate } from "../../src/lib/dates.ts";
+import { formatLongUsDate, formatShortDateTime, localCalendarDate } from "../../src/lib/dates.ts";
 
 describe("long US dates", () => {
   it("formats ISO dates without shifting the day", () => {
@@ -26,5 +26,11 @@ describe("the visitor's calendar date", () => {
     // 06:00 on January 1 in Tokyo is still December 31 in UTC.
     process.env.TZ = "Asia/Tokyo";
     expect(localCalendarDate(new Date("2025-12-31T21:00:00Z"))).toBe("2026-01-01");
+  });
+
+  it("shows a moment, such as a round's end, with its date and time where the visitor is", () => {
+    process.env.TZ = "America/Los_Angeles";
+    // Intl may put a narrow no-break space before "PM".
+    expect(formatShortDateTime("2026-11-22T07:30:00.000Z").replace(/\s/g, " ")).toBe("Nov 21, 2026, 11:30 PM");
   });
 });

@@ -1,0 +1,43 @@
+import { useEffect, useState } from "react";
+import { formatTimeLeft, type RoundPhase, roundPhase, timeLeftMs } from "../lib/auction/countdown.ts";
+import type { WireRound } from "../lib/auction/protocol.ts";
+
+const TICK_MS = 1_000;
+
+/**
+ * The round's phase and time left by the service's clock (this page's plus the measured offset).
+ * It re-renders once a second only while a timed round counts down; otherwise nothing ticks.
+ */
+export function useRoundClock(round: WireRound | null, clockOffsetMs: number) {
+  const [, setTick] = useState(0);
+  // Read at render: before the first snapshot (and in the server's HTML) round is null, so the
+  // time never reaches the markup that hydration compares.
+  const serviceNow = Date.now() + clockOffsetMs;
+  const phase = roundPhase(round, serviceNow);
+  const counting = phase === "open" || phase === "going";
+  useEffect(() => {
+    if (!counting) return;
+    const timer = setInterval(() => setTick((tick) => tick + 1), TICK_MS);
+    return () => clearInterval(timer);
+  }, [counting]);
+  return { phase, msLeft: timeLeftMs(round, serviceNow) ?? 0 };
+}
+
+/**
+ * The line under the leader's: the countdown, "Going, going…" near the end, and after the end
+ * the invitation to open the next round. Nothing when rounds are off or none has opened yet.
+ * role="timer" is not live: screen readers read it when asked, not every second; the end is
+ * announced once, by the "Sold!" toast.
+ */
+export function RoundStatus({ phase, msLeft }: { phase: RoundPhase; msLeft: number }) {
+  if (phase === "ended") return <p className="font-semibold text-accent-strong">The next bid opens a new round</p>;
+  if (phase !== "open" && phase !== "going" && phase !== "closing") return null;
+  return (
+    <div className="flex flex-wrap items-baseline gap-x-3">
+      <p role="timer" className="font-mono tabular-nums">
+        {formatTimeLeft(msLeft)}
+      </p>
+      {phase !== "open" && <p className="font-semibold text-gold">Going, going…</p>}
+    </div>
+  );
+}

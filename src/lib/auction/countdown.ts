@@ -1,0 +1,54 @@
+/**
+ * A round's clock as the page shows it (DESIGN.md 6b), with no DOM: the phase a round is in at a
+ * moment of the service's clock, the time left as the countdown reads, and the highest bid a new
+ * one must beat. The page passes the service's time (its own clock plus the offset the last
+ * message measured), so a visitor's wrong clock changes nothing.
+ */
+import type { WireRound } from "./protocol.ts";
+
+/**
+ * - none: no round yet (before the first snapshot, or before the first bid opens round 1);
+ * - endless: rounds are off, one auction as SPEC.md has it;
+ * - open: counting down; going: inside the soft-close window;
+ * - closing: the time is up here, but the service's end message has not arrived yet;
+ * - ended: the service has recorded the end; the next bid opens a new round.
+ */
+export type RoundPhase = "none" | "endless" | "open" | "going" | "closing" | "ended";
+
+const SECOND_MS = 1_000;
+
+/** Milliseconds from `serviceNowMs` to the round's end (negative once past); null without an end. */
+export function timeLeftMs(round: WireRound | null, serviceNowMs: number): number | null {
+  return round?.endsAt ? Date.parse(round.endsAt) - serviceNowMs : null;
+}
+
+export function roundPhase(round: WireRound | null, serviceNowMs: number): RoundPhase {
+  if (round === null || round.number === 0) return "none";
+  if (round.ended) return "ended";
+  const left = timeLeftMs(round, serviceNowMs);
+  if (left === null) return "endless";
+  if (left <= 0) return "closing";
+  return left < round.softCloseSeconds * SECOND_MS ? "going" : "open";
+}
+
+const twoDigits = (value: number) => String(value).padStart(2, "0");
+
+/**
+ * "Ends in 4:05" below one hour, "Ends in 1:00:00" from one hour. Whole seconds round up, so
+ * "0:00" shows only once the time is up; never below it.
+ */
+export function formatTimeLeft(ms: number): string {
+  const total = Math.max(0, Math.ceil(ms / SECOND_MS) || 0);
+  const hours = Math.floor(total / 3_600);
+  const minutes = Math.floor((total % 3_600) / 60);
+  const seconds = twoDigits(total % 60);
+  return hours > 0 ? `Ends in ${hours}:${twoDigits(minutes)}:${seconds}` : `Ends in ${minutes}:${seconds}`;
+}
+
+/**
+ * The highest bid a new one must beat, for the form's check and placeholder. None once the round
+ * is over (ended, or its time up here): the next bid opens a new round at any amount.
+ */
+export function highestToBeat(phase: RoundPhase, highestCents: number | null): number | null {
+  return phase === "ended" || phase === "closing" ? null : highestCents;
+}
