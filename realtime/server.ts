@@ -5,6 +5,7 @@
 import { createServer, type Server } from "node:http";
 import { createAdminConsole, isAdminPath } from "./admin/console.ts";
 import type { SocketServer } from "./auction/socketServer.ts";
+import { createWinnersRoute } from "./auctionWinners.ts";
 import type { ServiceConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
@@ -22,7 +23,7 @@ export interface AuctionEndpoint {
 
 type AdminHandler = ReturnType<typeof createAdminConsole>;
 
-/** Without an auction (pages only) there is no socket endpoint and no operations routes. */
+/** Without an auction (pages only) there is no socket endpoint, no operations routes and no winners. */
 export function createAppServer(
   // staticDir is required; admin and trustProxy turn the operator console on; the rest is accepted
   // so callers can pass a whole ServiceConfig.
@@ -45,9 +46,12 @@ export function createAppServer(
     isReady: () => auction.socketServer.isReady(),
     registry: auction.metrics.registry,
   };
+  const winners =
+    auction && createWinnersRoute({ store: auction.store, allowedOrigins: config.allowedOrigins ?? [], logger });
   const server = createServer((req, res) => {
     for (const [name, value] of Object.entries(SERVICE_HEADERS)) res.setHeader(name, value);
     if (operations && handleOperations(req, res, operations)) return;
+    if (winners?.(req, res)) return;
     if (admin && isAdminPath(req.url)) {
       admin(req, res).catch((error: unknown) => {
         logger.error({ err: error }, "the operator console failed");

@@ -1,7 +1,7 @@
 /**
  * The Content-Security-Policy of the built pages, computed from the pages themselves: a sha256
  * hash for every inline <script> and <style>, the origins of the embeds as frame-src, the auction
- * socket's origin when it is not the page's own. The pages are read with parse5, the spec's HTML
+ * service's origins (socket and http) when it is not on the page's own. The pages are read with parse5, the spec's HTML
  * parser, so each hash is of the text exactly as a browser parses it.
  *
  * Astro 7's own `security.csp` was considered: without a server adapter it writes the policy into
@@ -12,6 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import { type DefaultTreeAdapterTypes, parse } from "parse5";
+import { winnersEndpoint } from "../src/lib/auctionWinners.ts";
 
 type ParentNode = DefaultTreeAdapterTypes.ParentNode;
 type Element = DefaultTreeAdapterTypes.Element;
@@ -24,7 +25,7 @@ export interface PolicySources {
   styleHashes: Iterable<string>;
   /** Origins the pages frame (the embeds), e.g. https://www.youtube-nocookie.com. */
   frameOrigins: Iterable<string>;
-  /** Origins besides the page's own that scripts connect to (the auction socket, when elsewhere). */
+  /** Origins besides the page's own that scripts connect to (the auction service, when elsewhere). */
   connectOrigins: Iterable<string>;
 }
 
@@ -54,6 +55,16 @@ export function contentSecurityPolicy(sources: PolicySources): string {
   return directives
     .map(([name, ...values]) => [name, ...(values.length > 0 ? values : ["'none'"])].join(" "))
     .join("; ");
+}
+
+/**
+ * What the pages connect to besides their own origin, from the build's socket URL (empty: the
+ * page's own origin, which 'self' covers): the socket's origin, and the same service over http(s)
+ * for the Wall of Fame's winners (CSP3 lets a ws: source match http: too, but not every browser).
+ */
+export function serviceConnectOrigins(realtimeUrl: string): string[] {
+  if (!realtimeUrl) return [];
+  return [new URL(realtimeUrl).origin, new URL(winnersEndpoint(realtimeUrl)).origin];
 }
 
 /** The `'sha256-…'` source that allows an inline script or style with exactly this text. */

@@ -10,7 +10,7 @@ import { extname, join, relative } from "node:path";
 import { loadEnv } from "vite";
 import { formatHeadersFile, HEADERS_FILE, PAGE_HEADERS } from "../realtime/securityHeaders.ts";
 import { parseSiteConfig } from "../src/lib/siteConfig.ts";
-import { contentSecurityPolicy, inventoryPage } from "./pagePolicy.ts";
+import { contentSecurityPolicy, inventoryPage, serviceConnectOrigins } from "./pagePolicy.ts";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -43,9 +43,10 @@ if (problems.length > 0) {
 }
 
 // The socket URL is a build-time setting read the way the pages read it (Vite's env loading:
-// PUBLIC_* from the environment and .env files); on another origin it needs its own connect-src.
+// PUBLIC_* from the environment and .env files); on another origin the service needs its own
+// connect-src, for the socket and for the winners the Wall of Fame fetches.
 const { realtimeUrl } = parseSiteConfig(loadEnv("production", process.cwd(), "PUBLIC_"));
-const connectOrigins = realtimeUrl ? [new URL(realtimeUrl).origin] : [];
+const connectOrigins = serviceConnectOrigins(realtimeUrl);
 
 const policy = contentSecurityPolicy({ scriptHashes, styleHashes, frameOrigins, connectOrigins });
 const file = formatHeadersFile({ "Content-Security-Policy": policy, ...PAGE_HEADERS }, [

@@ -3,13 +3,17 @@
  * PUBLIC_REALTIME_URL naming the service's origin and served by a plain static host that applies
  * _headers, and the service on another port with no pages (STATIC_DIR empty) that accepts sockets
  * from the pages' origin only. Its own build, service and auction: nothing shared with the suite's.
+ * Last, the Wall of Fame's "Auction Winners" (DESIGN.md 6b) across the two origins, against a
+ * service restarted with 1-second rounds.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { expect, type Page, test } from "@playwright/test";
+import AxeBuilder from "@axe-core/playwright";
+import { type Browser, expect, type Page, test } from "@playwright/test";
 import WebSocket from "ws";
 import { stopChild, waitForOk } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
@@ -38,21 +42,28 @@ test.beforeAll(async () => {
   });
   pages = await serveStaticHost(site);
   thirdOrigin = await serveStaticHost(site);
-  service = spawn(process.execPath, ["realtime/main.ts"], {
+  service = await startService(join(workDir, "data"));
+});
+
+/** The service alone on its port (the one the pages were built with), accepting the pages' origin. */
+async function startService(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["realtime/main.ts"], {
     env: {
       ...process.env,
-      PORT: String(servicePort),
+      PORT: new URL(serviceOrigin).port,
       HOST: "127.0.0.1",
       STATIC_DIR: "",
       ALLOWED_ORIGINS: pages.origin,
-      DATA_DIR: join(workDir, "data"),
+      DATA_DIR: dataDir,
       DATABASE_URL: "",
       LOG_LEVEL: "warn",
+      ...env,
     },
     stdio: ["ignore", "ignore", "inherit"],
   });
-  await waitForOk(`${serviceOrigin}/readyz`, service, "the realtime service", 120_000);
-});
+  await waitForOk(`${serviceOrigin}/readyz`, child, "the realtime service", 120_000);
+  return child;
+}
 
 test.afterAll(async () => {
   if (service) await stopChild(service);
@@ -69,14 +80,16 @@ async function openAuction(page: Page, origin: string) {
   return form;
 }
 
-test("the static host sends the build's headers: the CSP connects to the pages' origin and exactly the service's socket", async ({
+test("the static host sends the build's headers: the CSP connects to the pages' origin and exactly the service", async ({
   request,
 }) => {
+  const port = new URL(serviceOrigin).port;
   for (const path of ["/", "/leaderboard/", "/no-such-page"]) {
     const response = await request.get(`${pages.origin}${path}`);
     const policy = response.headers()["content-security-policy"] ?? "";
     const connectSrc = policy.split(";").find((directive) => directive.trim().startsWith("connect-src"));
-    expect(connectSrc?.trim(), path).toBe(`connect-src 'self' ws://127.0.0.1:${new URL(serviceOrigin).port}`);
+    // The socket, and the same service over http for the Wall of Fame's winners.
+    expect(connectSrc?.trim(), path).toBe(`connect-src 'self' http://127.0.0.1:${port} ws://127.0.0.1:${port}`);
     expect(response.headers()["x-frame-options"], path).toBe("DENY");
   }
   // The service serves no pages in this shape.
@@ -127,4 +140,123 @@ test("a page on a third origin is refused by the service: no socket, and its bid
   await form.amount.fill("99.99");
   await form.submit.click();
   await expect(page.getByRole("region", { name: "Notifications" })).toContainText("Bid Failed");
+});
+
+test.describe("the Wall of Fame's auction winners, fetched from the service on its own origin", () => {
+  const WINNER = "<b>Winnie</b> the Bidder";
+  const TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
+
+  test.beforeAll(async () => {
+    test.setTimeout(180_000);
+    // A fresh auction with 1-second rounds: a round opened by a bid ends within the test.
+    await stopChild(service);
+    service = await startService(join(workDir, "rounds-data"), {
+      AUCTION_ROUND_SECONDS: "1",
+      AUCTION_SOFT_CLOSE_SECONDS: "0",
+    });
+  });
+
+  /**
+   * The leaderboard in a context of its own: a fresh HTTP cache (the winners may be cached 5 s), a
+   * viewport tall enough to hold the whole page (layout shifts count only in view), and every CSP
+   * violation recorded, as a DOM event or on the console.
+   */
+  async function openLeaderboard(browser: Browser) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 3000 } });
+    await context.addInitScript(() => {
+      const seen: string[] = [];
+      const shifts: number[] = [];
+      Object.assign(window, { cspViolations: seen, layoutShifts: shifts });
+      document.addEventListener("securitypolicyviolation", (event) => seen.push(event.blockedURI));
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) shifts.push((entry as unknown as { value: number }).value);
+      }).observe({ type: "layout-shift", buffered: true });
+    });
+    const page = await context.newPage();
+    const consoleViolations: string[] = [];
+    page.on("console", (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) consoleViolations.push(message.text());
+    });
+    await page.goto(`${pages.origin}/leaderboard`);
+    const winners = page.locator("auction-winners");
+    await expect(winners).not.toHaveAttribute("data-state", "loading");
+    const cspViolations = async () => [
+      ...consoleViolations,
+      ...(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations)),
+    ];
+    const layoutShifts = () => page.evaluate(() => (window as unknown as { layoutShifts: number[] }).layoutShifts);
+    return { context, page, winners, cspViolations, layoutShifts };
+  }
+
+  async function bidThroughSocket(bidderName: string, amount: number) {
+    const socket = new WebSocket(`ws://127.0.0.1:${new URL(serviceOrigin).port}/realtime`, { origin: pages.origin });
+    try {
+      await once(socket, "open");
+      const answer = new Promise<{ type?: string }>((resolve) => {
+        socket.on("message", (data) => {
+          const message = JSON.parse(String(data));
+          if (message.requestId === "r1") resolve(message);
+        });
+      });
+      socket.send(JSON.stringify({ type: "bid", requestId: "r1", bidderName, amount }));
+      expect(await answer).toMatchObject({ type: "accepted" });
+    } finally {
+      socket.close();
+    }
+  }
+
+  test("none yet, then the round's winner below the static ten: no shift, no axe violation, no CSP violation", async ({
+    browser,
+  }) => {
+    const before = await openLeaderboard(browser);
+    try {
+      await expect(before.winners.getByText("No auction winners yet. Nothing is still up for grabs.")).toBeVisible();
+      expect(await before.cspViolations()).toEqual([]);
+    } finally {
+      await before.context.close();
+    }
+
+    await bidThroughSocket(WINNER, 12.5);
+    // The service records the round's end on time, about a second after the bid.
+    await expect
+      .poll(async () => (await (await fetch(`${serviceOrigin}/auction/winners`)).json()).winners.length, {
+        timeout: 15_000,
+      })
+      .toBe(1);
+
+    const after = await openLeaderboard(browser);
+    try {
+      const { page, winners } = after;
+      await expect(page.getByRole("heading", { level: 2, name: "Auction Winners" })).toBeVisible();
+      const rows = winners.getByRole("listitem");
+      await expect(rows).toHaveCount(1);
+      // The name is text: its markup is shown, never rendered.
+      await expect(rows.first()).toContainText(WINNER);
+      await expect(rows.first().locator("b")).toHaveCount(0);
+      await expect(rows.first()).toContainText("$12.50");
+      await expect(rows.first()).toContainText("Round 1");
+      // The static ten are untouched.
+      await expect(page.locator("[data-fame-podium] > li")).toHaveCount(3);
+      await expect(page.locator("[data-fame-list] > li")).toHaveCount(7);
+
+      expect(await after.layoutShifts()).toEqual([]);
+      const results = await new AxeBuilder({ page }).withTags(TAGS).analyze();
+      expect(results.violations.map((violation) => violation.id)).toEqual([]);
+      expect(await after.cspViolations()).toEqual([]);
+    } finally {
+      await after.context.close();
+    }
+  });
+
+  test("says the winners are unavailable when the service cannot be reached", async ({ browser }) => {
+    await stopChild(service);
+    const { context, winners, cspViolations } = await openLeaderboard(browser);
+    try {
+      await expect(winners.getByText("Auction winners are unavailable right now.", { exact: true })).toBeVisible();
+      await expect(winners.getByRole("listitem")).toHaveCount(0);
+      expect(await cspViolations()).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });

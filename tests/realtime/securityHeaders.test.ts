@@ -34,7 +34,7 @@ describe("scripts/security-headers.ts", () => {
     return run(process.execPath, ["scripts/security-headers.ts", site], { env: { ...process.env, ...env } });
   }
 
-  it("writes one policy for every page of the build, with the socket's origin when it is elsewhere", async () => {
+  it("writes one policy for every page of the build, with the service's origins when it is elsewhere", async () => {
     await writeFile(join(site, "index.html"), `<style>b{}</style><script>home()</script>`);
     await mkdir(join(site, "leaderboard"));
     await writeFile(
@@ -49,7 +49,12 @@ describe("scripts/security-headers.ts", () => {
     expect(policy.get("script-src")).toEqual(["'self'", hashSource("fame()"), hashSource("home()")].sort());
     expect(policy.get("style-src")).toEqual(["'self'", sha256("b{}")]);
     expect(policy.get("frame-src")).toEqual(["https://video.example"]);
-    expect(policy.get("connect-src")).toEqual(["'self'", "wss://auction.example.com:8443"]);
+    // The socket, and the same service over https for the Wall of Fame's winners.
+    expect(policy.get("connect-src")).toEqual([
+      "'self'",
+      "https://auction.example.com:8443",
+      "wss://auction.example.com:8443",
+    ]);
   });
 
   it("connects to the page's own origin only when the socket URL is left to its default", async () => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { contentSecurityPolicy, inventoryPage } from "../../scripts/pagePolicy.ts";
+import { contentSecurityPolicy, inventoryPage, serviceConnectOrigins } from "../../scripts/pagePolicy.ts";
 import { policyDirectives } from "../support/policyDirectives.ts";
 
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
@@ -68,6 +68,23 @@ describe("contentSecurityPolicy", () => {
     );
     expect(bare.get("frame-src")).toEqual(["'none'"]);
     expect(bare.get("script-src")).toEqual(["'self'"]);
+  });
+});
+
+describe("serviceConnectOrigins", () => {
+  it("names the service's socket origin and its http(s) origin, for the Wall of Fame's winners", () => {
+    expect(serviceConnectOrigins("wss://auction.example.com/realtime")).toEqual([
+      "wss://auction.example.com",
+      "https://auction.example.com",
+    ]);
+    expect(serviceConnectOrigins("ws://127.0.0.1:8787/realtime")).toEqual([
+      "ws://127.0.0.1:8787",
+      "http://127.0.0.1:8787",
+    ]);
+  });
+
+  it("adds nothing when the service is on the page's own origin ('self' covers it)", () => {
+    expect(serviceConnectOrigins("")).toEqual([]);
   });
 });
 

@@ -1,0 +1,66 @@
+/**
+ * GET /auction/winners: the last rounds' winners for the Wall of Fame (DESIGN.md 6b), as
+ * `{"winners":[{"round","bidderName","amountCents","endedAt"}]}`, newest first. The pages may be on
+ * another origin (a static host, DESIGN.md 6d), so the answer carries CORS for the origins whose
+ * pages may open the socket (ALLOWED_ORIGINS), and for no other.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { WINNERS_LIMIT, WINNERS_PATH, type WinnersBody } from "../src/lib/auctionWinners.ts";
+import { createCoalescer } from "./auction/coalescedReads.ts";
+import { isOriginAllowed } from "./auction/originPolicy.ts";
+import type { Logger } from "./logger.ts";
+import type { BidStore } from "./storage/types.ts";
+
+export interface WinnersRouteOptions {
+  store: Pick<BidStore, "winners">;
+  /** As ServiceConfig.allowedOrigins: empty is same origin only, `*` any. */
+  allowedOrigins: readonly string[];
+  logger: Logger;
+}
+
+/** Short: a new winner shows within seconds, while browsers and any CDN in front absorb repeat visits. */
+const CACHE_CONTROL = "public, max-age=5";
+
+/** The route's handler: true when it answered (the path is its own), false to leave the request to others. */
+export function createWinnersRoute({ store, allowedOrigins, logger }: WinnersRouteOptions) {
+  // Visitors arriving together share one database read.
+  const coalesce = createCoalescer();
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (new URL(req.url ?? "/", "http://localhost").pathname !== WINNERS_PATH) return false;
+    // The answer differs by Origin: a shared cache must not hand one origin's answer to another.
+    res.setHeader("Vary", "Origin");
+    const origin = req.headers.origin;
+    // isOriginAllowed lets a request without Origin through (not a browser page): it needs no CORS header.
+    if (origin !== undefined && isOriginAllowed(req, allowedOrigins)) {
+      res.setHeader("Access-Control-Allow-Origin", origin);
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      json(res, 405, { error: "method_not_allowed" }, { Allow: "GET, HEAD", "Cache-Control": "no-store" });
+      return true;
+    }
+    coalesce("winners", () => store.winners(WINNERS_LIMIT)).then(
+      (winners) => {
+        const body: WinnersBody = {
+          winners: winners.map(({ round, bid, endedAt }) => ({
+            round,
+            bidderName: bid.bidderName,
+            amountCents: bid.amountCents,
+            endedAt,
+          })),
+        };
+        json(res, 200, body, { "Cache-Control": CACHE_CONTROL });
+      },
+      (error: unknown) => {
+        // The database is down or the store closed: the page says so; the service carries on.
+        logger.warn({ err: error }, "could not read the auction winners");
+        json(res, 503, { error: "unavailable" }, { "Cache-Control": "no-store" });
+      },
+    );
+    return true;
+  };
+}
+
+function json(res: ServerResponse, status: number, body: object, headers: Record<string, string>) {
+  // Node leaves the body out of an answer to HEAD by itself.
+  res.writeHead(status, { "Content-Type": "application/json", ...headers }).end(JSON.stringify(body));
+}
