@@ -46,6 +46,18 @@ export function createMetrics() {
       labelNames: ["action", "outcome"] as const,
       registers: [registry],
     }),
+    bidsDecided: new Counter({
+      name: "auction_bids_decided_total",
+      help: "Bids the database decided for this instance (accepted, or refused there), by outcome.",
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    }),
+    bidBatchSize: new Histogram({
+      name: "auction_bid_batch_size",
+      help: "Bids per placement transaction (group commit: those that arrived while the previous one was in flight).",
+      buckets: [1, 2, 4, 8, 16, 32, 64, 100],
+      registers: [registry],
+    }),
     roundsClosed: new Counter({
       name: "auction_rounds_closed_total",
       help: "Rounds whose end this instance recorded (each end is recorded by one instance or bid).",

@@ -1,6 +1,7 @@
 /**
  * Takes one bid from a client to an answer: the bid rules, then the per-address rate limit, then
- * the atomic insert. Knows nothing of sockets, so its answers are plain protocol messages.
+ * the atomic insert, batched with the bids that arrive meanwhile (bidBatcher.ts). Knows nothing of
+ * sockets, so its answers are plain protocol messages.
  */
 import { checkAboveHighest, checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import type { ErrorCode, PlaceBidMessage, ServerMessage } from "../../src/lib/auction/protocol.ts";
@@ -9,6 +10,7 @@ import { formatCents } from "../../src/lib/format.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { type BidStore, StoreUnavailableError } from "../storage/types.ts";
+import { type BidBatcher, createBidBatcher } from "./bidBatcher.ts";
 import type { KnownStanding } from "./knownStanding.ts";
 import type { NameFilter } from "./nameFilter.ts";
 import { nameKey } from "./nameKey.ts";
@@ -27,6 +29,8 @@ export interface BidDeskOptions {
   nameFilter: NameFilter;
   /** Whether the round may be ending, when the known highest must not refuse a bid that opens the next. */
   roundClock: Pick<RoundClock, "nearEnd" | "observeClosedRound">;
+  /** Defaults to group commit over the store with the default batch bound. */
+  batcher?: BidBatcher;
 }
 
 export interface BidDesk {
@@ -37,6 +41,7 @@ export interface BidDesk {
 
 export function createBidDesk(options: BidDeskOptions): BidDesk {
   const { store, rateLimiter, metrics, logger, known, nameFilter, roundClock } = options;
+  const batcher = options.batcher ?? createBidBatcher({ store, onBatch: (size) => metrics.bidBatchSize.observe(size) });
   const pending = new Set<Promise<unknown>>();
   let closed = false;
   const highestCents = () => known.highestCents();
@@ -48,7 +53,8 @@ export function createBidDesk(options: BidDeskOptions): BidDesk {
 
   async function atStore(requestId: string, name: string, amountCents: number): Promise<ServerMessage> {
     try {
-      const outcome = await store.placeBid(name, amountCents);
+      const outcome = await batcher.place({ bidderName: name, amountCents });
+      metrics.bidsDecided.inc({ outcome: outcome.accepted ? "accepted" : outcome.code });
       roundClock.observeClosedRound(outcome.closedRoundBids);
       // The store's own answers are news too: the broadcast of a bid this desk just accepted may not
       // have arrived yet, and a refusal must not name a highest below a bid already acknowledged.

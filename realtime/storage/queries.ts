@@ -7,7 +7,9 @@ import type { Logger } from "../logger.ts";
 import type {
   AuctionView,
   AuditEntry,
+  BatchedOutcome,
   BidNotice,
+  BidToPlace,
   BlockedName,
   ModeratedBid,
   ModerationNotice,
@@ -40,15 +42,19 @@ export function placeBidParameters(
   return [bidderName, nameKey(bidderName), amountCents, rounds.roundSeconds, rounds.softCloseSeconds];
 }
 
+/** $1 the bids as JSON [{name, key, cents}] in arrival order, $2 round length, $3 soft close. See sql/004_batched_bids.sql. */
+const PLACE_BIDS_SQL = "SELECT * FROM place_auction_bids($1::text, $2::integer, $3::integer)";
+
+/** A batch's bids as place_auction_bids takes them; sent as text, like FILL_KEYS_SQL's JSON. */
+function placeBidsParameters(bids: readonly BidToPlace[], rounds: RoundSettings): [string, number, number] {
+  const json = JSON.stringify(
+    bids.map(({ bidderName, amountCents }) => ({ name: bidderName, key: nameKey(bidderName), cents: amountCents })),
+  );
+  return [json, rounds.roundSeconds, rounds.softCloseSeconds];
+}
+
 /** $1 round length in seconds. */
 const SETTLE_ROUND_SQL = "SELECT * FROM settle_auction_round($1::integer)";
-
-/** The SQLSTATE place_auction_bid raises when the name was blocked while the bid waited for the lock. */
-const BLOCKED_WHILE_WAITING = "NSB01";
-
-function isBlockedWhileWaiting(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === BLOCKED_WHILE_WAITING;
-}
 
 const WIRE_COLUMNS = "id, bidder_name, amount_cents, created_at";
 const VISIBLE = "b.hidden_at IS NULL AND NOT b.name_blocked";
@@ -352,14 +358,17 @@ export function storeQueries(query: Query, rounds: RoundSettings) {
   return {
     rounds,
     async placeBid(bidderName: string, amountCents: number): Promise<PlaceBidOutcome> {
-      const parameters = placeBidParameters(bidderName, amountCents, rounds);
-      try {
-        return toPlaceBidOutcome((await query(PLACE_BID_SQL, parameters))[0]);
-      } catch (error) {
-        if (!isBlockedWhileWaiting(error)) throw error;
-        // Rolled back: asked again, the block is seen before the lock and answered as such.
-        return toPlaceBidOutcome((await query(PLACE_BID_SQL, parameters))[0]);
-      }
+      return toPlaceBidOutcome((await query(PLACE_BID_SQL, placeBidParameters(bidderName, amountCents, rounds)))[0]);
+    },
+    async placeBids(bids: readonly BidToPlace[]): Promise<BatchedOutcome[]> {
+      if (bids.length === 0) return [];
+      const rows = await query(PLACE_BIDS_SQL, placeBidsParameters(bids, rounds));
+      const byOrdinal = new Map(rows.map((row) => [Number(row.ordinal), row]));
+      return bids.map((_, index) => {
+        const row = byOrdinal.get(index + 1);
+        if (!row) throw new Error(`place_auction_bids returned no row for bid ${index + 1}`);
+        return row.outcome === "error" ? { failed: String(row.outcome_detail) } : toPlaceBidOutcome(row);
+      });
     },
     async settleRound(): Promise<RoundSettlement> {
       return toRoundSettlement((await query(SETTLE_ROUND_SQL, [rounds.roundSeconds]))[0]);

@@ -80,6 +80,18 @@ export type PlaceBidOutcome = PlacementRound &
     | { accepted: false; code: "name_not_allowed"; highestCents: number | null; moderation: number }
   );
 
+/** One bid of a batch: the name trimmed and checked by the rules, the amount in cents. */
+export interface BidToPlace {
+  bidderName: string;
+  amountCents: number;
+}
+
+/**
+ * One bid's answer in a batch: its outcome as if placed alone, or the SQLSTATE of the error its
+ * placement raised (undone alone; the batch's other bids stand).
+ */
+export type BatchedOutcome = PlaceBidOutcome | { failed: string };
+
 /** What settleRound() found or did. */
 export interface RoundSettlement extends RoundStanding {
   /** Set when this call recorded the end: how many bids the round had. */
@@ -168,6 +180,12 @@ export interface BidStore {
    * Throws StoreUnavailableError when the database cannot be reached.
    */
   placeBid(bidderName: string, amountCents: number): Promise<PlaceBidOutcome>;
+  /**
+   * Places a batch in one transaction, in order: each bid judged as placeBid would judge it at
+   * that point (the batch's earlier bids included), one commit, answers in the same order.
+   * Throws StoreUnavailableError when the database cannot be reached: then none is stored.
+   */
+  placeBids(bids: readonly BidToPlace[]): Promise<BatchedOutcome[]>;
   /** Records the current round's end if it has passed (and announces it); says where the round stands. */
   settleRound(): Promise<RoundSettlement>;
   /** The last `limit` winners, newest first. */

@@ -36,6 +36,7 @@ function scriptedStore() {
     backend: "postgres",
     rounds: ENDLESS_ROUNDS,
     placeBid: () => Promise.reject(new Error("not used")),
+    placeBids: () => Promise.reject(new Error("not used")),
     settleRound: () => Promise.reject(new Error("not used")),
     winners: () => Promise.reject(new Error("not used")),
     view: async () => ({

@@ -1,7 +1,7 @@
 /**
  * Rounds and soft close (DESIGN.md 6b, sql/003_rounds.sql) against a model, on both backends:
- * generated sequences of bids, clock steps (across the end, into and around the soft-close
- * window), settlements, hidden and restored bids and restarts with other round lengths run on the
+ * generated sequences of bids, group-commit batches of bids (each answered as if placed alone),
+ * clock steps (across the end, into and around the soft-close window), settlements, hidden and restored bids and restarts with other round lengths run on the
  * real place_auction_bid(), settle_auction_round() and moderate_auction() (the store's own SQL,
  * storeQueries in queries.ts) on one connection whose clock the test steps through
  * `auction.test_now`, to the millisecond. Every answer (accepted or too low, round, end, the bids of
@@ -232,13 +232,19 @@ class RoundsModel {
 
 // ---- Generated commands -----------------------------------------------------------------------
 
+interface BidSpec {
+  bidderName: string;
+  /** Cents, or relative to the visible highest, or the amount of the `sameAs`-th newest bid (0: the newest). */
+  amount: { cents: number } | { overHighest: number } | { sameAs: number };
+}
+
 type Command =
-  | {
-      kind: "bid";
-      bidderName: string;
-      /** Cents, or relative to the visible highest, or the amount of the `sameAs`-th newest bid (0: the newest). */
-      amount: { cents: number } | { overHighest: number } | { sameAs: number };
-    }
+  | ({ kind: "bid" } & BidSpec)
+  /**
+   * Bids that arrived together, placed as one group-commit batch (place_auction_bids, DESIGN.md
+   * 6c) at one instant: each must be answered as the model answers it placed alone, in order.
+   */
+  | { kind: "batch"; bids: BidSpec[] }
   /** The clock forward by `ms`. */
   | { kind: "step"; ms: number }
   /**
@@ -263,19 +269,24 @@ const roundSettings: fc.Arbitrary<RoundSettings> = fc.record({
 // Exact names: "Ann" and "ann" are two bidders.
 const bidderName = fc.constantFrom("Ann", "ann", "Bob", "Zoë");
 
+const bidSpec: fc.Arbitrary<BidSpec> = fc.record({
+  bidderName,
+  amount: fc.oneof(
+    fc.record({ cents: fc.integer({ min: 1, max: 3_000 }) }),
+    // Equal to the highest, one cent below or above it, a little above.
+    fc.record({ overHighest: fc.integer({ min: -1, max: 3 }) }),
+    // As much as an earlier bid, maybe a hidden one: equal visible amounts after a restore.
+    fc.record({ sameAs: fc.nat({ max: 4 }) }),
+  ),
+});
+
 const command: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 8, arbitrary: bidSpec.map((spec) => ({ kind: "bid" as const, ...spec })) },
   {
-    weight: 8,
+    weight: 3,
     arbitrary: fc.record({
-      kind: fc.constant("bid" as const),
-      bidderName,
-      amount: fc.oneof(
-        fc.record({ cents: fc.integer({ min: 1, max: 3_000 }) }),
-        // Equal to the highest, one cent below or above it, a little above.
-        fc.record({ overHighest: fc.integer({ min: -1, max: 3 }) }),
-        // As much as an earlier bid, maybe a hidden one: equal visible amounts after a restore.
-        fc.record({ sameAs: fc.nat({ max: 4 }) }),
-      ),
+      kind: fc.constant("batch" as const),
+      bids: fc.array(bidSpec, { minLength: 1, maxLength: 8 }),
     }),
   },
   {
@@ -350,7 +361,7 @@ function newestBut(back: number, model: RoundsModel): number {
   return model.bidCount() - (back % model.bidCount());
 }
 
-function centsOf(amount: Extract<Command, { kind: "bid" }>["amount"], model: RoundsModel): number {
+function centsOf(amount: BidSpec["amount"], model: RoundsModel): number {
   if ("cents" in amount) return amount.cents;
   if ("overHighest" in amount) return Math.max(1, model.highestCents() + amount.overHighest);
   return model.bidCount() === 0 ? 1 : model.bid(newestBut(amount.sameAs, model)).amountCents;
@@ -377,6 +388,19 @@ async function runAgainstModel(query: DirectQuery, run: Run): Promise<void> {
         const cents = centsOf(step.amount, model);
         const expected = model.placeBid(step.bidderName, cents, now, settings);
         expect(await storeQueries(query, settings).placeBid(step.bidderName, cents), where).toEqual(expected);
+        break;
+      }
+      case "batch": {
+        await clockAtNow();
+        // The amounts as the bidders chose them, one after another; the model places each alone.
+        const bids = [];
+        const expected = [];
+        for (const spec of step.bids) {
+          const cents = centsOf(spec.amount, model);
+          bids.push({ bidderName: spec.bidderName, amountCents: cents });
+          expected.push(model.placeBid(spec.bidderName, cents, now, settings));
+        }
+        expect(await storeQueries(query, settings).placeBids(bids), where).toEqual(expected);
         break;
       }
       case "settle": {

@@ -66,6 +66,7 @@ describe.each(BACKENDS)(
         [1, "001_auction_bids.sql"],
         [2, "002_moderation.sql"],
         [3, "003_rounds.sql"],
+        [4, "004_batched_bids.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
@@ -325,9 +326,10 @@ describe("migrations on PostgreSQL", () => {
         "001_auction_bids.sql",
         "002_moderation.sql",
         "003_rounds.sql",
+        "004_batched_bids.sql",
       ]);
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(3);
+      expect(rows[0]?.n).toBe(4);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();

@@ -131,6 +131,50 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
     }
   }, 30_000);
 
+  it("answers every bid of a batch caught by an outage: none stored, or each once, never half of it", async () => {
+    store = await openTestStore({ backend: "postgres", databaseUrl: cluster.url, dataDir: "", remove: async () => {} });
+    const before = await store.placeBid("before the outage", 50_000_000);
+    expect(before.accepted).toBe(true);
+    // Another session holds the auction's lock, so the batch waits at the database, mid-transaction.
+    const holder = postgres(cluster.url, { max: 2, onnotice: () => {} });
+    const lock = await holder.reserve();
+    await lock`BEGIN`;
+    await lock`SELECT 1 FROM auction_state FOR UPDATE`;
+    const caught = Array.from({ length: 6 }, (_, index) => ({
+      bidderName: `caught ${index}`,
+      amountCents: 60_000_000 + index,
+    }));
+    const batch = store.placeBids(caught).then(
+      (outcomes) => outcomes,
+      (error: unknown) => error,
+    );
+    await waitFor("the batch waiting for the lock", async () => {
+      const waiting = await holder`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'`;
+      return waiting[0]?.n === 1;
+    });
+    await cluster.stop();
+    // Usually the shutdown ends the waiting batch: unavailable, rolled back whole. It may also get
+    // the lock as the holder's session is ended first and commit before its own end: then answered.
+    const answer = await batch;
+    lock.release();
+    await holder.end({ timeout: 1 }).catch(() => {});
+
+    await cluster.start();
+    await waitFor("ready again", () => store.isReady(), RECOVERY_WITHIN_MS);
+    const names = (await store.bidsAfter(0, 10_000)).bids.map((bid) => bid.bidderName);
+    const stored = names.filter((name) => name.startsWith("caught"));
+    if (answer instanceof StoreUnavailableError) {
+      // No bid of it half-stored.
+      expect(stored).toEqual([]);
+    } else {
+      // Every bid answered, and each accepted one stored once.
+      expect(Array.isArray(answer) && answer.every((outcome) => "accepted" in outcome && outcome.accepted)).toBe(true);
+      expect(stored).toEqual(caught.map((bid) => bid.bidderName));
+    }
+    expect(names.filter((name) => name === "before the outage")).toHaveLength(1);
+    await store.close();
+  }, 60_000);
+
   it("fails to open with StoreUnavailableError when the server is down", async () => {
     await cluster.stop();
     const started = Date.now();

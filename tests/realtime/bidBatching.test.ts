@@ -1,0 +1,177 @@
+/**
+ * Group commit against placing one bid at a time (DESIGN.md 6c), through the bid desk that the
+ * service runs, on real PostgreSQL: generated bursts of bids, all arriving at once, mixing amounts
+ * that win, tie or lose, a blocked name, names the filter refuses and more bids than the rate limit
+ * lets through, are answered bid for bid as the same burst placed one bid per transaction, on a
+ * database of its own, is answered. (Batches across a round's end are compared with a model in
+ * roundProperties.test.ts, where the database's clock can be stepped.) And every accepted bid of a
+ * batch is notified once, in order, after its one commit.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createBidBatcher } from "../../realtime/auction/bidBatcher.ts";
+import { createBidDesk } from "../../realtime/auction/bidDesk.ts";
+import { createKnownStanding } from "../../realtime/auction/knownStanding.ts";
+import { createNameFilter } from "../../realtime/auction/nameFilter.ts";
+import { createRateLimiter } from "../../realtime/auction/rateLimiter.ts";
+import { createMetrics } from "../../realtime/metrics.ts";
+import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
+import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
+import {
+  cleanUpAfter,
+  createTestLocation,
+  openTestStore,
+  STORE_HOOK_TIMEOUT_MS,
+  testLogger,
+  waitFor,
+  withDirectSql,
+} from "./support/stores.ts";
+
+const SEED = Number(process.env.FC_SEED ?? 20_261_123);
+const RUNS = 40;
+const RATE_LIMIT = 12;
+const ADDRESS = "203.0.113.7";
+const BLOCKED = "Troll";
+
+/** A desk as the service builds it, with the batching under test or one bid per transaction. */
+function deskOver(store: BidStore, batching: boolean) {
+  const metrics = createMetrics();
+  const sizes: number[] = [];
+  const batcher = createBidBatcher({
+    store,
+    maxBatchSize: batching ? undefined : 1,
+    onBatch: (size) => sizes.push(size),
+  });
+  const desk = createBidDesk({
+    store,
+    rateLimiter: createRateLimiter(RATE_LIMIT, 60_000),
+    metrics,
+    logger: testLogger(),
+    known: createKnownStanding(),
+    nameFilter: createNameFilter(),
+    roundClock: { nearEnd: () => false, observeClosedRound: () => {} },
+    batcher,
+  });
+  return { desk, sizes };
+}
+
+async function openAuction() {
+  const location = await createTestLocation("postgres");
+  cleanUpAfter(() => location.remove());
+  const store = await openTestStore(location);
+  cleanUpAfter(() => store.close());
+  return { location, store };
+}
+
+/** No bids, rounds, blocks or audit, ids from 1, and the blocked name blocked. */
+async function reset(location: Awaited<ReturnType<typeof openAuction>>["location"], store: BidStore) {
+  await withDirectSql(location, async (query) => {
+    await query(
+      "TRUNCATE auction_moderation_log, auction_bids, auction_blocked_names, auction_rounds, auction_state RESTART IDENTITY",
+    );
+    await query("INSERT INTO auction_state DEFAULT VALUES");
+  });
+  await store.moderate({ action: "block", bidderName: BLOCKED, reason: null, sessionId: "test" });
+}
+
+/** An answer without the time of its insert, which differs between the two databases. */
+function comparable(answer: ServerMessage) {
+  if (answer.type !== "accepted") return answer;
+  const { createdAt: _time, ...bid } = answer.bid;
+  return { ...answer, bid };
+}
+
+const burst = fc.array(
+  fc.record({
+    bidderName: fc.constantFrom("Ann", "Bo", "ann", BLOCKED, "tRoLl", "shit", "visit nothing.store", "Zoë"),
+    cents: fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.constantFrom(1_000, 1_001, 2_000)),
+  }),
+  { minLength: 1, maxLength: 24 },
+);
+
+describe("group commit through the bid desk (PostgreSQL)", () => {
+  it(
+    "answers every bid of a burst exactly as placing them one per transaction does",
+    async () => {
+      const batched = await openAuction();
+      const single = await openAuction();
+      let largestBatch = 0;
+      console.info(`fast-check seed ${SEED} (FC_SEED=${SEED} to replay), ${RUNS} runs`);
+      await fc.assert(
+        fc.asyncProperty(burst, burst, async (first, second) => {
+          await reset(batched.location, batched.store);
+          await reset(single.location, single.store);
+          const withBatching = deskOver(batched.store, true);
+          const oneByOne = deskOver(single.store, false);
+          // Two bursts: the second arrives while the first's transactions are still in flight.
+          for (const bids of [first, second]) {
+            const place = (desk: typeof withBatching.desk) =>
+              Promise.all(
+                bids.map((bid, index) =>
+                  desk.place(
+                    { type: "bid", requestId: `r${index}`, bidderName: bid.bidderName, amount: bid.cents / 100 },
+                    ADDRESS,
+                  ),
+                ),
+              );
+            const [answers, expected] = await Promise.all([place(withBatching.desk), place(oneByOne.desk)]);
+            expect(answers.map(comparable)).toEqual(expected.map(comparable));
+          }
+          expect(Math.max(...oneByOne.sizes)).toBe(1);
+          largestBatch = Math.max(largestBatch, ...withBatching.sizes);
+          const stored = async (store: BidStore) =>
+            (await store.view(100)).bids.map(({ createdAt: _time, ...bid }) => bid);
+          expect(await stored(batched.store)).toEqual(await stored(single.store));
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+      // The bursts did go to the database in batches, not one by one.
+      expect(largestBatch).toBeGreaterThan(1);
+    },
+    STORE_HOOK_TIMEOUT_MS * 2,
+  );
+
+  it("notifies every accepted bid of a batch once, in id order, after its one commit", async () => {
+    const { store } = await openAuction();
+    const heard: BidNotice[] = [];
+    store.onBid((notice) => heard.push(notice));
+    const outcomes = await store.placeBids([
+      { bidderName: "Ann", amountCents: 100 },
+      { bidderName: "Bo", amountCents: 100 },
+      { bidderName: "Bo", amountCents: 300 },
+      { bidderName: "Di", amountCents: 400 },
+      { bidderName: "Cy", amountCents: 200 },
+      { bidderName: "Cy", amountCents: 500 },
+    ]);
+    expect(outcomes.map((outcome) => ("failed" in outcome ? "failed" : outcome.accepted || outcome.code))).toEqual([
+      true,
+      "too_low",
+      true,
+      true,
+      "too_low",
+      true,
+    ]);
+    const accepted = outcomes.flatMap((outcome) => ("accepted" in outcome && outcome.accepted ? [outcome] : []));
+    await waitFor("every accepted bid heard", () => heard.length >= accepted.length);
+    expect(heard.map((notice) => notice.bid)).toEqual(accepted.map((outcome) => outcome.bid));
+    expect(heard.map((notice) => notice.bidders)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("undoes only the bid whose placement raised; the rest of its batch is stored and answered", async () => {
+    const { store } = await openAuction();
+    // 41 code points: the service's rules never send it, the table's constraint refuses it.
+    const outcomes = await store.placeBids([
+      { bidderName: "Ann", amountCents: 100 },
+      { bidderName: "x".repeat(41), amountCents: 200 },
+      { bidderName: "Bo", amountCents: 300 },
+    ]);
+    expect(outcomes[1]).toEqual({ failed: "23514" });
+    expect(outcomes.filter((outcome) => "accepted" in outcome && outcome.accepted)).toHaveLength(2);
+    const view = await store.view(10);
+    expect(view.bids.map((bid) => [bid.bidderName, bid.amountCents])).toEqual([
+      ["Bo", 300],
+      ["Ann", 100],
+    ]);
+    expect(view.bidders).toBe(2);
+  });
+});
