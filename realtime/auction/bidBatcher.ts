@@ -7,14 +7,10 @@
  * answer. So the commit rate stops capping the bid rate: under load a batch carries as many bids
  * as arrived during the previous round trip, up to maxBatchSize.
  */
-import type { BatchedOutcome, BidStore, BidToPlace, PlaceBidOutcome } from "../storage/types.ts";
+import type { BidStore, BidToPlace, PlaceBidOutcome } from "../storage/types.ts";
 
 /** Most bids in one transaction: bounds a batch's lock hold, its answer's size and what one failure touches. */
 const DEFAULT_MAX_BATCH_SIZE = 100;
-
-export class BidPlacementError extends Error {
-  override name = "BidPlacementError";
-}
 
 export interface BidBatcher {
   /** Resolves with the bid's outcome as if placed alone; rejects as a lone placement would have. */
@@ -28,10 +24,19 @@ interface Waiting {
 }
 
 export interface BidBatcherOptions {
-  store: Pick<BidStore, "placeBids">;
+  store: Pick<BidStore, "placeBid" | "placeBids">;
   maxBatchSize?: number;
   /** Told the size of every batch sent (for the batch-size metric). */
   onBatch?(size: number): void;
+}
+
+/**
+ * A data exception or a constraint violation (SQLSTATE classes 22, 23): one bid the table refuses
+ * fails its whole batch's statement, so each bid is placed again alone and fails alone.
+ */
+function isRefusedData(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
 }
 
 export function createBidBatcher({
@@ -42,28 +47,34 @@ export function createBidBatcher({
   const waiting: Waiting[] = [];
   let inFlight = false;
 
-  function settle(entry: Waiting, outcome: BatchedOutcome | undefined): void {
-    if (outcome === undefined) entry.reject(new BidPlacementError("the batch returned no answer for this bid"));
-    else if ("failed" in outcome)
-      entry.reject(new BidPlacementError(`placing the bid failed (SQLSTATE ${outcome.failed})`));
-    else entry.resolve(outcome);
+  async function placeAlone(batch: Waiting[]): Promise<void> {
+    for (const entry of batch) {
+      onBatch?.(1);
+      await store.placeBid(entry.bid.bidderName, entry.bid.amountCents).then(entry.resolve, entry.reject);
+    }
   }
 
-  async function sendNext(): Promise<void> {
+  async function place(batch: Waiting[]): Promise<void> {
+    onBatch?.(batch.length);
+    try {
+      const outcomes = await store.placeBids(batch.map((entry) => entry.bid));
+      for (const [index, entry] of batch.entries()) {
+        const outcome = outcomes[index];
+        if (outcome) entry.resolve(outcome);
+        else entry.reject(new Error("the batch returned no answer for this bid"));
+      }
+    } catch (error) {
+      if (batch.length > 1 && isRefusedData(error)) return placeAlone(batch);
+      // One statement, one transaction: every bid fails as it would alone. Nothing of the batch
+      // is stored, or (a connection lost during the commit) all of it, to arrive as broadcasts.
+      for (const entry of batch) entry.reject(error);
+    }
+  }
+
+  async function sendWaiting(): Promise<void> {
     inFlight = true;
     try {
-      while (waiting.length > 0) {
-        const batch = waiting.splice(0, maxBatchSize);
-        onBatch?.(batch.length);
-        try {
-          const outcomes = await store.placeBids(batch.map((entry) => entry.bid));
-          for (const [index, entry] of batch.entries()) settle(entry, outcomes[index]);
-        } catch (error) {
-          // One statement, one transaction: every bid fails as it would alone. Nothing of the batch
-          // is stored, or (a connection lost during the commit) all of it, to arrive as broadcasts.
-          for (const entry of batch) entry.reject(error);
-        }
-      }
+      while (waiting.length > 0) await place(waiting.splice(0, maxBatchSize));
     } finally {
       inFlight = false;
     }
@@ -73,7 +84,7 @@ export function createBidBatcher({
     place(bid) {
       return new Promise<PlaceBidOutcome>((resolve, reject) => {
         waiting.push({ bid, resolve, reject });
-        if (!inFlight) void sendNext();
+        if (!inFlight) void sendWaiting();
       });
     },
   };

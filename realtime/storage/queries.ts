@@ -7,7 +7,6 @@ import type { Logger } from "../logger.ts";
 import type {
   AuctionView,
   AuditEntry,
-  BatchedOutcome,
   BidNotice,
   BidToPlace,
   BlockedName,
@@ -360,14 +359,14 @@ export function storeQueries(query: Query, rounds: RoundSettings) {
     async placeBid(bidderName: string, amountCents: number): Promise<PlaceBidOutcome> {
       return toPlaceBidOutcome((await query(PLACE_BID_SQL, placeBidParameters(bidderName, amountCents, rounds)))[0]);
     },
-    async placeBids(bids: readonly BidToPlace[]): Promise<BatchedOutcome[]> {
+    async placeBids(bids: readonly BidToPlace[]): Promise<PlaceBidOutcome[]> {
       if (bids.length === 0) return [];
       const rows = await query(PLACE_BIDS_SQL, placeBidsParameters(bids, rounds));
       const byOrdinal = new Map(rows.map((row) => [Number(row.ordinal), row]));
       return bids.map((_, index) => {
         const row = byOrdinal.get(index + 1);
         if (!row) throw new Error(`place_auction_bids returned no row for bid ${index + 1}`);
-        return row.outcome === "error" ? { failed: String(row.outcome_detail) } : toPlaceBidOutcome(row);
+        return toPlaceBidOutcome(row);
       });
     },
     async settleRound(): Promise<RoundSettlement> {

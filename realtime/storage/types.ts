@@ -86,12 +86,6 @@ export interface BidToPlace {
   amountCents: number;
 }
 
-/**
- * One bid's answer in a batch: its outcome as if placed alone, or the SQLSTATE of the error its
- * placement raised (undone alone; the batch's other bids stand).
- */
-export type BatchedOutcome = PlaceBidOutcome | { failed: string };
-
 /** What settleRound() found or did. */
 export interface RoundSettlement extends RoundStanding {
   /** Set when this call recorded the end: how many bids the round had. */
@@ -183,9 +177,9 @@ export interface BidStore {
   /**
    * Places a batch in one transaction, in order: each bid judged as placeBid would judge it at
    * that point (the batch's earlier bids included), one commit, answers in the same order.
-   * Throws StoreUnavailableError when the database cannot be reached: then none is stored.
+   * Throws (StoreUnavailableError when the database cannot be reached): then none is stored.
    */
-  placeBids(bids: readonly BidToPlace[]): Promise<BatchedOutcome[]>;
+  placeBids(bids: readonly BidToPlace[]): Promise<PlaceBidOutcome[]>;
   /** Records the current round's end if it has passed (and announces it); says where the round stands. */
   settleRound(): Promise<RoundSettlement>;
   /** The last `limit` winners, newest first. */

@@ -143,7 +143,7 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
       { bidderName: "Cy", amountCents: 200 },
       { bidderName: "Cy", amountCents: 500 },
     ]);
-    expect(outcomes.map((outcome) => ("failed" in outcome ? "failed" : outcome.accepted || outcome.code))).toEqual([
+    expect(outcomes.map((outcome) => outcome.accepted || outcome.code)).toEqual([
       true,
       "too_low",
       true,
@@ -151,27 +151,36 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
       "too_low",
       true,
     ]);
-    const accepted = outcomes.flatMap((outcome) => ("accepted" in outcome && outcome.accepted ? [outcome] : []));
+    const accepted = outcomes.flatMap((outcome) => (outcome.accepted ? [outcome] : []));
     await waitFor("every accepted bid heard", () => heard.length >= accepted.length);
     expect(heard.map((notice) => notice.bid)).toEqual(accepted.map((outcome) => outcome.bid));
     expect(heard.map((notice) => notice.bidders)).toEqual([1, 2, 3, 4]);
   });
 
-  it("undoes only the bid whose placement raised; the rest of its batch is stored and answered", async () => {
+  it("places a batch the table refused bid by bid: only the refused bid fails, the rest is stored and answered", async () => {
     const { store } = await openAuction();
+    const batcher = createBidBatcher({ store });
+    // Holds the next ones back into one batch.
+    const first = batcher.place({ bidderName: "First", amountCents: 50 });
     // 41 code points: the service's rules never send it, the table's constraint refuses it.
-    const outcomes = await store.placeBids([
+    const answers = [
       { bidderName: "Ann", amountCents: 100 },
       { bidderName: "x".repeat(41), amountCents: 200 },
       { bidderName: "Bo", amountCents: 300 },
-    ]);
-    expect(outcomes[1]).toEqual({ failed: "23514" });
-    expect(outcomes.filter((outcome) => "accepted" in outcome && outcome.accepted)).toHaveLength(2);
+    ].map((bid) =>
+      batcher.place(bid).then(
+        (outcome) => outcome.accepted,
+        (error: { code?: string }) => error.code,
+      ),
+    );
+    expect((await first).accepted).toBe(true);
+    expect(await Promise.all(answers)).toEqual([true, "23514", true]);
     const view = await store.view(10);
     expect(view.bids.map((bid) => [bid.bidderName, bid.amountCents])).toEqual([
       ["Bo", 300],
       ["Ann", 100],
+      ["First", 50],
     ]);
-    expect(view.bidders).toBe(2);
+    expect(view.bidders).toBe(3);
   });
 });

@@ -4,23 +4,32 @@
  * order, a batch is bounded, and failures reach exactly the bids they touch.
  */
 import { describe, expect, it } from "vitest";
-import { BidPlacementError, createBidBatcher } from "../../realtime/auction/bidBatcher.ts";
-import type { BatchedOutcome, BidToPlace, PlaceBidOutcome } from "../../realtime/storage/types.ts";
+import { createBidBatcher } from "../../realtime/auction/bidBatcher.ts";
+import type { BidToPlace, PlaceBidOutcome } from "../../realtime/storage/types.ts";
 
 interface Transaction {
   bids: BidToPlace[];
-  finish(outcomes: BatchedOutcome[]): void;
+  finish(outcomes: PlaceBidOutcome[]): void;
   fail(error: unknown): void;
 }
 
-/** A store whose placeBids calls wait until the test finishes them. */
+/** A store whose transactions (a batch, or one bid placed alone) wait until the test finishes them. */
 function manualStore() {
   const transactions: Transaction[] = [];
   return {
     transactions,
     placeBids(bids: readonly BidToPlace[]) {
-      return new Promise<BatchedOutcome[]>((resolve, reject) => {
+      return new Promise<PlaceBidOutcome[]>((resolve, reject) => {
         transactions.push({ bids: [...bids], finish: resolve, fail: reject });
+      });
+    },
+    placeBid(bidderName: string, amountCents: number) {
+      return new Promise<PlaceBidOutcome>((resolve, reject) => {
+        transactions.push({
+          bids: [{ bidderName, amountCents }],
+          finish: (outcomes) => resolve(outcomes[0] as PlaceBidOutcome),
+          fail: reject,
+        });
       });
     },
   };
@@ -81,6 +90,7 @@ describe("group commit", () => {
     expect(store.transactions).toHaveLength(1);
     store.transactions[0]?.finish([accepted(100)]);
     await first;
+    await turn();
     expect(store.transactions[1]?.bids).toEqual([bid(300), bid(200), bid(400)]);
     store.transactions[1]?.finish([accepted(300), tooLow(300), accepted(400)]);
     expect(await Promise.all(waiting)).toEqual([accepted(300), tooLow(300), accepted(400)]);
@@ -98,6 +108,7 @@ describe("group commit", () => {
     const waiting = [2, 3, 4, 5, 6].map((cents) => batcher.place(bid(cents)));
     store.transactions[0]?.finish([accepted(1)]);
     await first;
+    await turn();
     expect(store.transactions[1]?.bids).toEqual([bid(2), bid(3), bid(4)]);
     store.transactions[1]?.finish([accepted(2), accepted(3), accepted(4)]);
     await turn();
@@ -114,6 +125,7 @@ describe("group commit", () => {
     const lost = new Error("connection lost");
     store.transactions[0]?.finish([accepted(100)]);
     await first;
+    await turn();
     const after = batcher.place(bid(400));
     store.transactions[1]?.fail(lost);
     expect(await Promise.all(doomed)).toEqual([{ error: lost }, { error: lost }]);
@@ -123,18 +135,28 @@ describe("group commit", () => {
     expect(await after).toEqual(accepted(400));
   });
 
-  it("fails only the bid whose own placement raised; the others of its batch stand", async () => {
+  it("places each bid of a batch the table refused alone, so only the refused bid fails", async () => {
     const store = manualStore();
-    const batcher = createBidBatcher({ store });
+    const sizes: number[] = [];
+    const batcher = createBidBatcher({ store, onBatch: (size) => sizes.push(size) });
     const first = batcher.place(bid(100));
     const batch = [batcher.place(bid(200)), batcher.place(bid(300)), batcher.place(bid(400))].map(settled);
     store.transactions[0]?.finish([accepted(100)]);
     await first;
-    store.transactions[1]?.finish([accepted(200), { failed: "23514" }, accepted(400)]);
-    const [before, failed, after] = await Promise.all(batch);
-    expect(before).toEqual({ value: accepted(200) });
-    expect(after).toEqual({ value: accepted(400) });
-    expect((failed as { error: unknown }).error).toBeInstanceOf(BidPlacementError);
-    expect(String((failed as { error: unknown }).error)).toContain("SQLSTATE 23514");
+    await turn();
+    // A check constraint (SQLSTATE 23514) refused one row: the batch's one statement failed whole.
+    const refused = Object.assign(new Error("violates check constraint"), { code: "23514" });
+    store.transactions[1]?.fail(refused);
+    await turn();
+    expect(store.transactions[2]?.bids).toEqual([bid(200)]);
+    store.transactions[2]?.finish([accepted(200)]);
+    await turn();
+    expect(store.transactions[3]?.bids).toEqual([bid(300)]);
+    store.transactions[3]?.fail(refused);
+    await turn();
+    expect(store.transactions[4]?.bids).toEqual([bid(400)]);
+    store.transactions[4]?.finish([accepted(400)]);
+    expect(await Promise.all(batch)).toEqual([{ value: accepted(200) }, { error: refused }, { value: accepted(400) }]);
+    expect(sizes).toEqual([1, 3, 1, 1, 1]);
   });
 });
