@@ -1,11 +1,14 @@
 /**
  * Group commit for one instance (DESIGN.md 6c). Accepted bids are serialised by the auction's row
  * lock whatever we do; commits need not be. A bid that arrives while no placement is in flight
- * goes to the database at once, alone (no added wait). Bids that arrive while one is in flight
- * wait for it, then go together, in arrival order, as one transaction and one commit
- * (place_auction_bids): each is judged as if placed alone at that point, and each gets its own
- * answer. So the commit rate stops capping the bid rate: under load a batch carries as many bids
- * as arrived during the previous round trip, up to maxBatchSize.
+ * goes to the database on the next turn of the event loop, with the others read in the same
+ * turn (no timer, no added wait: as coalescedReads.ts does for openings). Bids that arrive while
+ * one is in flight wait for it, then go together, in arrival order, as one transaction and one
+ * commit (place_auction_bids): each is judged as if placed alone at that point, and each gets its
+ * own answer. So the commit rate stops capping the bid rate: under load a batch carries as many
+ * bids as arrived during the previous round trip, up to maxBatchSize. The turn matters most on
+ * PGlite, which runs a query on this thread: without it each bid would be placed before the next
+ * socket is even read.
  */
 import type { BidStore, BidToPlace, PlaceBidOutcome } from "../storage/types.ts";
 
@@ -45,6 +48,7 @@ export function createBidBatcher({
   onBatch,
 }: BidBatcherOptions): BidBatcher {
   const waiting: Waiting[] = [];
+  /** A placement is in flight, or one is scheduled for the next turn. */
   let inFlight = false;
 
   async function placeAlone(batch: Waiting[]): Promise<void> {
@@ -72,7 +76,6 @@ export function createBidBatcher({
   }
 
   async function sendWaiting(): Promise<void> {
-    inFlight = true;
     try {
       while (waiting.length > 0) await place(waiting.splice(0, maxBatchSize));
     } finally {
@@ -84,7 +87,9 @@ export function createBidBatcher({
     place(bid) {
       return new Promise<PlaceBidOutcome>((resolve, reject) => {
         waiting.push({ bid, resolve, reject });
-        if (!inFlight) void sendWaiting();
+        if (inFlight) return;
+        inFlight = true;
+        setImmediate(() => void sendWaiting());
       });
     },
   };
