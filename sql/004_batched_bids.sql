@@ -194,8 +194,13 @@ BEGIN
         v_high_cents := 0;
         v_bidders := 0;
       END IF;
-      SELECT coalesce(array_agg(DISTINCT b.bidder_name), '{}') INTO v_known_names FROM auction_bids b
-      WHERE b.round_number = v_round.number AND b.bidder_name = ANY (v_names) AND b.hidden_at IS NULL AND NOT b.name_blocked;
+      -- One index probe per distinct name (round_number, bidder_name), whatever the round's size.
+      SELECT coalesce(array_agg(n.name), '{}') INTO v_known_names
+      FROM (SELECT DISTINCT unnest(v_names) AS name) n
+      WHERE EXISTS (
+        SELECT 1 FROM auction_bids b
+        WHERE b.round_number = v_round.number AND b.bidder_name = n.name AND b.hidden_at IS NULL AND NOT b.name_blocked
+      );
     END IF;
 
     IF v_cents[i] <= v_high_cents THEN
