@@ -7,11 +7,17 @@
  *  1. sockets held: a ramp to 10,000 sockets; the service's RSS and heap per socket;
  *  2. fan-out: 5,000 and 1,000 sockets, bids at 10/s and at saturation; latency to every socket
  *     (p50, p99, max) and broadcasts delivered per second;
- *  3. throughput: accepted bids/s with 1, 10 and 100 concurrent bidders, with the CPU used by the
- *     service, PostgreSQL and the generators, and the database alone (the same SQL with no service)
- *     as the evidence for where the ceiling is;
+ *  3. throughput (DESIGN.md 6c): first the database's own ceiling, plain INSERTs with a NOTIFY
+ *     trigger at concurrency 16 into a table of their own (no service); then bids with 1, 10 and 100
+ *     concurrent bidders through the service: bids decided by the database per second (the
+ *     service's auction_bids_decided_total), accepted per second, bid to answer (p50, p99), the
+ *     group-commit batches (auction_bid_batch_size), the CPU used by the service, PostgreSQL and
+ *     the generators and what PostgreSQL's backends waited on; and place_auction_bid alone (the
+ *     same SQL with no service) as the evidence for where a one-bid-per-commit ceiling is;
  *  4. the ceiling: the same saturated fan-out through a bare `ws` broadcast server (no database,
- *     no validation), and the service's delivered msgs/s as a ratio of it (bar: at least 0.8);
+ *     no validation, one prebuilt frame written to every socket as the service does), measured
+ *     right after each of the service's saturated phases at the same size, and the service as a
+ *     ratio of it, in delivered msgs/s and in CPU per delivered message (bar: at least 0.8 on both);
  *  5. a slow consumer: one socket that never reads among 1,000: the others' latency meanwhile
  *     (against the same phase without it), and when the service dropped it. The service runs with
  *     a small MAX_BUFFERED_BYTES here, and the slow socket also sends pings it never reads the
@@ -32,7 +38,11 @@
  *    SATURATION_WINDOW accepted bids not yet read by every receiving socket, so the service is kept
  *    busy without the receivers falling behind without bound.
  *  - delivered msgs/s: broadcasts read by all receiving sockets within the bidding window, divided
- *    by its length.
+ *    by its length. The receiving sockets only count broadcasts (rawSocket.ts), so that the
+ *    generators are not what saturates first.
+ *  - bids decided by the database: accepted, or refused there as too low (refusals by the
+ *    instance's own pre-check are not counted); bid to answer: from the bidder sending a bid to
+ *    reading its answer.
  *
  * Usage: npm run bench:realtime [-- --quick] [--backend postgres|pglite] [--only slow]
  * The phases live one to a module in scripts/bench-realtime/phases/; this file runs them and writes the results.
@@ -42,13 +52,16 @@
  * (realtime-<date>-quick.json with --quick, small counts for a smoke test of about a minute).
  * All traffic goes to 127.0.0.1. Every wait is bounded; every child process is killed on exit.
  */
+import { execFile } from "node:child_process";
 import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { join, relative } from "node:path";
-import { parseArgs } from "node:util";
+import { parseArgs, promisify } from "node:util";
 import { thousands } from "./bench-realtime/format.ts";
-import { type CeilingReport, runBare } from "./bench-realtime/phases/ceiling.ts";
+import { BARE_SERVER_DESCRIPTION, type Ceiling, startCeiling } from "./bench-realtime/phases/ceiling.ts";
+import type { FanOutReport } from "./bench-realtime/phases/fanOut.ts";
 import { runSlowConsumer, type SlowConsumerReport } from "./bench-realtime/phases/slowConsumer.ts";
+import type { ThroughputReport } from "./bench-realtime/phases/throughput.ts";
 import {
   type Backend,
   FULL,
@@ -95,6 +108,32 @@ async function packageVersion(name: string): Promise<string> {
   return (JSON.parse(text) as { version: string }).version;
 }
 
+/**
+ * The commit measured and the files under test that differ from it (the service, the migrations,
+ * the benchmark): figures are only comparable between runs of the same code.
+ */
+async function codeState(): Promise<{ commit: string; modified: string[] }> {
+  const git = async (args: string[]) =>
+    (await promisify(execFile)("git", args, { cwd: ROOT, timeout: 10_000 }).catch(() => ({ stdout: "" }))).stdout;
+  const commit = (await git(["rev-parse", "--short", "HEAD"])).trim() || "unknown";
+  const status = await git([
+    "status",
+    "--porcelain",
+    "--",
+    "realtime",
+    "sql",
+    "src/lib/auction",
+    "scripts/bench-realtime*",
+  ]);
+  return {
+    commit,
+    modified: status
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.slice(3)),
+  };
+}
+
 async function writeResults(results: object, isoDate: string, quick: boolean, onlySlow: boolean): Promise<string> {
   await mkdir(RESULTS_DIR, { recursive: true });
   // A smoke test or a single phase never overwrites the figures of a full run.
@@ -107,10 +146,29 @@ async function writeResults(results: object, isoDate: string, quick: boolean, on
   return file;
 }
 
-function bars(backends: BackendReport[], ceiling: CeilingReport): Record<string, unknown>[] {
+const ratio = (value: number) => Math.round(value * 100) / 100;
+const verdict = (passed: boolean) => (passed ? "pass" : "FAIL");
+
+/** The service against bare ws at one saturated fan-out size: delivered msgs/s and CPU per delivered message. */
+function againstBare(entry: FanOutReport, report: BackendReport) {
+  // Paired in order: the n-th saturated phase of the service with the n-th of bare ws, at the same planned size.
+  const bare = report.bareFanOut[report.fanOut.filter((fanOut) => fanOut.load === "saturation").indexOf(entry)];
+  if (!bare) return null;
+  const delivered = ratio(entry.deliveredPerSecond / bare.deliveredPerSecond);
+  const cpuPerMessage = ratio(bare.serviceCpuMicrosecondsPerMessage / entry.serviceCpuMicrosecondsPerMessage);
+  return { bare, delivered, cpuPerMessage, passed: delivered >= 0.8 && cpuPerMessage >= 0.8 };
+}
+
+/** The bars (DESIGN.md 5 and 6c) per backend, for the JSON; printBars prints the same. */
+function bars(backends: BackendReport[]): Record<string, unknown>[] {
   const lines: Record<string, unknown>[] = [];
   for (const report of backends) {
     const bar1000 = report.fanOut.find((entry) => entry.sockets <= 1_000 && entry.load === "10/s");
+    const insertRate = report.insertCeiling.rowsPerSecond;
+    const decided = (bidders: number) =>
+      report.throughput.find((entry) => entry.bidders === bidders)?.decidedPerSecond ?? Number.NaN;
+    const perBidders = (value: (entry: ThroughputReport) => number) =>
+      Object.fromEntries(report.throughput.map((entry) => [entry.bidders, value(entry)]));
     lines.push({
       backend: report.backend,
       socketsHeld: report.held.held,
@@ -121,16 +179,69 @@ function bars(backends: BackendReport[], ceiling: CeilingReport): Record<string,
       saturationRatioToBareWs: report.fanOut
         .filter((entry) => entry.load === "saturation")
         .map((entry) => {
-          const bare = ceiling.fanOut.find((other) => other.load === "saturation" && other.sockets === entry.sockets);
-          const ratio = bare ? Math.round((entry.deliveredPerSecond / bare.deliveredPerSecond) * 100) / 100 : null;
-          return { sockets: entry.sockets, ratio, atLeast08: ratio === null ? null : ratio >= 0.8 };
+          const against = againstBare(entry, report);
+          return {
+            sockets: entry.sockets,
+            ratio: against?.delivered ?? null,
+            cpuPerMessageRatio: against?.cpuPerMessage ?? null,
+            serviceCpuMicrosecondsPerMessage: entry.serviceCpuMicrosecondsPerMessage,
+            bareCpuMicrosecondsPerMessage: against?.bare.serviceCpuMicrosecondsPerMessage ?? null,
+            atLeast08: against?.passed ?? null,
+          };
         }),
-      acceptedBidsPerSecond: Object.fromEntries(
-        report.throughput.map((entry) => [entry.bidders, entry.acceptedPerSecond]),
-      ),
+      plainInsertRowsPerSecond: insertRate,
+      decidedBidsPerSecond: perBidders((entry) => entry.decidedPerSecond),
+      acceptedBidsPerSecond: perBidders((entry) => entry.acceptedPerSecond),
+      p99BidToAnswerMs: perBidders((entry) => entry.bidToAnswer.p99Ms),
+      decidedAt10AtLeastPlainInsert: decided(10) >= insertRate,
+      decidedAt100AtLeastPlainInsert: decided(100) >= insertRate,
+      decidedAt100AtLeastAt1: decided(100) >= decided(1),
     });
   }
   return lines;
+}
+
+/** One line per bar, with the figures it is judged on. */
+function printBars(backends: BackendReport[]): void {
+  for (const report of backends) {
+    const name = report.backend === "postgres" ? "PostgreSQL" : "PGlite";
+    // DESIGN.md 6c judges durable PostgreSQL; PGlite's figures are the same measurements, for information.
+    const judged = report.backend === "postgres" ? "" : " (for information: 6c judges PostgreSQL)";
+    const insertRate = report.insertCeiling.rowsPerSecond;
+    const at = (bidders: number) => report.throughput.find((entry) => entry.bidders === bidders);
+    for (const bidders of [10, 100]) {
+      const entry = at(bidders);
+      if (!entry) continue;
+      console.log(
+        `bar 6c ${name}: bids decided by the database/s at ${bidders} bidders ≥ the plain INSERT rate: ` +
+          `${thousands(entry.decidedPerSecond)} vs ${thousands(insertRate)} rows/s (${ratio(entry.decidedPerSecond / insertRate)}×): ` +
+          `${verdict(entry.decidedPerSecond >= insertRate)}${judged}`,
+      );
+    }
+    const one = at(1);
+    const hundred = at(100);
+    if (one && hundred) {
+      console.log(
+        `bar 6c ${name}: decided/s at 100 bidders ≥ at 1: ${thousands(hundred.decidedPerSecond)} vs ${thousands(one.decidedPerSecond)}: ` +
+          `${verdict(hundred.decidedPerSecond >= one.decidedPerSecond)}${judged}`,
+      );
+    }
+    console.log(
+      `6c ${name}: bid→answer p99 (p50) at ${report.throughput.map((entry) => entry.bidders).join(" / ")} bidders: ` +
+        `${report.throughput.map((entry) => `${entry.bidToAnswer.p99Ms} (${entry.bidToAnswer.p50Ms})`).join(" / ")} ms; ` +
+        `accepted/s ${report.throughput.map((entry) => thousands(entry.acceptedPerSecond)).join(" / ")}`,
+    );
+    for (const entry of report.fanOut.filter((fanOut) => fanOut.load === "saturation")) {
+      const against = againstBare(entry, report);
+      if (!against) continue;
+      console.log(
+        `bar 5/6c ${name} vs bare ws, ${thousands(entry.sockets)} sockets saturated, both ≥ 0.8: delivered ${against.delivered} ` +
+          `(${thousands(entry.deliveredPerSecond)} / ${thousands(against.bare.deliveredPerSecond)} msgs/s), ` +
+          `CPU per delivered msg ${against.cpuPerMessage} (bare ${against.bare.serviceCpuMicrosecondsPerMessage} µs / ` +
+          `service ${entry.serviceCpuMicrosecondsPerMessage} µs): ${verdict(against.passed)}`,
+      );
+    }
+  }
 }
 
 async function main(): Promise<void> {
@@ -144,11 +255,23 @@ async function main(): Promise<void> {
   }
   const { plan, backends, onlySlow } = options;
   const startedAt = Date.now();
+  const loadAverageAtStart = os.loadavg();
+  const code = await codeState();
+  const served = code.modified.filter((file) => !file.startsWith("scripts/bench-realtime"));
+  const bench = code.modified.length - served.length;
+  console.log(
+    `code at ${code.commit}` +
+      (code.modified.length === 0
+        ? ", no uncommitted changes"
+        : `, uncommitted changes to ${[...served, ...(bench > 0 ? [`${bench} benchmark files`] : [])].join(", ")}`),
+  );
   const tempDir = await mkdtemp(join(os.tmpdir(), "bench-realtime-"));
   // The postgres user must traverse it to reach its cluster.
   await chmod(tempDir, 0o755);
   let cluster: PostgresCluster | null = null;
+  let ceiling: Ceiling | null = null;
   const cleanUp = async () => {
+    await ceiling?.stop();
     await cluster?.destroy();
     await rm(tempDir, { recursive: true, force: true });
   };
@@ -159,6 +282,8 @@ async function main(): Promise<void> {
     let postgresInfo: { version: string; settings: Record<string, string> } | null = null;
     const reports: BackendReport[] = [];
     const slowOnly: (SlowConsumerReport & { backend: Backend })[] = [];
+    // Beside the fan-out phases, which --only slow skips.
+    ceiling = onlySlow ? null : await startCeiling(plan);
     for (const backend of backends) {
       if (backend === "postgres") {
         const started = await startDurableCluster(tempDir);
@@ -170,7 +295,7 @@ async function main(): Promise<void> {
       if (onlySlow) {
         slowOnly.push({ backend, ...(await runSlowConsumer(backend, plan, tempDir, backendCluster)) });
       } else {
-        const report = await runBackend(backend, plan, tempDir, backendCluster);
+        const report = await runBackend(backend, plan, tempDir, backendCluster, ceiling);
         // On the first backend only, as before: it does not depend on the database.
         if (reports.length === 0) report.slowConsumer = await runSlowConsumer(backend, plan, tempDir, backendCluster);
         reports.push(report);
@@ -180,18 +305,9 @@ async function main(): Promise<void> {
         cluster = null;
       }
     }
-    // The ceiling is only compared with the fan-out phases, which --only slow skips.
-    const ceiling = onlySlow ? null : await runBare(plan);
-    for (const report of ceiling ? reports : []) {
-      for (const entry of report.fanOut.filter((fanOut) => fanOut.load === "saturation")) {
-        const bare = ceiling?.fanOut.find((other) => other.load === "saturation" && other.sockets === entry.sockets);
-        if (!bare) continue;
-        console.log(
-          `${report.backend} vs bare ws, ${thousands(entry.sockets)} sockets saturated: ` +
-            `${(entry.deliveredPerSecond / bare.deliveredPerSecond).toFixed(2)} (${thousands(entry.deliveredPerSecond)} / ${thousands(bare.deliveredPerSecond)} msgs/s)`,
-        );
-      }
-    }
+    await ceiling?.stop();
+    ceiling = null;
+    if (!onlySlow) printBars(reports);
 
     const date = new Date().toISOString();
     const cpus = os.cpus();
@@ -204,6 +320,7 @@ async function main(): Promise<void> {
       pglite: await packageVersion("@electric-sql/pglite"),
       ws: await packageVersion("ws"),
       totalMemoryBytes: os.totalmem(),
+      loadAverageAtStart,
       loadAverageAtEnd: os.loadavg(),
       platform: `${os.platform()} ${os.release()}`,
     };
@@ -212,6 +329,7 @@ async function main(): Promise<void> {
       quick: plan.quick,
       durationSeconds: Math.round((Date.now() - startedAt) / 1000),
       machine,
+      code,
       plan,
       definitions: {
         acceptance:
@@ -219,12 +337,23 @@ async function main(): Promise<void> {
         latencyFromSend: "from the bidder sending the bid (includes the insert); the bar is judged on this",
         saturation: `closed-loop bidders (${SATURATION_BIDDERS}), at most ${SATURATION_WINDOW} accepted bids not yet read by every receiving socket`,
         deliveredPerSecond:
-          "broadcasts read by all receiving sockets within the bidding window (after a warm-up) per second",
+          "broadcasts read by all receiving sockets within the bidding window (after a warm-up) per second; the sockets only count broadcasts (a frame header and the id read at a fixed offset), reading the clock once per TCP read",
+        serviceCpuMicrosecondsPerMessage:
+          "the server's CPU time over the whole fan-out phase (accepting bids and delivering them) divided by the broadcasts delivered to the receiving sockets; the ratio to bare ws is bare's figure over the service's",
+        decidedPerSecond:
+          "bids the database decided (auction_bids_decided_total accepted + too_low, from the service's /metrics over the phase) per second; refusals by the instance's own pre-check are not counted",
+        bidToAnswer: "from a bidder sending a bid to reading its answer (accepted or refused), closed loop",
+        batchSizes:
+          "the change of the service's auction_bid_batch_size histogram over the phase: bids per placement transaction (group commit)",
+        plainInsert:
+          "INSERT of one row per statement (autocommit) into a table of its own with an AFTER INSERT trigger calling pg_notify on a channel of its own, one connection LISTENing, at insertConcurrency for throughputMs, on the same cluster between the service's phases; dropped afterwards",
+        waits:
+          "pg_stat_activity sampled every 50 ms: mean active client backends per wait event ('running': active, no wait)",
         clock: "performance.timeOrigin + performance.now() in every process, one machine",
         slowConsumer: `one paused socket (never reads) on top of the reading ones, on a service with MAX_BUFFERED_BYTES=${SLOW_CONSUMER_MAX_BUFFERED_BYTES}; it receives every broadcast (saturation, ${LONG_BROADCAST_FRAME_BYTES}-byte frames) and sends pings at pingsPerSecond (${PONG_FRAME_BYTES}-byte pongs); bytes sent = broadcasts accepted and pings sent before the drop times those frame sizes (an estimate: the service does not count per-socket bytes); bufferedBytesAtDrop is the service's own figure`,
       },
-      ...(ceiling
-        ? { bars: bars(reports, ceiling), backends: reports, ceiling }
+      ...(!onlySlow
+        ? { bars: bars(reports), backends: reports, ceiling: { server: BARE_SERVER_DESCRIPTION } }
         : { only: "slow", slowConsumer: slowOnly }),
     };
     const file = await writeResults(results, date, plan.quick, onlySlow);

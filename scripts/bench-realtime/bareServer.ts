@@ -1,39 +1,63 @@
 /**
- * The ceiling for the realtime benchmark: a bare `ws` broadcast server with no database, no
- * validation and no limits, speaking just enough of the auction's protocol for the same load
- * generators. Each bid message is acknowledged and broadcast to every socket at once, the way
- * ws's README broadcasts: the message serialised once, then `send` to each client.
+ * The ceiling for the realtime benchmark (DESIGN.md 6c): a bare `ws` broadcast server with no
+ * database, no validation and no limits, speaking just enough of the auction's protocol for the
+ * same load generators. Each bid is acknowledged and broadcast the way the service broadcasts, so
+ * the ratio between the two is the service's own cost: the message serialised once, framed once
+ * (realtime/auction/wire.ts's prebuiltTextFrame), and that one frame written to every open
+ * socket's TCP socket (tcpSocketOf).
  *
  * Usage (by scripts/bench-realtime.ts): node bareServer.ts <port>; prints "listening <port>".
  */
 import { createServer } from "node:http";
 import { WebSocket, WebSocketServer } from "ws";
+import { encodeMessage, prebuiltTextFrame, tcpSocketOf } from "../../realtime/auction/wire.ts";
+import type { ServerMessage, WireBid } from "../../src/lib/auction/protocol.ts";
 
 const port = Number(process.argv[2] ?? 0);
 const server = createServer((_request, response) => {
   response.writeHead(404).end();
 });
 const wss = new WebSocketServer({ server, perMessageDeflate: false });
-const EMPTY_SNAPSHOT = JSON.stringify({ type: "snapshot", bids: [], highest: null, bidders: 0 });
+const ROUND = { number: 1, endsAt: null, ended: false, seconds: 0, softCloseSeconds: 0 };
 let lastId = 0;
 
+function snapshot(): Buffer {
+  return encodeMessage({
+    type: "snapshot",
+    bids: [],
+    highest: null,
+    bidders: 0,
+    moderation: 0,
+    round: { ...ROUND, number: 0 },
+    pastWinners: [],
+    now: new Date().toISOString(),
+  });
+}
+
+const sockets = new Map<WebSocket, ReturnType<typeof tcpSocketOf>>();
+
 wss.on("connection", (socket) => {
-  socket.send(EMPTY_SNAPSHOT);
+  socket.send(snapshot(), { binary: false });
+  sockets.set(socket, tcpSocketOf(socket));
   socket.on("error", () => {});
+  socket.on("close", () => sockets.delete(socket));
   socket.on("message", (data) => {
     const message = JSON.parse(String(data)) as { type: string; requestId: string; bidderName: string; amount: number };
     if (message.type !== "bid") return;
     lastId += 1;
-    const bid = {
+    const bid: WireBid = {
       id: lastId,
       bidderName: message.bidderName,
       amountCents: Math.round(message.amount * 100),
       createdAt: new Date().toISOString(),
     };
-    socket.send(JSON.stringify({ type: "accepted", requestId: message.requestId, bid }));
-    const broadcast = Buffer.from(JSON.stringify({ type: "bid", bid, bidders: 1 }));
-    for (const client of wss.clients) {
-      if (client.readyState === WebSocket.OPEN) client.send(broadcast, { binary: false });
+    const accepted: ServerMessage = { type: "accepted", requestId: message.requestId, bid, round: ROUND.number };
+    socket.send(encodeMessage(accepted), { binary: false });
+    const frame = prebuiltTextFrame(
+      encodeMessage({ type: "bid", bid, bidders: 1, round: ROUND.number, endsAt: ROUND.endsAt }),
+    );
+    for (const [client, tcp] of sockets) {
+      if (client.readyState === WebSocket.OPEN) tcp.write(frame);
     }
   });
 });

@@ -5,21 +5,20 @@
  *
  * Times are wall-clock milliseconds with sub-millisecond resolution (performance.timeOrigin +
  * performance.now()): every process of the benchmark runs on this one machine, so their clocks agree.
+ * Every socket, receiving or bidding, is a RawSocket (rawSocket.ts): a broadcast costs a frame header
+ * and an id read, so the generators are not what saturates first.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import WebSocket from "ws";
 import {
   type ClientMessage,
   parseServerMessage,
+  RESUME_AFTER_PARAMETER,
+  RESUME_MODERATION_PARAMETER,
+  RESUME_ROUND_PARAMETER,
   type ServerMessage,
-  type WireBid,
 } from "../../src/lib/auction/protocol.ts";
-import { closeSocket } from "../support/sockets.ts";
 import { LatencyHistogram, type SparseHistogram } from "./latencyHistogram.ts";
-
-export function nowMs(): number {
-  return performance.timeOrigin + performance.now();
-}
+import { nowMs, type OpenedRawSocket, openRawSocket, type RawSocket, type RawSocketHandlers } from "./rawSocket.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Commands and answers (imported as types by the coordinator)
@@ -35,7 +34,13 @@ export type Command =
       pauseFirst?: boolean;
     }
   | { type: "closeReceivers"; count: number }
-  | { type: "reconnectAll"; url: string; resume: boolean; concurrency: number }
+  | {
+      type: "reconnectAll";
+      url: string;
+      /** Resume from each socket's last id, at this moderation version and round (else snapshots). */
+      resume: ResumeStanding | null;
+      concurrency: number;
+    }
   | { type: "startRecording" }
   | { type: "collect"; accepts: AcceptedBid[]; windowStartMs: number; windowEndMs: number }
   | BidCommand
@@ -69,6 +74,12 @@ export interface BidCommand {
   returnAccepts: boolean;
 }
 
+/** What a resume names besides the last id: the moderation version and the round the page shows. */
+export interface ResumeStanding {
+  moderation: number;
+  round: number;
+}
+
 /** [bid id, sent at, acknowledgement read at]. */
 export type AcceptedBid = [id: number, sentAtMs: number, ackAtMs: number];
 
@@ -97,6 +108,10 @@ export interface BidResult {
   otherErrors: Record<string, number>;
   timeouts: number;
   accepts: AcceptedBid[];
+  /** Bid to answer (accepted or refused), at the bidder: from sending the bid to reading its answer. */
+  answers: SparseHistogram;
+  /** The highest bid's id in the bidders' openings: about how many bids the auction held before the run. */
+  highestIdAtStart: number;
 }
 
 export interface CollectResult {
@@ -104,6 +119,8 @@ export interface CollectResult {
   fromSend: SparseHistogram;
   /** Broadcasts read by the receiving sockets between windowStartMs and windowEndMs. */
   deliveredInWindow: number;
+  /** Broadcasts read by the receiving sockets since startRecording, whenever. */
+  delivered: number;
   /** Accepted bids times live receiving sockets, minus the broadcasts that arrived. */
   missing: number;
   duplicatesOrOutOfOrder: number;
@@ -135,7 +152,7 @@ const MAX_ARRIVALS = 8_000_000;
 const ERRORS_KEPT = 5;
 
 interface Receiver {
-  socket: WebSocket;
+  socket: RawSocket;
   lastId: number;
   paused: boolean;
 }
@@ -169,20 +186,6 @@ function recordArrival(id: number, at: number): void {
   arrivals += 1;
 }
 
-/**
- * A field of a broadcast's bid, or null for any other message: the one hot path that does not run the
- * protocol's schemas. Every receiving socket reads every broadcast (tens of thousands a second
- * across the generators, which already use more of the two cores than the service): validating
- * each would measure the generators. The shape is the protocol's WireBid, read from the frame the
- * service writes with "type" first; every other message goes through parseServerMessage.
- */
-function broadcastField(text: string, field: keyof Pick<WireBid, "id" | "amountCents">): number | null {
-  if (!text.startsWith('{"type":"bid"')) return null;
-  const match = BROADCAST_FIELDS[field].exec(text);
-  return match ? Number(match[1]) : null;
-}
-const BROADCAST_FIELDS = { id: /"id":(\d+)/, amountCents: /"amountCents":(\d+)/ };
-
 /** A message other than a broadcast, validated by the protocol's own schemas. */
 function serverMessage(text: string): ServerMessage {
   const parsed = parseServerMessage(text);
@@ -197,54 +200,18 @@ function errorText(error: unknown): string {
 // ---------------------------------------------------------------------------------------------
 // Sockets
 
-interface Opened {
-  socket: WebSocket;
-  first: string;
-  tookMs: number;
-}
-
 /** Opens one socket and resolves once its first message (the opening) arrived. */
-function openSocket(url: string, onBroadcast?: (socket: WebSocket, text: string) => void): Promise<Opened> {
-  const startedAt = nowMs();
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, { perMessageDeflate: false, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
-    const timer = setTimeout(() => {
-      socket.terminate();
-      reject(new Error("no opening message in time"));
-    }, HANDSHAKE_TIMEOUT_MS);
-    let opened = false;
-    socket.on("message", (data) => {
-      const text = String(data);
-      if (!opened) {
-        opened = true;
-        clearTimeout(timer);
-        resolve({ socket, first: text, tookMs: nowMs() - startedAt });
-        return;
-      }
-      onBroadcast?.(socket, text);
-    });
-    socket.on("error", (error) => {
-      if (opened) return;
-      clearTimeout(timer);
-      reject(error);
-    });
-    socket.on("close", (code) => {
-      if (opened) return;
-      clearTimeout(timer);
-      reject(new Error(`closed with ${code} before its opening`));
-    });
-  });
+function openSocket(url: string, handlers: RawSocketHandlers): Promise<OpenedRawSocket> {
+  return openRawSocket(url, handlers, HANDSHAKE_TIMEOUT_MS);
 }
 
-function receiverBroadcast(receiver: Receiver, text: string): void {
-  // The slow consumer is not one of "the others": once the service cuts it, ws parses what its
-  // paused TCP socket still held, tens of seconds late, which would pass for their latency.
+function receiverBroadcast(receiver: Receiver, id: number, atMs: number): void {
+  // The slow consumer is not one of "the others": once the service cuts it, what its paused TCP
+  // socket still held would be read tens of seconds late, and pass for their latency.
   if (receiver.paused) return;
-  const id = broadcastField(text, "id");
-  if (id === null) return;
   if (id <= receiver.lastId) duplicatesOrOutOfOrder += 1;
   receiver.lastId = id;
-  if (recording) recordArrival(id, nowMs());
+  if (recording) recordArrival(id, atMs);
 }
 
 /** A socket's first message: its snapshot or its resume. */
@@ -276,7 +243,7 @@ async function connectReceivers(
   count: number,
   concurrency: number,
   pauseFirst: boolean,
-  resumeFrom?: number[],
+  resumeFrom?: { lastIds: number[]; standing: ResumeStanding },
 ): Promise<ConnectResult> {
   const startedAt = nowMs();
   const histogram = new LatencyHistogram();
@@ -284,11 +251,20 @@ async function connectReceivers(
   let failed = 0;
   let resumes = 0;
   await inParallel(count, concurrency, async (index) => {
-    const after = resumeFrom?.[index];
-    const receiver: Receiver = { socket: undefined as unknown as WebSocket, lastId: after ?? 0, paused: false };
+    const after = resumeFrom?.lastIds[index];
+    const receiver: Receiver = { socket: undefined as unknown as RawSocket, lastId: after ?? 0, paused: false };
     try {
-      const target = after ? `${url}?after=${after}` : url;
-      const opened = await openSocket(target, (_socket, text) => receiverBroadcast(receiver, text));
+      const target = after
+        ? `${url}?${RESUME_AFTER_PARAMETER}=${after}&${RESUME_MODERATION_PARAMETER}=${resumeFrom?.standing.moderation}` +
+          `&${RESUME_ROUND_PARAMETER}=${resumeFrom?.standing.round}`
+        : url;
+      const opened = await openSocket(target, {
+        onBroadcast: (id, atMs) => receiverBroadcast(receiver, id, atMs),
+        onClose: () => {
+          const at = receivers.indexOf(receiver);
+          if (at >= 0) receivers.splice(at, 1);
+        },
+      });
       receiver.socket = opened.socket;
       const opening = openingOf(opened.first);
       receiver.lastId = Math.max(receiver.lastId, opening.highest?.id ?? 0);
@@ -296,14 +272,10 @@ async function connectReceivers(
       histogram.record(opened.tookMs);
       if (pauseFirst && index === 0) {
         // The TCP socket stops being read: what the service sends piles up in its buffers.
-        (opened.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+        opened.socket.pause();
         receiver.paused = true;
       }
-      opened.socket.on("close", () => {
-        const at = receivers.indexOf(receiver);
-        if (at >= 0) receivers.splice(at, 1);
-      });
-      receivers.push(receiver);
+      if (opened.socket.isOpen) receivers.push(receiver);
     } catch (error) {
       failed += 1;
       if (errors.length < ERRORS_KEPT) errors.push(errorText(error));
@@ -330,7 +302,7 @@ async function slowPings(perSecond: number, durationMs: number): Promise<SlowPin
   const ticks: [number, number][] = [];
   let sent = 0;
   // Bounded by the deadline; stops early once the service closed the socket or the phase ended.
-  while (nowMs() < deadline && !stopBidding && slow.socket.readyState === WebSocket.OPEN) {
+  while (nowMs() < deadline && !stopBidding && slow.socket.isOpen) {
     // Catch up to the rate from the start, so a late timer does not lower it.
     const due = Math.min(Math.floor(((nowMs() - started) / 1000) * perSecond), sent + perSecond);
     for (; sent < due; sent++) slow.socket.send(PING);
@@ -340,8 +312,8 @@ async function slowPings(perSecond: number, durationMs: number): Promise<SlowPin
   return { sent, ticks };
 }
 
-async function closeSockets(sockets: WebSocket[]): Promise<void> {
-  await Promise.all(sockets.map(closeSocket));
+async function closeSockets(sockets: RawSocket[]): Promise<void> {
+  await Promise.all(sockets.map((socket) => socket.close()));
 }
 
 async function closeReceivers(count: number): Promise<number> {
@@ -351,11 +323,11 @@ async function closeReceivers(count: number): Promise<number> {
 }
 
 /** Cuts every receiving socket at once, then opens as many again at once: a reconnect storm. */
-async function reconnectAll(url: string, resume: boolean, concurrency: number): Promise<ConnectResult> {
+async function reconnectAll(url: string, resume: ResumeStanding | null, concurrency: number): Promise<ConnectResult> {
   const old = receivers.splice(0);
   const lastIds = old.map((receiver) => receiver.lastId);
   for (const receiver of old) receiver.socket.terminate();
-  return connectReceivers(url, old.length, concurrency, false, resume ? lastIds : undefined);
+  return connectReceivers(url, old.length, concurrency, false, resume ? { lastIds, standing: resume } : undefined);
 }
 
 function lowestLastId(): number {
@@ -389,6 +361,7 @@ function collect(accepts: AcceptedBid[], windowStartMs: number, windowEndMs: num
     fromAck: fromAck.toSparse(),
     fromSend: fromSend.toSparse(),
     deliveredInWindow,
+    delivered: arrivals + arrivalsDropped,
     missing,
     duplicatesOrOutOfOrder,
     arrivalsDropped,
@@ -406,7 +379,7 @@ function collect(accepts: AcceptedBid[], windowStartMs: number, windowEndMs: num
 type Answer = Extract<ServerMessage, { type: "accepted" | "error" }>;
 
 interface Bidder {
-  socket: WebSocket;
+  socket: RawSocket;
   waiting: Map<string, (answer: Answer) => void>;
 }
 
@@ -422,15 +395,14 @@ function waitForFloor(limitId: number, deadline: number): Promise<void> {
 }
 
 async function runBidders(command: BidCommand): Promise<BidResult> {
+  // Every bid of a run comes from this process: its amounts rise with each bid sent, and a refusal
+  // as too low names the highest to go above. Broadcasts (every bidder's socket receives each) stop
+  // at the socket's frame scanner, never read here.
   let highestCents = 0;
+  let highestIdAtStart = 0;
   let requestCounter = 0;
   const bidders: Bidder[] = [];
-  const onText = (bidder: Bidder) => (_socket: WebSocket, text: string) => {
-    const broadcastCents = broadcastField(text, "amountCents");
-    if (broadcastCents !== null) {
-      highestCents = Math.max(highestCents, broadcastCents);
-      return;
-    }
+  const onMessage = (bidder: Bidder) => (text: string) => {
     const answer = serverMessage(text);
     if (answer.type !== "accepted" && answer.type !== "error") return;
     if (answer.requestId === undefined) return;
@@ -439,10 +411,12 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
   };
   try {
     for (let index = 0; index < command.bidders; index += 1) {
-      const bidder: Bidder = { socket: undefined as unknown as WebSocket, waiting: new Map() };
-      const opened = await openSocket(command.url, onText(bidder));
+      const bidder: Bidder = { socket: undefined as unknown as RawSocket, waiting: new Map() };
+      const opened = await openSocket(command.url, { onMessage: onMessage(bidder) });
       bidder.socket = opened.socket;
-      highestCents = Math.max(highestCents, openingOf(opened.first).highest?.amountCents ?? 0);
+      const highest = openingOf(opened.first).highest;
+      highestCents = Math.max(highestCents, highest?.amountCents ?? 0);
+      highestIdAtStart = Math.max(highestIdAtStart, highest?.id ?? 0);
       bidders.push(bidder);
     }
   } catch (error) {
@@ -458,7 +432,10 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
     otherErrors: {},
     timeouts: 0,
     accepts: [],
+    answers: { buckets: [], count: 0, minMs: 0, maxMs: 0 },
+    highestIdAtStart,
   };
+  const answerTimes = new LatencyHistogram();
   let lastAcceptedId = 0;
   // Each bid above the highest this process knows, its own bids in flight included.
   let nextCents = highestCents + 1;
@@ -491,6 +468,7 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
       );
     });
     const ackAt = nowMs();
+    if (answer !== null) answerTimes.record(ackAt - sentAt);
     if (answer === null) {
       result.timeouts += 1;
     } else if (answer.type === "accepted") {
@@ -554,6 +532,7 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
     result.endedAtMs = nowMs();
   }
   await closeSockets(bidders.map((bidder) => bidder.socket));
+  result.answers = answerTimes.toSparse();
   return result;
 }
 

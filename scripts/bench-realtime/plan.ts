@@ -8,6 +8,7 @@ export const RESULTS_DIR = join(ROOT, "bench", "results");
 export const GENERATOR_FILE = join(ROOT, "scripts", "bench-realtime", "loadGenerator.ts");
 export const BARE_SERVER_FILE = join(ROOT, "scripts", "bench-realtime", "bareServer.ts");
 export const STORE_LOAD_FILE = join(ROOT, "scripts", "bench-realtime", "storeLoad.ts");
+export const INSERT_LOAD_FILE = join(ROOT, "scripts", "bench-realtime", "insertLoad.ts");
 
 export const SERVICE_START_TIMEOUT_MS = 120_000;
 export const CONNECT_CONCURRENCY = 64;
@@ -49,6 +50,10 @@ export interface Plan {
   throughputMs: number;
   throughputBidders: number[];
   storeConcurrency: number[];
+  /** The service's batches (place_auction_bids) with no service, one transaction at a time. */
+  storeBatchSizes: number[];
+  /** The plain-insert ceiling's concurrency (DESIGN.md 6c: 16), for throughputMs. */
+  insertConcurrency: number;
   slowConsumerSockets: number;
   /** The slow-consumer run ends here if the socket was not dropped before. */
   slowConsumerMaxMs: number;
@@ -68,6 +73,8 @@ export const FULL: Plan = {
   throughputMs: 8_000,
   throughputBidders: [1, 10, 100],
   storeConcurrency: [1, 10, 100],
+  storeBatchSizes: [5, 50, 100],
+  insertConcurrency: 16,
   slowConsumerSockets: 1_000,
   slowConsumerMaxMs: 60_000,
   slowConsumerBaselineMs: 20_000,
@@ -84,6 +91,8 @@ export const QUICK: Plan = {
   throughputMs: 1_500,
   throughputBidders: [1, 10, 100],
   storeConcurrency: [10],
+  storeBatchSizes: [50],
+  insertConcurrency: 16,
   slowConsumerSockets: 100,
   slowConsumerMaxMs: 45_000,
   slowConsumerBaselineMs: 5_000,

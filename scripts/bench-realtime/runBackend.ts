@@ -5,23 +5,30 @@ import { errorMessage } from "../support/childProcess.ts";
 import type { PostgresCluster } from "../support/postgresCluster.ts";
 import { Fleet } from "./fleet.ts";
 import { kib, latencyText, thousands } from "./format.ts";
+import type { Ceiling } from "./phases/ceiling.ts";
 import { type FanOutReport, fanOutLine, measureFanOut } from "./phases/fanOut.ts";
 import { type HeldReport, measureHeld } from "./phases/held.ts";
+import { type InsertCeilingReport, measureInsertCeiling } from "./phases/insertCeiling.ts";
 import type { SlowConsumerReport } from "./phases/slowConsumer.ts";
 import { measureStoreAlone, type StoreAloneReport } from "./phases/storeAlone.ts";
 import { measureStorm, type StormReport } from "./phases/storm.ts";
-import { measureThroughput, type ThroughputReport } from "./phases/throughput.ts";
+import { measureThroughput, type ThroughputReport, throughputLine } from "./phases/throughput.ts";
 import type { Backend, Plan } from "./plan.ts";
 import { postgresPids } from "./processes.ts";
 import { startService } from "./service.ts";
+import { waitsText } from "./waitEvents.ts";
 
 export interface BackendReport {
   backend: Backend;
   /** Measured on the first backend only: it does not depend on the database, and it is long. */
   held: HeldReport;
   fanOut: FanOutReport[];
+  /** The bare ws ceiling at each saturated size, measured right after the service's phase (same order). */
+  bareFanOut: FanOutReport[];
   slowConsumer: SlowConsumerReport | null;
   reconnectStorm: StormReport[];
+  /** Plain INSERTs with a NOTIFY trigger, no service (DESIGN.md 6c): the bar for bids decided per second. */
+  insertCeiling: InsertCeilingReport;
   throughput: ThroughputReport[];
   storeAlone: StoreAloneReport[];
   serviceLog: string;
@@ -32,6 +39,7 @@ export async function runBackend(
   plan: Plan,
   tempDir: string,
   cluster: PostgresCluster | null,
+  ceiling: Ceiling | null,
 ): Promise<BackendReport> {
   const service = await startService(tempDir, cluster?.url ?? null);
   const postmasterPid = cluster
@@ -50,6 +58,7 @@ export async function runBackend(
     );
 
     const fanOut: FanOutReport[] = [];
+    const bareFanOut: FanOutReport[] = [];
     for (const size of plan.fanOutSizes) {
       await fleet.shrinkTo(size);
       for (const load of ["10/s", "saturation"] as const) {
@@ -57,6 +66,8 @@ export async function runBackend(
         const report = await measureFanOut(fleet, service, pids, load, plan.phaseMs);
         console.log(fanOutLine(name, report));
         fanOut.push(report);
+        // The ceiling at once, at the same size, while the machine is in the same state.
+        if (load === "saturation" && ceiling) bareFanOut.push(await ceiling.measure(size));
       }
     }
 
@@ -73,15 +84,24 @@ export async function runBackend(
     }
     await fleet.shrinkTo(0);
 
+    // The database's own ceiling, just before the bids that are judged against it, on the same cluster.
+    const insertCeiling = await measureInsertCeiling(
+      cluster ? { databaseUrl: cluster.url } : { dataDir: join(tempDir, "pglite-insert") },
+      plan.insertConcurrency,
+      plan.throughputMs,
+    );
+    console.log(
+      `${name} plain INSERT with a NOTIFY trigger (no service${cluster ? "" : ", its own PGlite"}), concurrency ${insertCeiling.concurrency}: ` +
+        `${thousands(insertCeiling.rowsPerSecond)} rows/s (${thousands(insertCeiling.rows)} rows in ${insertCeiling.seconds} s, ` +
+        `${thousands(insertCeiling.notified)} notifications heard)` +
+        (insertCeiling.waits ? `; backends waiting on ${waitsText(insertCeiling.waits)}` : ""),
+    );
+
     const throughput: ThroughputReport[] = [];
     for (const bidders of plan.throughputBidders) {
       const pids = pgPids ? await postgresPids(postmasterPid ?? 0) : null;
-      const report = await measureThroughput(fleet, service, pids, bidders, plan.throughputMs);
-      console.log(
-        `${name} throughput, ${bidders} concurrent bidder${bidders === 1 ? "" : "s"}: ${thousands(report.acceptedPerSecond)} accepted bids/s ` +
-          `(refused ${JSON.stringify(report.refused)}); cpu service ${report.cpu.service}, postgres ${report.cpu.postgres ?? "in-process"}, ` +
-          `generators ${report.cpu.generators}, machine busy ${Math.round(report.cpu.machineBusy * 100)}%`,
-      );
+      const report = await measureThroughput(fleet, service, pids, cluster?.url ?? null, bidders, plan.throughputMs);
+      console.log(throughputLine(name, report));
       throughput.push(report);
     }
 
@@ -94,18 +114,19 @@ export async function runBackend(
             synchronousCommit: "on",
           })),
           { databaseUrl: cluster.url, concurrency: 10, synchronousCommit: "off" },
+          ...plan.storeBatchSizes.map((batchSize) => ({ databaseUrl: cluster.url, batchSize })),
         ]
-      : plan.storeConcurrency.map((concurrency, index) => ({
-          dataDir: join(tempDir, `pglite-alone-${index}`),
-          concurrency,
-        }));
+      : [
+          ...plan.storeConcurrency.map((concurrency) => ({ concurrency })),
+          ...plan.storeBatchSizes.map((batchSize) => ({ batchSize })),
+        ].map((options, index) => ({ ...options, dataDir: join(tempDir, `pglite-alone-${index}`) }));
     for (const options of storeRuns) {
       const report = await measureStoreAlone(options, plan.throughputMs);
-      console.log(
-        `${name} alone (place_auction_bid, no service), concurrency ${report.concurrency}` +
-          `${report.synchronousCommit ? `, synchronous_commit ${report.synchronousCommit}` : ""}: ` +
-          `${thousands(report.acceptedPerSecond)} accepted bids/s`,
-      );
+      const how = report.batchSize
+        ? `place_auction_bids, batches of ${report.batchSize} one at a time, ${report.msPerBatch} ms each`
+        : `place_auction_bid, concurrency ${report.concurrency}` +
+          `${report.synchronousCommit ? `, synchronous_commit ${report.synchronousCommit}` : ""}`;
+      console.log(`${name} alone (${how}, no service): ${thousands(report.acceptedPerSecond)} accepted bids/s`);
       storeAlone.push(report);
     }
 
@@ -113,9 +134,11 @@ export async function runBackend(
       backend,
       held,
       fanOut,
+      bareFanOut,
       // Measured by main() once this service is stopped: it runs its own, with a smaller MAX_BUFFERED_BYTES.
       slowConsumer: null,
       reconnectStorm,
+      insertCeiling,
       throughput,
       storeAlone,
       serviceLog: (await readFile(service.logFile, "utf8").catch(() => "")).slice(-4_000),

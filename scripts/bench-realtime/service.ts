@@ -72,6 +72,8 @@ export async function startService(
       DATABASE_URL: databaseUrl ?? "",
       ...LIFTED_LIMITS_ENV,
       BID_RATE_WINDOW_MS: "1000",
+      // One endless auction, as every phase assumes: no round ends in the middle of a phase.
+      AUCTION_ROUND_SECONDS: "0",
       // Only so the benchmark can ask for a full GC before reading memory; loopback only.
       NODE_OPTIONS: `--inspect=127.0.0.1:${inspectorPort}`,
       ...extraEnv,

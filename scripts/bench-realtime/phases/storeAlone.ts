@@ -1,11 +1,17 @@
-/** The database alone: place_auction_bid with no service in front, the evidence for where the ceiling is. */
+/**
+ * The database alone: place_auction_bid with no service in front (lone bids at a concurrency, or
+ * the service's batches one transaction at a time), the evidence for where the ceiling is.
+ */
 import { once } from "node:events";
 import { ROOT, STORE_LOAD_FILE } from "../plan.ts";
 import { spawnNode, withTimeout } from "../processes.ts";
 
 export interface StoreAloneReport {
-  concurrency: number;
+  concurrency?: number;
   synchronousCommit?: "on" | "off";
+  /** Set for batches: bids per transaction, and the time each took from sending to its answer. */
+  batchSize?: number;
+  msPerBatch?: number;
   acceptedPerSecond: number;
   accepted: number;
   tooLow: number;
@@ -27,7 +33,9 @@ export async function measureStoreAlone(
   if (code !== 0) throw new Error(`the store-alone run exited with code ${code}`);
   const result = JSON.parse(output.trim().split("\n").at(-1) ?? "{}") as StoreAloneReport;
   return {
-    concurrency: options.concurrency as number,
+    ...(options.batchSize
+      ? { batchSize: options.batchSize as number, msPerBatch: result.msPerBatch }
+      : { concurrency: options.concurrency as number }),
     ...(options.synchronousCommit ? { synchronousCommit: options.synchronousCommit as "on" | "off" } : {}),
     acceptedPerSecond: result.acceptedPerSecond,
     accepted: result.accepted,
