@@ -3,6 +3,29 @@
 -- if alone, against the highest including the earlier bids of its batch, with the rounds, soft
 -- close and blocked names applied per bid; one commit, and every accepted bid NOTIFYs at it.
 
+-- The round a bid at p_now belongs to, under the auction_state lock and after advance_auction_round:
+-- the current one while it is open, else the next, opened now (and the state's highest and bidder
+-- count start afresh with it).
+CREATE FUNCTION open_auction_round(p_now timestamptz, p_round_seconds integer) RETURNS auction_rounds
+LANGUAGE plpgsql
+AS $$
+DECLARE
+  v_round auction_rounds%ROWTYPE;
+BEGIN
+  SELECT r.* INTO v_round FROM auction_state s JOIN auction_rounds r ON r.number = s.round_number;
+  IF FOUND AND v_round.closed_at IS NULL THEN
+    RETURN v_round;
+  END IF;
+  v_round.number := coalesce(v_round.number, 0) + 1;
+  v_round.opened_at := p_now;
+  v_round.ends_at := CASE WHEN p_round_seconds > 0 THEN p_now + make_interval(secs => p_round_seconds) END;
+  v_round.closed_at := NULL;
+  INSERT INTO auction_rounds (number, opened_at, ends_at) VALUES (v_round.number, v_round.opened_at, v_round.ends_at);
+  UPDATE auction_state SET round_number = v_round.number, high_amount = 0, bidder_count = 0;
+  RETURN v_round;
+END;
+$$;
+
 -- As in 003, but a block that committed while the bid waited for the lock is found right after
 -- the lock is taken, before the bid writes anything, and answered as name_not_allowed instead of
 -- raising: a raise would undo the batch's earlier bids too.
@@ -57,15 +80,7 @@ BEGIN
   v_now := auction_clock();
   v_closed_bids := advance_auction_round(v_now, p_round_seconds);
 
-  SELECT r.* INTO v_round FROM auction_state s JOIN auction_rounds r ON r.number = s.round_number;
-  IF NOT FOUND OR v_round.closed_at IS NOT NULL THEN
-    v_round.number := coalesce(v_round.number, 0) + 1;
-    v_round.opened_at := v_now;
-    v_round.ends_at := CASE WHEN p_round_seconds > 0 THEN v_now + make_interval(secs => p_round_seconds) END;
-    v_round.closed_at := NULL;
-    INSERT INTO auction_rounds (number, opened_at, ends_at) VALUES (v_round.number, v_round.opened_at, v_round.ends_at);
-    UPDATE auction_state SET round_number = v_round.number, high_amount = 0, bidder_count = 0;
-  END IF;
+  v_round := open_auction_round(v_now, p_round_seconds);
 
   UPDATE auction_state SET high_amount = v_amount WHERE auction_state.high_amount < v_amount;
   IF NOT FOUND THEN
@@ -183,17 +198,9 @@ BEGIN
     IF NOT v_judged THEN
       v_judged := true;
       v_closed_bids := advance_auction_round(v_now, p_round_seconds);
-      SELECT r.* INTO v_round FROM auction_state s JOIN auction_rounds r ON r.number = s.round_number;
-      IF NOT FOUND OR v_round.closed_at IS NOT NULL THEN
-        v_round.number := coalesce(v_round.number, 0) + 1;
-        v_round.opened_at := v_now;
-        v_round.ends_at := CASE WHEN p_round_seconds > 0 THEN v_now + make_interval(secs => p_round_seconds) END;
-        v_round.closed_at := NULL;
-        INSERT INTO auction_rounds (number, opened_at, ends_at) VALUES (v_round.number, v_round.opened_at, v_round.ends_at);
-        v_round_changed := true;
-        v_high_cents := 0;
-        v_bidders := 0;
-      END IF;
+      v_round := open_auction_round(v_now, p_round_seconds);
+      -- Afresh when that opened the next round.
+      SELECT (s.high_amount * 100)::bigint, s.bidder_count INTO v_high_cents, v_bidders FROM auction_state s;
       -- One index probe per distinct name (round_number, bidder_name), whatever the round's size.
       SELECT coalesce(array_agg(n.name), '{}') INTO v_known_names
       FROM (SELECT DISTINCT unnest(v_names) AS name) n
