@@ -67,6 +67,7 @@ describe.each(BACKENDS)(
         [2, "002_moderation.sql"],
         [3, "003_rounds.sql"],
         [4, "004_batched_bids.sql"],
+        [5, "005_known_bidders.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
@@ -327,9 +328,10 @@ describe("migrations on PostgreSQL", () => {
         "002_moderation.sql",
         "003_rounds.sql",
         "004_batched_bids.sql",
+        "005_known_bidders.sql",
       ]);
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(4);
+      expect(rows[0]?.n).toBe(5);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();
