@@ -1,7 +1,8 @@
 /**
  * Fans every accepted bid out to the sockets of this instance, each exactly once and in id order.
  *
- * - One frame per bid, built once (JSON and WebSocket header) and written as is to every socket.
+ * - One frame per bid, built once (JSON and WebSocket header) and written as is to every socket;
+ *   the frames one turn of the event loop brings (a batch's bids) leave each socket as one write.
  * - A socket joins "opening": broadcasts are held for it until its snapshot or resume is sent,
  *   then only those with ids above what that message contained are flushed (no gap, no duplicate).
  * - Each subscriber remembers the last id it was sent, so a bid can never reach it twice.
@@ -23,6 +24,7 @@ import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { AuctionView, BidNotice, BidStore } from "../storage/types.ts";
 import type { Coalesce } from "./coalescedReads.ts";
+import { createCoalescedWrites } from "./coalescedWrites.ts";
 import type { KnownStanding } from "./knownStanding.ts";
 import { snapshot, standingKey } from "./opening.ts";
 import { dropIfBacklogged } from "./slowSockets.ts";
@@ -98,6 +100,7 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
   let started = false;
   let stopped = false;
   const unsubscribes: (() => void)[] = [];
+  const writes = createCoalescedWrites();
 
   function send(subscriber: Subscriber, frame: Frame): void {
     if (frame.id <= subscriber.lastSentId) return;
@@ -108,7 +111,7 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
       return;
     }
     subscriber.lastSentId = frame.id;
-    subscriber.tcp.write(frame.wire);
+    writes.write(subscriber.tcp, frame.wire);
   }
 
   function deliver(notice: BidNotice, arrivedAt: number): void {
@@ -357,6 +360,7 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
     stop() {
       stopped = true;
       clearTimeout(retryTimer);
+      writes.flush();
       queued = null;
       for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
       subscribers.clear();

@@ -107,6 +107,12 @@ function fakeSocket() {
     const message = JSON.parse(String(json)) as { type: string; bid?: { id: number } };
     if (message.type === "bid" && message.bid) received.push(message.bid.id);
   };
+  const readFrame = (frame: Buffer) => {
+    const short = (frame[1] as number) & 0x7f;
+    record(frame.subarray(short === 126 ? 4 : 2));
+  };
+  let corked = 0;
+  const corkedFrames: Buffer[] = [];
   const socket = {
     OPEN: 1,
     readyState: 1,
@@ -115,9 +121,18 @@ function fakeSocket() {
     _socket: {
       // An unmasked text frame: 2 header bytes, or 4 when the payload needs the 16-bit length.
       write(frame: Buffer) {
-        const short = (frame[1] as number) & 0x7f;
-        record(frame.subarray(short === 126 ? 4 : 2));
+        if (corked > 0) corkedFrames.push(frame);
+        else readFrame(frame);
         return true;
+      },
+      // As Node's: writes wait while corked, and leave in order when the last cork is undone.
+      cork() {
+        corked += 1;
+      },
+      uncork() {
+        if (corked === 0) return;
+        corked -= 1;
+        if (corked === 0) for (const frame of corkedFrames.splice(0)) readFrame(frame);
       },
     },
   };

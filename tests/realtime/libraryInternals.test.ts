@@ -9,6 +9,7 @@ import { once } from "node:events";
 import postgres from "postgres";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { type WebSocket, WebSocket as WebSocketClient, WebSocketServer } from "ws";
+import { createCoalescedWrites } from "../../realtime/auction/coalescedWrites.ts";
 import { prebuiltTextFrame, tcpSocketOf } from "../../realtime/auction/wire.ts";
 import { createTestDatabase, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
 
@@ -41,6 +42,29 @@ describe("ws internals behind the broadcast fan-out", () => {
     await vi.waitFor(() => expect(received).toHaveLength(payloads.length));
     expect(received).toEqual(payloads);
     expect(send).not.toHaveBeenCalled();
+  });
+
+  it("frames coalesced in one turn leave as one writev, in order with ws's own sends between them", async () => {
+    const { server, client } = await connectedPair();
+    const tcp = tcpSocketOf(server);
+    // Node's net.Socket hands one chunk to the kernel through _write, several buffered ones through
+    // _writev. Written one by one, the first frame would leave alone by _write and the rest later.
+    const stream = tcp as unknown as { _write(...args: unknown[]): void; _writev(...args: unknown[]): void };
+    const write = vi.spyOn(stream, "_write");
+    const writev = vi.spyOn(stream, "_writev");
+    const received: string[] = [];
+    client.on("message", (data) => received.push(String(data)));
+    const writes = createCoalescedWrites();
+    const payloads = Array.from({ length: 50 }, (_, index) => JSON.stringify({ type: "bid", index }));
+    for (const [index, payload] of payloads.entries()) {
+      writes.write(tcp, prebuiltTextFrame(Buffer.from(payload)));
+      if (index === 24) server.send('{"type":"accepted"}');
+    }
+    const expected = [...payloads.slice(0, 25), '{"type":"accepted"}', ...payloads.slice(25)];
+    await vi.waitFor(() => expect(received).toHaveLength(expected.length));
+    expect(received).toEqual(expected);
+    expect(write).not.toHaveBeenCalled();
+    expect(writev).toHaveBeenCalledTimes(1);
   });
 
   it("a WebSocket without the TCP socket where wire.ts expects it is refused by name", () => {
