@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { type BrowserContext, expect, type Page, test, type WebSocketRoute } from "@playwright/test";
 import WebSocket from "ws";
-import { auctionForm, openPage, openWithPausedClock } from "./fixtures.ts";
+import { auctionForm, openPage, openWithPausedClock, toast } from "./fixtures.ts";
 
 // Every test here shares the one auction of the e2e server (a fresh PGlite directory per run), so each
 // bids above whatever is highest when it starts and uses its own bidder names. The tests of this file
@@ -10,10 +10,6 @@ test.describe.configure({ mode: "default" });
 
 const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 const money = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
-
-function toast(page: Page, title: string) {
-  return page.getByRole("region", { name: "Notifications" }).locator("[data-toast]").filter({ hasText: title });
-}
 
 /** Opens the home page at the auction, once the island is hydrated and its socket is live. */
 async function openAuction(page: Page) {
