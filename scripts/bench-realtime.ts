@@ -15,9 +15,10 @@
  *     the generators and what PostgreSQL's backends waited on; and place_auction_bid alone (the
  *     same SQL with no service) as the evidence for where a one-bid-per-commit ceiling is;
  *  4. the ceiling: the same saturated fan-out through a bare `ws` broadcast server (no database,
- *     no validation, one prebuilt frame written to every socket as the service does), measured
- *     right after each of the service's saturated phases at the same size, and the service as a
- *     ratio of it, in delivered msgs/s and in CPU per delivered message (bar: at least 0.8 on both);
+ *     no validation, one prebuilt frame written to every socket), measured right after each of the
+ *     service's saturated phases at the same size, and the service as a ratio of it, in delivered
+ *     msgs/s and in CPU per delivered message (bar: at least 0.8 on both); then, for information,
+ *     a bare server that also writes a turn's frames as one write per socket, as the service does;
  *  5. a slow consumer: one socket that never reads among 1,000: the others' latency meanwhile
  *     (against the same phase without it), and when the service dropped it. The service runs with
  *     a small MAX_BUFFERED_BYTES here, and the slow socket also sends pings it never reads the
@@ -58,7 +59,12 @@ import os from "node:os";
 import { join, relative } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { thousands } from "./bench-realtime/format.ts";
-import { BARE_SERVER_DESCRIPTION, type Ceiling, startCeiling } from "./bench-realtime/phases/ceiling.ts";
+import {
+  BARE_SERVER_DESCRIPTION,
+  type Ceiling,
+  COALESCED_BARE_SERVER_DESCRIPTION,
+  startCeiling,
+} from "./bench-realtime/phases/ceiling.ts";
 import type { FanOutReport } from "./bench-realtime/phases/fanOut.ts";
 import { runSlowConsumer, type SlowConsumerReport } from "./bench-realtime/phases/slowConsumer.ts";
 import type { ThroughputReport } from "./bench-realtime/phases/throughput.ts";
@@ -149,10 +155,15 @@ async function writeResults(results: object, isoDate: string, quick: boolean, on
 const ratio = (value: number) => Math.round(value * 100) / 100;
 const verdict = (passed: boolean) => (passed ? "pass" : "FAIL");
 
-/** The service against bare ws at one saturated fan-out size: delivered msgs/s and CPU per delivered message. */
-function againstBare(entry: FanOutReport, report: BackendReport) {
+/**
+ * The service against bare ws at one saturated fan-out size: delivered msgs/s and CPU per delivered
+ * message. Against the bare server that writes one frame at a time (the bar), or with `coalesced`
+ * the one that coalesces a turn's writes as the service does (for information).
+ */
+function againstBare(entry: FanOutReport, report: BackendReport, coalesced = false) {
   // Paired in order: the n-th saturated phase of the service with the n-th of bare ws, at the same planned size.
-  const bare = report.bareFanOut[report.fanOut.filter((fanOut) => fanOut.load === "saturation").indexOf(entry)];
+  const bares = coalesced ? report.coalescedBareFanOut : report.bareFanOut;
+  const bare = bares[report.fanOut.filter((fanOut) => fanOut.load === "saturation").indexOf(entry)];
   if (!bare) return null;
   const delivered = ratio(entry.deliveredPerSecond / bare.deliveredPerSecond);
   const cpuPerMessage = ratio(bare.serviceCpuMicrosecondsPerMessage / entry.serviceCpuMicrosecondsPerMessage);
@@ -187,6 +198,17 @@ function bars(backends: BackendReport[]): Record<string, unknown>[] {
             serviceCpuMicrosecondsPerMessage: entry.serviceCpuMicrosecondsPerMessage,
             bareCpuMicrosecondsPerMessage: against?.bare.serviceCpuMicrosecondsPerMessage ?? null,
             atLeast08: against?.passed ?? null,
+          };
+        }),
+      saturationRatioToCoalescedBareWs: report.fanOut
+        .filter((entry) => entry.load === "saturation")
+        .map((entry) => {
+          const against = againstBare(entry, report, true);
+          return {
+            sockets: entry.sockets,
+            ratio: against?.delivered ?? null,
+            cpuPerMessageRatio: against?.cpuPerMessage ?? null,
+            bareCpuMicrosecondsPerMessage: against?.bare.serviceCpuMicrosecondsPerMessage ?? null,
           };
         }),
       plainInsertRowsPerSecond: insertRate,
@@ -239,6 +261,14 @@ function printBars(backends: BackendReport[]): void {
           `(${thousands(entry.deliveredPerSecond)} / ${thousands(against.bare.deliveredPerSecond)} msgs/s), ` +
           `CPU per delivered msg ${against.cpuPerMessage} (bare ${against.bare.serviceCpuMicrosecondsPerMessage} µs / ` +
           `service ${entry.serviceCpuMicrosecondsPerMessage} µs): ${verdict(against.passed)}`,
+      );
+      const coalesced = againstBare(entry, report, true);
+      if (!coalesced) continue;
+      console.log(
+        `6c ${name} vs bare ws with coalesced writes, ${thousands(entry.sockets)} sockets saturated (for information): ` +
+          `delivered ${coalesced.delivered} (${thousands(entry.deliveredPerSecond)} / ${thousands(coalesced.bare.deliveredPerSecond)} msgs/s), ` +
+          `CPU per delivered msg ${coalesced.cpuPerMessage} (bare ${coalesced.bare.serviceCpuMicrosecondsPerMessage} µs / ` +
+          `service ${entry.serviceCpuMicrosecondsPerMessage} µs)`,
       );
     }
   }
@@ -353,7 +383,11 @@ async function main(): Promise<void> {
         slowConsumer: `one paused socket (never reads) on top of the reading ones, on a service with MAX_BUFFERED_BYTES=${SLOW_CONSUMER_MAX_BUFFERED_BYTES}; it receives every broadcast (saturation, ${LONG_BROADCAST_FRAME_BYTES}-byte frames) and sends pings at pingsPerSecond (${PONG_FRAME_BYTES}-byte pongs); bytes sent = broadcasts accepted and pings sent before the drop times those frame sizes (an estimate: the service does not count per-socket bytes); bufferedBytesAtDrop is the service's own figure`,
       },
       ...(!onlySlow
-        ? { bars: bars(reports), backends: reports, ceiling: { server: BARE_SERVER_DESCRIPTION } }
+        ? {
+            bars: bars(reports),
+            backends: reports,
+            ceiling: { server: BARE_SERVER_DESCRIPTION, coalescedServer: COALESCED_BARE_SERVER_DESCRIPTION },
+          }
         : { only: "slow", slowConsumer: slowOnly }),
     };
     const file = await writeResults(results, date, plan.quick, onlySlow);

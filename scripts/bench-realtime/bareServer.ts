@@ -4,12 +4,15 @@
  * same load generators. Each bid is acknowledged and broadcast the way the service broadcasts, so
  * the ratio between the two is the service's own cost: the message serialised once, framed once
  * (realtime/auction/wire.ts's prebuiltTextFrame), and that one frame written to every open
- * socket's TCP socket (tcpSocketOf).
+ * socket's TCP socket (tcpSocketOf): one write per frame and socket, DESIGN.md 6c's ceiling; with
+ * `coalesced`, the frames of one turn of the event loop as one write per socket
+ * (coalescedWrites.ts), as the service now writes a batch's: the ceiling of that technique.
  *
- * Usage (by scripts/bench-realtime.ts): node bareServer.ts <port>; prints "listening <port>".
+ * Usage (by scripts/bench-realtime.ts): node bareServer.ts <port> [coalesced]; prints "listening <port>".
  */
 import { createServer } from "node:http";
 import { WebSocket, WebSocketServer } from "ws";
+import { createCoalescedWrites } from "../../realtime/auction/coalescedWrites.ts";
 import { encodeMessage, prebuiltTextFrame, tcpSocketOf } from "../../realtime/auction/wire.ts";
 import type { ServerMessage, WireBid } from "../../src/lib/auction/protocol.ts";
 
@@ -20,6 +23,8 @@ const server = createServer((_request, response) => {
 const wss = new WebSocketServer({ server, perMessageDeflate: false });
 const ROUND = { number: 1, endsAt: null, ended: false, seconds: 0, softCloseSeconds: 0 };
 let lastId = 0;
+const coalesced = process.argv[3] === "coalesced";
+const writes = createCoalescedWrites();
 
 function snapshot(): Buffer {
   return encodeMessage({
@@ -57,7 +62,9 @@ wss.on("connection", (socket) => {
       encodeMessage({ type: "bid", bid, bidders: 1, round: ROUND.number, endsAt: ROUND.endsAt }),
     );
     for (const [client, tcp] of sockets) {
-      if (client.readyState === WebSocket.OPEN) tcp.write(frame);
+      if (client.readyState === WebSocket.OPEN)
+        if (coalesced) writes.write(tcp, frame);
+        else tcp.write(frame);
     }
   });
 });

@@ -25,6 +25,8 @@ export interface BackendReport {
   fanOut: FanOutReport[];
   /** The bare ws ceiling at each saturated size, measured right after the service's phase (same order). */
   bareFanOut: FanOutReport[];
+  /** The same through the bare server that coalesces a turn's writes (for information). */
+  coalescedBareFanOut: FanOutReport[];
   slowConsumer: SlowConsumerReport | null;
   reconnectStorm: StormReport[];
   /** Plain INSERTs with a NOTIFY trigger, no service (DESIGN.md 6c): the bar for bids decided per second. */
@@ -59,6 +61,7 @@ export async function runBackend(
 
     const fanOut: FanOutReport[] = [];
     const bareFanOut: FanOutReport[] = [];
+    const coalescedBareFanOut: FanOutReport[] = [];
     for (const size of plan.fanOutSizes) {
       await fleet.shrinkTo(size);
       for (const load of ["10/s", "saturation"] as const) {
@@ -67,7 +70,11 @@ export async function runBackend(
         console.log(fanOutLine(name, report));
         fanOut.push(report);
         // The ceiling at once, at the same size, while the machine is in the same state.
-        if (load === "saturation" && ceiling) bareFanOut.push(await ceiling.measure(size));
+        if (load === "saturation" && ceiling) {
+          const bare = await ceiling.measure(size);
+          bareFanOut.push(bare.perFrame);
+          coalescedBareFanOut.push(bare.coalesced);
+        }
       }
     }
 
@@ -135,6 +142,7 @@ export async function runBackend(
       held,
       fanOut,
       bareFanOut,
+      coalescedBareFanOut,
       // Measured by main() once this service is stopped: it runs its own, with a smaller MAX_BUFFERED_BYTES.
       slowConsumer: null,
       reconnectStorm,

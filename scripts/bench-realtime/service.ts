@@ -95,9 +95,13 @@ export async function startService(
   };
 }
 
-export async function startBareServer(): Promise<Service> {
+/** `coalesced`: the frames of one turn as one write per socket (bareServer.ts). */
+export async function startBareServer(coalesced = false): Promise<Service> {
   const port = await freePort();
-  const child = spawnNode(BARE_SERVER_FILE, [String(port)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const child = spawnNode(BARE_SERVER_FILE, [String(port), ...(coalesced ? ["coalesced"] : [])], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
   const httpUrl = `http://127.0.0.1:${port}`;
   await withTimeout(
     new Promise<void>((resolve) =>
