@@ -18,6 +18,52 @@ export interface PgliteStoreOptions {
   rounds?: RoundSettings;
 }
 
+/** autovacuum's defaults for ANALYZE: 50 rows changed plus 10% of the table. */
+const ANALYZE_THRESHOLD_ROWS = 50;
+const ANALYZE_SCALE_FACTOR = 0.1;
+
+/**
+ * PGlite has no autovacuum, so nothing ever gave its planner statistics: with none, it read a
+ * snapshot's newest bids through the visible-amount index and sorted the whole round (38 ms for a
+ * round of 20,000 bids, against 1 ms by the (round_number, id) index once analysed). The store
+ * analyses the bids when it opens and, like autovacuum's default rule, whenever the bids it has
+ * placed since pass 50 plus 10% of the table. Queued behind the bids, never awaited by them.
+ */
+function createAnalyzer(db: PGlite, logger: Logger, isClosed: () => boolean) {
+  let tableRows = 0;
+  let placedSince = 0;
+  let running: Promise<void> | null = null;
+  function analyze(): Promise<void> {
+    running ??= (async () => {
+      try {
+        placedSince = 0;
+        await db.exec("ANALYZE auction_bids");
+        const { rows } = await db.query<{ rows: number }>(
+          "SELECT reltuples::float8 AS rows FROM pg_class WHERE oid = 'auction_bids'::regclass",
+        );
+        tableRows = Math.max(0, rows[0]?.rows ?? 0);
+      } catch (error) {
+        if (!isClosed()) logger.warn({ err: error }, "analysing the bids failed; the next placements try again");
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
+  }
+  return {
+    analyze,
+    placed(count: number): void {
+      placedSince += count;
+      if (running || isClosed()) return;
+      if (placedSince > ANALYZE_THRESHOLD_ROWS + ANALYZE_SCALE_FACTOR * tableRows) void analyze();
+    },
+    /** Resolves when no analysis is running (before closing the database). */
+    async settled(): Promise<void> {
+      await running;
+    },
+  };
+}
+
 export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidStore> {
   const { dataDir, logger } = options;
   const lock = await lockDataDir(dataDir);
@@ -63,9 +109,23 @@ async function createPgliteStore(
     return (await db.query<Record<string, unknown>>(text, params)).rows;
   }
 
+  const analyzer = createAnalyzer(db, logger, () => closed);
+  await analyzer.analyze();
+  const queries = storeQueries(rows, rounds);
+
   return {
     backend: "pglite",
-    ...storeQueries(rows, rounds),
+    ...queries,
+    async placeBid(bidderName, amountCents) {
+      const outcome = await queries.placeBid(bidderName, amountCents);
+      if (outcome.accepted) analyzer.placed(1);
+      return outcome;
+    },
+    async placeBids(bids) {
+      const outcomes = await queries.placeBids(bids);
+      analyzer.placed(outcomes.filter((outcome) => outcome.accepted).length);
+      return outcomes;
+    },
     onBid: notices.onBid,
     onModeration: notices.onModeration,
     onRoundClosed: notices.onRoundClosed,
@@ -81,6 +141,7 @@ async function createPgliteStore(
       closed = true;
       notices.clear();
       try {
+        await analyzer.settled();
         await unlisten();
         await db.close();
       } finally {
