@@ -12,6 +12,7 @@ import { createCoalescer } from "../../realtime/auction/coalescedReads.ts";
 import { createKnownStanding } from "../../realtime/auction/knownStanding.ts";
 import { createMetrics } from "../../realtime/metrics.ts";
 import { type BidNotice, type BidStore, ENDLESS_ROUNDS, type StoredBid } from "../../realtime/storage/types.ts";
+import { corkableStream } from "../support/corkableStream.ts";
 import { testLogger, waitFor } from "./support/stores.ts";
 
 function bid(id: number): StoredBid {
@@ -107,34 +108,19 @@ function fakeSocket() {
     const message = JSON.parse(String(json)) as { type: string; bid?: { id: number } };
     if (message.type === "bid" && message.bid) received.push(message.bid.id);
   };
+  // An unmasked text frame: 2 header bytes, or 4 when the payload needs the 16-bit length.
   const readFrame = (frame: Buffer) => {
     const short = (frame[1] as number) & 0x7f;
     record(frame.subarray(short === 126 ? 4 : 2));
   };
-  let corked = 0;
-  const corkedFrames: Buffer[] = [];
   const socket = {
     OPEN: 1,
     readyState: 1,
     bufferedAmount: 0,
     send: record,
-    _socket: {
-      // An unmasked text frame: 2 header bytes, or 4 when the payload needs the 16-bit length.
-      write(frame: Buffer) {
-        if (corked > 0) corkedFrames.push(frame);
-        else readFrame(frame);
-        return true;
-      },
-      // As Node's: writes wait while corked, and leave in order when the last cork is undone.
-      cork() {
-        corked += 1;
-      },
-      uncork() {
-        if (corked === 0) return;
-        corked -= 1;
-        if (corked === 0) for (const frame of corkedFrames.splice(0)) readFrame(frame);
-      },
-    },
+    _socket: corkableStream((frames) => {
+      for (const frame of frames) readFrame(frame);
+    }),
   };
   return { socket: socket as unknown as WebSocket, received };
 }

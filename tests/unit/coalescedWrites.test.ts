@@ -1,33 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { createCoalescedWrites } from "../../realtime/auction/coalescedWrites.ts";
+import { corkableStream } from "../support/corkableStream.ts";
 
-/** A socket as Node's behaves to cork and uncork: what is written while corked leaves as one write at the last uncork. */
+/** A socket recording its writes as Node would make them: a corked run as one write of several chunks. */
 function corkableSocket() {
-  let corked = 0;
-  let pending: string[] = [];
   const writes: string[][] = [];
-  return {
-    writes,
-    get corked() {
-      return corked;
-    },
-    write(chunk: Buffer) {
-      if (corked > 0) pending.push(String(chunk));
-      else writes.push([String(chunk)]);
-      return true;
-    },
-    cork() {
-      corked += 1;
-    },
-    uncork() {
-      if (corked === 0) return;
-      corked -= 1;
-      if (corked === 0 && pending.length > 0) {
-        writes.push(pending);
-        pending = [];
-      }
-    },
-  };
+  const stream = corkableStream((chunks) => writes.push(chunks.map(String)));
+  return Object.assign(stream, { writes });
 }
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
