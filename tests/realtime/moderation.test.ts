@@ -228,6 +228,9 @@ describe("moderation across two instances behind the load balancer", () => {
     // Cut: the page hears nothing while Cy's top bid is hidden and more bids arrive around it.
     expect(relay.cutAll()).toBe(1);
     await operator.hide((bids[2] as WireBid).id);
+    // Dee bids below Cy once her page shows Cy's bid gone. Before that, the instance behind her page
+    // may not have heard the hide yet, and it would still refuse 250 as too low from what it knows.
+    await waitFor("the live page without Cy's bid", () => !shown(other).ids.includes((bids[2] as WireBid).id));
     const dee = await placed(other, "Dee", 250);
     await waitFor("the cut-off page back after the hide", async () => {
       const { status } = cutOff.$auction.get();
