@@ -95,8 +95,8 @@ const STANDING_COLUMNS = `s.bidder_count AS bidders,
   ${winnersSql(String(PAST_WINNERS_IN_VIEW))} AS past_winners,
   auction_time_text(auction_clock()) AS now`;
 
-/** $1 limit. */
-const VIEW_SQL = `SELECT
+/** $1 limit. Exported for the test that reads its plan (pgliteStatistics.test.ts). */
+export const VIEW_SQL = `SELECT
   ${STANDING_COLUMNS},
   coalesce(
     (SELECT json_agg(b ORDER BY b.id DESC) FROM (
