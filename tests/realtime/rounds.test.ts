@@ -316,7 +316,11 @@ describe("a page away across a round's end (PostgreSQL)", () => {
       await allLive([away, other]);
 
       const winning = await placed(other, "Winner", 900);
-      await waitFor("the bid on the page", () => shown(away).highest === winning.id);
+      // Both pages: the answer to Winner's bid can reach the other page before the bid's broadcast
+      // does, and the round's end comes with the broadcast.
+      await waitFor("the bid and its round's end on both pages", () =>
+        [away, other].every((visitor) => shown(visitor).highest === winning.id && endsAt(visitor) !== null),
+      );
       // Cut while the round ends and the next one opens: the page hears none of it.
       relay.goDown();
       const end = Date.parse(endsAt(other) as string);

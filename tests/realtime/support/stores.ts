@@ -208,6 +208,8 @@ export async function waitFor(
   check: () => boolean | Promise<boolean>,
   timeoutMs = 10_000,
 ): Promise<void> {
+  // A deadline computed from a value the test has not got yet is NaN: say so, not "timed out".
+  if (!Number.isFinite(timeoutMs)) throw new Error(`No time limit for waiting for ${what}: ${timeoutMs}`);
   await vi.waitFor(
     async () => {
       if (!(await check())) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
