@@ -31,7 +31,9 @@ it(
     // testLogger with a sink logs at debug: everything an operator could turn on.
     const service = await startAuctionService(
       store,
-      { staticDir: site, trustProxy: 1, maxSocketsPerAddress: 1, heartbeatIntervalMs: 100 },
+      // A beat of a second: the silent socket must still hold its address's one slot when the next
+      // one asks (100 ms let a pause of the shared event loop free it first).
+      { staticDir: site, trustProxy: 1, maxSocketsPerAddress: 1, heartbeatIntervalMs: 1_000 },
       testLogger((line) => lines.push(line)),
     );
     cleanUpAfter(() => service.stop());

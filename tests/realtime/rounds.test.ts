@@ -34,6 +34,11 @@ import {
 const TEST_TIMEOUT_MS = 60_000;
 /** How late after its end a round's end may reach a page: the instances' timers, one read, one write. */
 const END_ON_TIME_MS = 1_000;
+/**
+ * A page's heartbeat that notices a cut within about 1.3 s rather than SPEC.md's 35 s, and still
+ * tolerates a stall of a second on a loaded machine (200 ms did not: a pause reconnected the page).
+ */
+const QUICK_HEARTBEAT = { intervalMs: 300, timeoutMs: 1_000 };
 
 interface Instance {
   store: BidStore;
@@ -165,8 +170,9 @@ describe.each(BACKENDS)("rounds on %s", (backend) => {
       const firstEnd = endsAt(first) as string;
       expect(Date.parse(firstEnd) - Date.parse(opening.createdAt)).toBe(3_000);
 
-      // Inside the last 2 s of the round (by this machine's clock, which is the database's here).
-      await waitFor("the soft-close window", () => Date.parse(firstEnd) - Date.now() < 1_500, 5_000);
+      // Inside the last 2 s of the round (by this machine's clock, which is the database's here), as
+      // early as the window allows: the bid then has 1.9 s to be stored before the round ends.
+      await waitFor("the soft-close window", () => Date.parse(firstEnd) - Date.now() < 1_900, 5_000);
       const sniped = await placed(second, "Sniper", 200);
       const movedEnd = new Date(Date.parse(sniped.createdAt) + 2_000).toISOString();
       expect(Date.parse(movedEnd)).toBeGreaterThan(Date.parse(firstEnd));
@@ -281,10 +287,12 @@ describe("a page away across a round's end (PostgreSQL)", () => {
       for (const service of processes) cleanUpAfter(() => service.stop());
       const balancer = await startLoadBalancer(processes.map((service) => service.port));
       cleanUpAfter(() => balancer.close());
-      const away = openVisitor(balancer.socketUrl, { intervalMs: 200, timeoutMs: 200 });
-      const other = openVisitor(balancer.socketUrl);
-      await allLive([away, other]);
+      // One after the other: the balancer records its routes in the order their probes finish.
+      const away = openVisitor(balancer.socketUrl, QUICK_HEARTBEAT);
+      await allLive([away]);
       const awayOn = balancer.routed[0] as number;
+      const other = openVisitor(balancer.socketUrl);
+      await allLive([other]);
 
       const winning = await placed(other, "Winner", 4_200);
       await waitFor("the bid on the page", () => shown(away).highest === winning.id);
@@ -311,7 +319,7 @@ describe("a page away across a round's end (PostgreSQL)", () => {
       const [instanceA, instanceB] = instances as [Instance, Instance];
       const relay = await startCuttableProxy(instanceA.port);
       onTestFinished(() => relay.close());
-      const away = openVisitor(`ws://127.0.0.1:${relay.port}/realtime`, { intervalMs: 200, timeoutMs: 200 });
+      const away = openVisitor(`ws://127.0.0.1:${relay.port}/realtime`, QUICK_HEARTBEAT);
       const other = openVisitor(instanceB.service.socketUrl);
       await allLive([away, other]);
 
