@@ -15,7 +15,8 @@ async function adminHash(input: string, args: string[] = []) {
     stderr += chunk;
   });
   child.stdin.end(input);
-  const [code] = await once(child, "exit");
+  // "close", not "exit": the pipes may still hold output when the process exits.
+  const [code] = await once(child, "close");
   return { code, stdout, stderr };
 }
 

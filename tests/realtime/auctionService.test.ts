@@ -719,7 +719,8 @@ describe("auction service process", () => {
       child.stdout?.on("data", (chunk) => {
         output += chunk;
       });
-      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      // Once its output is all read ("exit" can come before the last of it).
+      const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
       expect(code).toBe(1);
       expect(output).toContain("could not open the auction store");
       expect(output).toContain(location.dataDir);

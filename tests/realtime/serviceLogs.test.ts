@@ -61,7 +61,7 @@ describe("the service's log output", () => {
     child.stderr.on("data", (chunk) => {
       stderr += chunk;
     });
-    const [code] = await once(child, "exit");
+    const [code] = await once(child, "close"); // once its output is all read
     expect(code).toBe(2);
     expect(stderr).toContain(
       'Configuration error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',

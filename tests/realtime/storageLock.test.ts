@@ -57,7 +57,8 @@ function openInAnotherProcess(dataDir: string, mode: "close" | "hold") {
         resolve(JSON.parse(output.slice(0, newline)));
       }
     });
-    child.once("exit", (code) => {
+    // "close", not "exit": a child that prints and exits at once may exit before its line is read.
+    child.once("close", (code) => {
       clearTimeout(timer);
       if (!output.includes("\n")) reject(new Error(`child exited with ${code}: ${errors}`));
     });

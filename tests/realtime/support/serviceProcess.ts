@@ -74,8 +74,9 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   child.stderr?.on("data", (chunk) => {
     stderr += chunk;
   });
+  // "close", not "exit": after it the output is all read, so `logs` and `stderr` are complete.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once("exit", (code, signal) => resolve({ code, signal }));
+    child.once("close", (code, signal) => resolve({ code, signal }));
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const port = await new Promise<number>((resolve, reject) => {
