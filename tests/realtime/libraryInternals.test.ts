@@ -13,6 +13,9 @@ import { createCoalescedWrites } from "../../realtime/auction/coalescedWrites.ts
 import { prebuiltTextFrame, tcpSocketOf } from "../../realtime/auction/wire.ts";
 import { createTestDatabase, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
 
+/** vi.waitFor's own limit is a second: too short for a loaded machine, and these wait on sockets. */
+const ARRIVAL = { timeout: 10_000 };
+
 async function connectedPair(): Promise<{ server: WebSocket; client: WebSocketClient }> {
   // The socket server's own setting: prebuilt frames are only valid without permessage-deflate.
   const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false });
@@ -39,7 +42,7 @@ describe("ws internals behind the broadcast fan-out", () => {
     });
     const tcp = tcpSocketOf(server);
     for (const payload of payloads) tcp.write(prebuiltTextFrame(Buffer.from(payload)));
-    await vi.waitFor(() => expect(received).toHaveLength(payloads.length));
+    await vi.waitFor(() => expect(received).toHaveLength(payloads.length), ARRIVAL);
     expect(received).toEqual(payloads);
     expect(send).not.toHaveBeenCalled();
   });
@@ -61,7 +64,7 @@ describe("ws internals behind the broadcast fan-out", () => {
       if (index === 24) server.send('{"type":"accepted"}');
     }
     const expected = [...payloads.slice(0, 25), '{"type":"accepted"}', ...payloads.slice(25)];
-    await vi.waitFor(() => expect(received).toHaveLength(expected.length));
+    await vi.waitFor(() => expect(received).toHaveLength(expected.length), ARRIVAL);
     expect(received).toEqual(expected);
     expect(write).not.toHaveBeenCalled();
     expect(writev).toHaveBeenCalledTimes(1);
@@ -88,7 +91,7 @@ describe("postgres.js internals behind LISTEN", () => {
       onTestFinished(() => Promise.all([listener.end(), notifier.end()]).then(() => {}));
       await listener.unsafe("LISTEN pinned_channel");
       await notifier`SELECT pg_notify('pinned_channel', 'first'), pg_notify('pinned_channel', 'second')`;
-      await vi.waitFor(() => expect(notifications).toHaveLength(2));
+      await vi.waitFor(() => expect(notifications).toHaveLength(2), ARRIVAL);
       expect(notifications).toEqual([
         ["pinned_channel", "first"],
         ["pinned_channel", "second"],
