@@ -24,12 +24,17 @@ export default defineConfig({
       args: CHROMIUM_ARGS,
     },
   },
-  // The bidding specs share the server's one auction and read the highest bid before bidding: the
-  // auction project's two files run one after the other (one worker), and the CSP walk-through
-  // waits for them instead of bidding in the middle of one.
+  // The bidding specs share the server's one auction and read the highest bid before bidding (the
+  // console's too: it bids, then hides its bid): the auction project's files run one after the
+  // other (one worker), and the CSP walk-through waits for them instead of bidding in the middle of one.
   projects: [
-    { name: "chromium", use: devices["Desktop Chrome"], testIgnore: /(auction(-clock)?|csp)\.spec\.ts/ },
-    { name: "auction", use: devices["Desktop Chrome"], testMatch: /auction(-clock)?\.spec\.ts/, workers: 1 },
+    { name: "chromium", use: devices["Desktop Chrome"], testIgnore: /(auction(-clock)?|admin|csp)\.spec\.ts/ },
+    {
+      name: "auction",
+      use: devices["Desktop Chrome"],
+      testMatch: /(auction(-clock)?|admin)\.spec\.ts/,
+      workers: 1,
+    },
     { name: "csp", use: devices["Desktop Chrome"], testMatch: /csp\.spec\.ts/, dependencies: ["auction"] },
   ],
   webServer: {

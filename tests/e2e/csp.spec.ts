@@ -229,7 +229,6 @@ test.describe("Content-Security-Policy", () => {
         () => "fetched",
         () => "refused",
       );
-      await new Promise((resolve) => setTimeout(resolve, 100));
       return {
         ran: (window as unknown as { injectedScriptRan?: boolean }).injectedScriptRan ?? false,
         outline: getComputedStyle(document.body).outlineColor,
@@ -239,8 +238,9 @@ test.describe("Content-Security-Policy", () => {
     expect(outcome.ran).toBe(false);
     expect(outcome.outline).not.toBe("rgb(1, 2, 3)");
     expect(outcome.fetched).toBe("refused");
-    const directivesHit = (await violations.events(page)).map((violation) => violation.directive).sort();
-    expect(directivesHit).toEqual(["connect-src", "frame-src", "script-src-elem", "style-src-elem"]);
-    expect(violations.console.length).toBeGreaterThanOrEqual(4);
+    // The violation events fire as the browser gets to each refusal: wait for them, bounded.
+    const directivesHit = async () => (await violations.events(page)).map((violation) => violation.directive).sort();
+    await expect.poll(directivesHit).toEqual(["connect-src", "frame-src", "script-src-elem", "style-src-elem"]);
+    await expect.poll(() => violations.console.length).toBeGreaterThanOrEqual(4);
   });
 });
