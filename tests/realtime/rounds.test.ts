@@ -36,7 +36,8 @@ const TEST_TIMEOUT_MS = 60_000;
 const END_ON_TIME_MS = 1_000;
 /**
  * A page's heartbeat that notices a cut within about 1.3 s rather than SPEC.md's 35 s, and still
- * tolerates a stall of a second on a loaded machine (200 ms did not: a pause reconnected the page).
+ * tolerates a stall of a second on a loaded machine (200 ms was within reach of an ordinary pause,
+ * which would reconnect the page).
  */
 const QUICK_HEARTBEAT = { intervalMs: 300, timeoutMs: 1_000 };
 
