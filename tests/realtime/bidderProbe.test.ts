@@ -2,7 +2,7 @@
  * The bidder count asks, per bid, whether the name already has a visible bid in the round. That
  * lookup must stay one index probe whatever ANALYZE has learnt: with a few names bidding thousands
  * of times, the planner otherwise prefers a sequential scan that expects to meet the name early,
- * and a name new to the round then reads the whole table at every bid (sql/005_known_bidders.sql;
+ * and a name new to the round then reads the whole table at every bid (sql/006_known_bidders_by_index.sql;
  * bench:realtime measured 3 to 18 ms a placement). The plans are read through auto_explain, whose
  * output PostgreSQL hands the session as notices.
  */

@@ -68,6 +68,7 @@ describe.each(BACKENDS)(
         [3, "003_rounds.sql"],
         [4, "004_batched_bids.sql"],
         [5, "005_known_bidders.sql"],
+        [6, "006_known_bidders_by_index.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
@@ -329,9 +330,10 @@ describe("migrations on PostgreSQL", () => {
         "003_rounds.sql",
         "004_batched_bids.sql",
         "005_known_bidders.sql",
+        "006_known_bidders_by_index.sql",
       ]);
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(5);
+      expect(rows[0]?.n).toBe(6);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();
