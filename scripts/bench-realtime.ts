@@ -170,6 +170,22 @@ function againstBare(entry: FanOutReport, report: BackendReport, coalesced = fal
   return { bare, delivered, cpuPerMessage, passed: delivered >= 0.8 && cpuPerMessage >= 0.8 };
 }
 
+/** Each saturated fan-out of the service with its ratios to one of the bare servers (see againstBare). */
+function ratiosToBare(report: BackendReport, coalesced: boolean) {
+  return report.fanOut
+    .filter((entry) => entry.load === "saturation")
+    .map((entry) => {
+      const against = againstBare(entry, report, coalesced);
+      const ratios = {
+        sockets: entry.sockets,
+        ratio: against?.delivered ?? null,
+        cpuPerMessageRatio: against?.cpuPerMessage ?? null,
+        bareCpuMicrosecondsPerMessage: against?.bare.serviceCpuMicrosecondsPerMessage ?? null,
+      };
+      return { entry, against, ratios };
+    });
+}
+
 /** The bars (DESIGN.md 5 and 6c) per backend, for the JSON; printBars prints the same. */
 function bars(backends: BackendReport[]): Record<string, unknown>[] {
   const lines: Record<string, unknown>[] = [];
@@ -187,30 +203,12 @@ function bars(backends: BackendReport[]): Record<string, unknown>[] {
       p99SendToSocketMsAt10PerSecond: bar1000?.latencyFromSend.p99Ms,
       p50SendToSocketMsAt10PerSecond: bar1000?.latencyFromSend.p50Ms,
       p99Under50Ms: bar1000 ? bar1000.latencyFromSend.p99Ms < 50 : null,
-      saturationRatioToBareWs: report.fanOut
-        .filter((entry) => entry.load === "saturation")
-        .map((entry) => {
-          const against = againstBare(entry, report);
-          return {
-            sockets: entry.sockets,
-            ratio: against?.delivered ?? null,
-            cpuPerMessageRatio: against?.cpuPerMessage ?? null,
-            serviceCpuMicrosecondsPerMessage: entry.serviceCpuMicrosecondsPerMessage,
-            bareCpuMicrosecondsPerMessage: against?.bare.serviceCpuMicrosecondsPerMessage ?? null,
-            atLeast08: against?.passed ?? null,
-          };
-        }),
-      saturationRatioToCoalescedBareWs: report.fanOut
-        .filter((entry) => entry.load === "saturation")
-        .map((entry) => {
-          const against = againstBare(entry, report, true);
-          return {
-            sockets: entry.sockets,
-            ratio: against?.delivered ?? null,
-            cpuPerMessageRatio: against?.cpuPerMessage ?? null,
-            bareCpuMicrosecondsPerMessage: against?.bare.serviceCpuMicrosecondsPerMessage ?? null,
-          };
-        }),
+      saturationRatioToBareWs: ratiosToBare(report, false).map(({ entry, against, ratios }) => ({
+        ...ratios,
+        serviceCpuMicrosecondsPerMessage: entry.serviceCpuMicrosecondsPerMessage,
+        atLeast08: against?.passed ?? null,
+      })),
+      saturationRatioToCoalescedBareWs: ratiosToBare(report, true).map(({ ratios }) => ratios),
       plainInsertRowsPerSecond: insertRate,
       decidedBidsPerSecond: perBidders((entry) => entry.decidedPerSecond),
       acceptedBidsPerSecond: perBidders((entry) => entry.acceptedPerSecond),
@@ -221,6 +219,15 @@ function bars(backends: BackendReport[]): Record<string, unknown>[] {
     });
   }
   return lines;
+}
+
+/** "delivered r (service / bare msgs/s), CPU per delivered msg r (bare µs / service µs)". */
+function ratioText(entry: FanOutReport, against: NonNullable<ReturnType<typeof againstBare>>): string {
+  return (
+    `delivered ${against.delivered} (${thousands(entry.deliveredPerSecond)} / ${thousands(against.bare.deliveredPerSecond)} msgs/s), ` +
+    `CPU per delivered msg ${against.cpuPerMessage} (bare ${against.bare.serviceCpuMicrosecondsPerMessage} µs / ` +
+    `service ${entry.serviceCpuMicrosecondsPerMessage} µs)`
+  );
 }
 
 /** One line per bar, with the figures it is judged on. */
@@ -256,19 +263,14 @@ function printBars(backends: BackendReport[]): void {
     for (const entry of report.fanOut.filter((fanOut) => fanOut.load === "saturation")) {
       const against = againstBare(entry, report);
       if (!against) continue;
+      const sockets = `${thousands(entry.sockets)} sockets saturated`;
       console.log(
-        `bar 5/6c ${name} vs bare ws, ${thousands(entry.sockets)} sockets saturated, both ≥ 0.8: delivered ${against.delivered} ` +
-          `(${thousands(entry.deliveredPerSecond)} / ${thousands(against.bare.deliveredPerSecond)} msgs/s), ` +
-          `CPU per delivered msg ${against.cpuPerMessage} (bare ${against.bare.serviceCpuMicrosecondsPerMessage} µs / ` +
-          `service ${entry.serviceCpuMicrosecondsPerMessage} µs): ${verdict(against.passed)}`,
+        `bar 5/6c ${name} vs bare ws, ${sockets}, both ≥ 0.8: ${ratioText(entry, against)}: ${verdict(against.passed)}`,
       );
       const coalesced = againstBare(entry, report, true);
       if (!coalesced) continue;
       console.log(
-        `6c ${name} vs bare ws with coalesced writes, ${thousands(entry.sockets)} sockets saturated (for information): ` +
-          `delivered ${coalesced.delivered} (${thousands(entry.deliveredPerSecond)} / ${thousands(coalesced.bare.deliveredPerSecond)} msgs/s), ` +
-          `CPU per delivered msg ${coalesced.cpuPerMessage} (bare ${coalesced.bare.serviceCpuMicrosecondsPerMessage} µs / ` +
-          `service ${entry.serviceCpuMicrosecondsPerMessage} µs)`,
+        `6c ${name} vs bare ws with coalesced writes, ${sockets} (for information): ${ratioText(entry, coalesced)}`,
       );
     }
   }
