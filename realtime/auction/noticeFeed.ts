@@ -115,9 +115,13 @@ export function createNoticeFeed(options: NoticeFeedOptions): NoticeFeed {
           for (const bid of missed.bids) {
             handOn({ bid, bidders: missed.bidders, moderation: missed.moderation, round, endsAt }, arrivedAt);
           }
-          // Hidden bids and bids of earlier rounds are not read: step over them too.
-          lastId = Math.max(lastId, missed.lastId);
-          if (missed.bids.length < RESUME_LIMIT) break;
+          // A full page: the next one reads on from its last bid, handed on above. The read's
+          // lastId is the newest bid of all, so stepping to it now would skip the pages unread.
+          if (missed.bids.length < RESUME_LIMIT) {
+            // Hidden bids and bids of earlier rounds are not read: step over them too.
+            lastId = Math.max(lastId, missed.lastId);
+            break;
+          }
         }
       } while (catchUpAgain && !stopped);
       logger.info({ lastBroadcastId: lastId }, "caught up with the bids placed while the database was away");

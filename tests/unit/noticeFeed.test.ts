@@ -2,8 +2,8 @@
  * The notice feed (realtime/auction/noticeFeed.ts) on its own, over a scripted store whose commits,
  * notifications, readiness and reads the test drives by hand: every bid committed after the feed's
  * opening read is handed on once, in id order, with no gap (docs/design.md#7), across outages,
- * notifications queued and duplicated during a catch-up, a failed read and its retry, an outage
- * during the catch-up, and then over generated schedules of all of these.
+ * notifications queued and duplicated during a catch-up, a long outage read in pages, a failed read
+ * and its retry, an outage during the catch-up, and then over generated schedules of all of these.
  * The retry runs on fake timers; reads stay pending until the test answers them, so every ordering
  * is forced rather than hoped for. The property's seed is fixed and printed; FC_SEED=<n> runs another.
  */
@@ -18,6 +18,7 @@ import {
   ENDLESS_ROUNDS,
   type StoredBid,
 } from "../../realtime/storage/types.ts";
+import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
 
 const SEED = Number(process.env.FC_SEED ?? 20_261_124);
 const RUNS = 1_000;
@@ -253,6 +254,33 @@ describe("the notice feed", () => {
     script.notify(seventh);
     expect(handedOn).toEqual([2, 3, 4, 5, 6, 7]);
     expect(script.pendingReads).toHaveLength(0);
+    feed.stop();
+  });
+
+  it(`reads a long outage in pages of ${RESUME_LIMIT}, gapless, stepping over hidden bids`, async () => {
+    const script = scriptedStore();
+    script.commit();
+    const { feed, handedOn } = await startedFeed(script);
+
+    script.setReady(false);
+    const visible: number[] = [];
+    for (let index = 0; index < 2_300; index++) {
+      const hidden = index % 10 === 9;
+      const id = script.commit({ hidden });
+      if (!hidden) visible.push(id);
+    }
+    const lastHidden = script.commit({ hidden: true });
+    script.notify(lastHidden); // heard before it was hidden, queued behind the catch-up
+    script.setReady(true);
+    for (let page = 0; page < 5 && script.pendingReads.length > 0; page++) await script.answerRead();
+    // Each page reads on from the last bid of the one before: none of the 2,070 visible is skipped.
+    expect(script.catchUpReads).toEqual([1, visible[RESUME_LIMIT - 1], visible[2 * RESUME_LIMIT - 1]]);
+    expect(handedOn).toEqual(visible);
+
+    const next = script.commit();
+    script.notify(next);
+    expect(handedOn.at(-1)).toBe(next);
+    expect(handedOn).toHaveLength(visible.length + 1);
     feed.stop();
   });
 
