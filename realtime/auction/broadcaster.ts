@@ -1,39 +1,36 @@
 /**
  * Fans every accepted bid out to the sockets of this instance, each exactly once and in id order.
  * The bids come from the notice feed (noticeFeed.ts: id-ordered and gapless, across database
- * outages); this module keeps the sockets, what each has been sent, and their resyncs.
+ * outages); this module keeps the sockets and what each has been sent.
  *
  * - One frame per bid, built once (JSON and WebSocket header) and written as is to every socket;
  *   the frames one turn of the event loop brings (a batch's bids) leave each socket as one write.
  * - A socket joins "opening": broadcasts are held for it until its snapshot or resume is sent,
  *   then only those with ids above what that message contained are flushed (no gap, no duplicate).
  * - Each subscriber remembers the last id it was sent, so a bid can never reach it twice.
- * - A moderation action or a round's end (from any instance) puts every live socket back on hold,
- *   reads the auction as it now stands and sends it as one "moderated" or "roundEnded" message,
- *   then the held bids above it: the same no-gap, no-duplicate rule as the opening. Actions and
- *   ends missed during an outage are noticed by the feed's catch-up read's standing and handled the
- *   same way. The bid that opens the round after an end heard is sent as a plain broadcast: its
- *   round number tells the page that a new list begins.
+ * - A moderation action or a round's end (from any instance, or noticed by the feed's catch-up
+ *   read) puts every live socket back on hold until the list as it now stands is sent: resync.ts
+ *   reads and sends it through `replaceList`, the same no-gap, no-duplicate rule as the opening.
  * - A socket whose unsent data passes maxBufferedBytes is dropped rather than buffered without end;
  *   the client reconnects and resumes.
  */
 import type { WebSocket } from "ws";
-import { RESUME_LIMIT, SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
+import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
-import type { AuctionView, BidNotice, BidStore } from "../storage/types.ts";
+import type { BidNotice, BidStore } from "../storage/types.ts";
 import type { Coalesce } from "./coalescedReads.ts";
 import { createCoalescedWrites } from "./coalescedWrites.ts";
 import type { KnownStanding } from "./knownStanding.ts";
 import { createNoticeFeed } from "./noticeFeed.ts";
-import { snapshot, standingKey } from "./opening.ts";
+import { standingKey } from "./opening.ts";
+import { createResync } from "./resync.ts";
 import { dropIfBacklogged } from "./slowSockets.ts";
-import { INITIAL_STANDING, isBehind, newest, type Standing } from "./standing.ts";
+import type { Standing } from "./standing.ts";
 import { encodeMessage, prebuiltTextFrame, tcpSocketOf, toWireBid } from "./wire.ts";
 
 /** Held broadcasts per opening socket; a snapshot that slow means the socket starts over. */
 const MAX_HELD_PER_SOCKET = RESUME_LIMIT;
-const RESYNC_RETRY_MS = 1_000;
 
 interface Frame {
   id: number;
@@ -82,28 +79,23 @@ export interface Broadcaster {
 export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
   const { store, logger, metrics, maxBufferedBytes, known, coalesce } = options;
   const subscribers = new Map<WebSocket, Subscriber>();
-  /** The newest moderation version and round heard of (from notifications and catch-up reads). */
-  let heard: Standing = INITIAL_STANDING;
-  /** Live sockets put on hold for the next resync read, and whether one is running. */
-  const awaitingResync = new Set<Subscriber>();
-  let resyncing = false;
-  /** What the next resync message says happened: a round's end outranks a moderation action. */
-  let resyncType: "moderated" | "roundEnded" = "moderated";
-  let stopped = false;
-  const unsubscribes: (() => void)[] = [];
   const writes = createCoalescedWrites();
+  const resync = createResync<Subscriber>({
+    store,
+    logger,
+    known,
+    coalesce,
+    sockets: { holdLive, holdIfLive, replaceList },
+  });
   const feed = createNoticeFeed({
     store,
     logger,
-    onStart(view) {
-      heard = newest(heard, standingKey(view));
-      learn(view);
-    },
+    onStart: resync.observeStart,
     onCatchUpRead(read) {
       // Actions taken and rounds ended while the notifications were lost: the sockets are put on
       // hold for the state as it now stands before the missed bids are delivered.
       known.observeBlocked(read.blockedKeys, read.moderation);
-      onStanding(standingKey(read));
+      resync.observeStanding(standingKey(read));
     },
     onBid: broadcast,
   });
@@ -156,117 +148,41 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
     for (const frame of held) send(subscriber, frame);
   }
 
+  /** Every live socket waits for a resync's list from now on. */
+  function holdLive(): Subscriber[] {
+    const live = [...subscribers.values()].filter((subscriber) => subscriber.state === "live");
+    for (const subscriber of live) subscriber.state = "resyncing";
+    return live;
+  }
+
+  function holdIfLive(subscriber: Subscriber): boolean {
+    if (!subscribers.has(subscriber.socket) || subscriber.state !== "live") return false;
+    subscriber.state = "resyncing";
+    return true;
+  }
+
   /** Nothing more is sent to the socket, and no resync serves it. */
   function forget(subscriber: Subscriber): void {
     subscribers.delete(subscriber.socket);
-    awaitingResync.delete(subscriber);
+    resync.forget(subscriber);
   }
 
   // ---- Bids from the feed ----
 
   function broadcast(notice: BidNotice, arrivedAt: number): void {
     const { bid, bidders, round, endsAt } = notice;
-    onBidRound(round);
+    resync.observeBidRound(round);
     known.observeHighest(bid.amountCents, { moderation: notice.moderation, round });
     const data = encodeMessage({ type: "bid", bid: toWireBid(bid), bidders, round, endsAt });
     fanOut({ id: bid.id, data, wire: prebuiltTextFrame(data) });
     metrics.broadcastLatency.observe((performance.now() - arrivedAt) / 1000);
   }
 
-  /**
-   * The round of a bid heard. The first bid after an end heard opens the next round: its broadcast
-   * says so by its round number. A round jumped to without its end heard needs the whole state.
-   */
-  function onBidRound(round: number): void {
-    if (round <= heard.round) return;
-    const expectedNext = (heard.roundClosed || heard.round === 0) && round === heard.round + 1;
-    if (expectedNext) heard = { ...heard, round, roundClosed: false };
-    else onStanding({ ...heard, round, roundClosed: false });
-  }
-
-  // ---- Standing and resync: the whole list again after an action or a round's end ----
-
-  /** What a read of the whole auction tells the instance's quick checks. */
-  function learn(view: AuctionView): void {
-    // A closed round's highest says nothing of the next round's, which has none yet.
-    const { closed, number } = view.round;
-    const stamp = { moderation: view.moderation, round: closed ? number + 1 : number };
-    known.observeHighest(closed ? null : (view.highest?.amountCents ?? null), stamp);
-    known.observeBlocked(view.blockedKeys, view.moderation);
-  }
-
-  /**
-   * A standing newer than the one this instance last heard (an action, a round's end, a round it
-   * never heard end): every live socket resyncs.
-   */
-  function onStanding(next: Standing): void {
-    if (!isBehind(heard, next)) return;
-    if (next.round > heard.round || (next.roundClosed && !heard.roundClosed)) resyncType = "roundEnded";
-    heard = newest(heard, next);
-    // Unknown since the action, or none yet in the round after an end.
-    known.observeHighest(null, {
-      moderation: heard.moderation,
-      round: heard.roundClosed ? heard.round + 1 : heard.round,
-    });
-    requestResync([...subscribers.values()].filter((subscriber) => subscriber.state === "live"));
-  }
-
-  function requestResync(waiting: Subscriber[]): void {
-    for (const subscriber of waiting) {
-      // Held from now on: the read that serves it starts after this, so it misses nothing held.
-      subscriber.state = "resyncing";
-      awaitingResync.add(subscriber);
-    }
-    if (!resyncing && awaitingResync.size > 0 && !stopped) void resync();
-  }
-
-  /** Reads the list for the sockets waiting, sends it, and goes again while more wait or it was stale. */
-  async function resync(): Promise<void> {
-    resyncing = true;
-    try {
-      while (awaitingResync.size > 0 && !stopped) {
-        const batch = [...awaitingResync];
-        awaitingResync.clear();
-        let view: AuctionView;
-        try {
-          view = await coalesce("view", () => store.view(SNAPSHOT_SIZE));
-        } catch (error) {
-          logger.warn({ err: error }, "reading the list after a moderation action failed; retrying");
-          for (const subscriber of batch) if (subscribers.has(subscriber.socket)) awaitingResync.add(subscriber);
-          await new Promise((resolve) => setTimeout(resolve, RESYNC_RETRY_MS).unref());
-          continue;
-        }
-        learn(view);
-        const { message, coveredId, standing } = snapshot(resyncType, view, store.rounds);
-        resyncType = "moderated";
-        const data = encodeMessage(message);
-        for (const subscriber of batch) {
-          if (subscribers.has(subscriber.socket)) replaceList(subscriber, data, coveredId);
-        }
-        // Another action or end committed after this read's snapshot: send its state too.
-        if (isBehind(standing, heard)) requestResyncOf(batch);
-      }
-    } finally {
-      resyncing = false;
-    }
-  }
-
-  function requestResyncOf(batch: Subscriber[]): void {
-    for (const subscriber of batch) {
-      if (!subscribers.has(subscriber.socket) || subscriber.state !== "live") continue;
-      subscriber.state = "resyncing";
-      awaitingResync.add(subscriber);
-    }
-  }
-
   return {
     async start() {
       // Not held with the bids while they are: the list it sends covers every bid up to its read,
       // and the held ones at or below that are skipped per socket when they are flushed.
-      unsubscribes.push(store.onModeration((notice) => onStanding({ ...heard, moderation: notice.moderation })));
-      unsubscribes.push(
-        store.onRoundClosed(({ round, moderation }) => onStanding({ moderation, round, roundClosed: true })),
-      );
+      resync.listen();
       await feed.start();
     },
     add(socket) {
@@ -276,20 +192,17 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
       const subscriber = subscribers.get(socket);
       if (subscriber?.state !== "opening") return;
       replaceList(subscriber, firstMessage, coveredId);
-      // An action or an end heard while the opening was read may not be in it.
-      if (isBehind(openingStanding, heard) && subscribers.has(socket)) requestResync([subscriber]);
+      resync.afterOpening(subscriber, openingStanding);
     },
     remove(socket) {
       const subscriber = subscribers.get(socket);
       if (subscriber) forget(subscriber);
     },
     stop() {
-      stopped = true;
+      resync.stop();
       feed.stop();
       writes.flush();
-      for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
       subscribers.clear();
-      awaitingResync.clear();
     },
   };
 }
