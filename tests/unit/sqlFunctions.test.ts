@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { FUNCTIONS_DIGESTS, readFunctions } from "../../realtime/storage/functions.ts";
+import { readMigrations } from "../../realtime/storage/migrations.ts";
 
 function withoutComments(sql: string): string {
   return sql.replace(/--[^\n]*/g, "");
@@ -27,6 +28,24 @@ describe("sql/functions/", () => {
       expect(statements, file.name).not.toBeNull();
       for (const statement of statements ?? []) {
         expect(statement, file.name).toMatch(/^CREATE OR REPLACE (FUNCTION|VIEW) \w+/);
+      }
+    }
+  });
+
+  it("is called by no numbered migration, which would run against today's bodies, not those of its time", async () => {
+    const { files } = await readFunctions();
+    const names = files.flatMap((file) =>
+      [...file.sql.matchAll(/^CREATE OR REPLACE (?:FUNCTION|VIEW) (\w+)/gm)].map((match) => match[1] as string),
+    );
+    expect(names).toContain("place_auction_bids");
+    expect(names).toContain("auction_bids_wire");
+    for (const migration of await readMigrations()) {
+      const sql = withoutComments(migration.sql);
+      for (const name of names) {
+        // Dropping an older signature or definition is the one use a migration makes of them.
+        const uses = [...sql.matchAll(new RegExp(`^.*\\b${name}\\b.*$`, "gm"))].map((match) => match[0].trim());
+        const calls = uses.filter((line) => !/^DROP (FUNCTION|VIEW) (IF EXISTS )?\w+\s*(\(|;)/.test(line));
+        expect(calls, `${migration.name} uses ${name}`).toEqual([]);
       }
     }
   });
