@@ -3,17 +3,21 @@
  * backends: applied after the migrations of a new database, not again while the database holds
  * them, again over older ones or after a migration, and never over a newer release's.
  */
+import postgres from "postgres";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type FunctionSet, readFunctions } from "../../realtime/storage/functions.ts";
 import { type Migration, readMigrations } from "../../realtime/storage/migrations.ts";
 import { openPgliteStore } from "../../realtime/storage/pglite.ts";
 import { openPostgresStore } from "../../realtime/storage/postgres.ts";
-import type { BidStore } from "../../realtime/storage/types.ts";
+import { storeQueries } from "../../realtime/storage/queries.ts";
+import { type BidStore, ENDLESS_ROUNDS } from "../../realtime/storage/types.ts";
+import { migrateAsReleased, RELEASES } from "./support/releases.ts";
 import {
   BACKENDS,
   createTestDatabase,
   createTestLocation,
   type DirectQuery,
+  openTestStore,
   STORE_HOOK_TIMEOUT_MS,
   type TestLocation,
   testLogger,
@@ -170,6 +174,55 @@ describe("the functions on PostgreSQL", () => {
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();
+    }
+  });
+
+  it("keep answering the previous release's prepared calls while the next release upgrades the database", async () => {
+    // The previous release's instance: its store's statements (queries.ts has sent the same text
+    // since c0d7271), prepared on one connection as its pool prepares them, over a database it made.
+    const location = await createTestLocation("postgres", { unmigrated: true });
+    const previous = postgres(location.databaseUrl as string, { max: 1, onnotice: () => {} });
+    try {
+      await migrateAsReleased(location, RELEASES[RELEASES.length - 1] as (typeof RELEASES)[number]);
+      const calls = storeQueries(
+        async (text, params) => [...(await previous.unsafe(text, params as never[], { prepare: true }))],
+        ENDLESS_ROUNDS,
+      );
+      expect(await calls.placeBid("Alice", 100)).toMatchObject({ accepted: true, bid: { id: 1 }, bidders: 1 });
+      expect(await calls.placeBids([{ bidderName: "Bob", amountCents: 200 }])).toMatchObject([{ accepted: true }]);
+      expect((await calls.view(10)).bids).toHaveLength(2);
+
+      // The next release starts: 008 drops and creates the placement functions again, their
+      // result now a type of its own (a lone bid's gains `ordinal`).
+      const lines: Line[] = [];
+      const next = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
+      try {
+        expect(lines.filter((line) => line.msg === "migration applied").map((line) => line.migration)).toContain(
+          "008_auction_placement.sql",
+        );
+        expect(await calls.placeBid("Carol", 300)).toMatchObject({ accepted: true, bid: { id: 3 }, bidders: 3 });
+        expect(await calls.placeBid("Dave", 250)).toMatchObject({
+          accepted: false,
+          code: "too_low",
+          highestCents: 300,
+        });
+        expect(
+          await calls.placeBids([
+            { bidderName: "Alice", amountCents: 400 },
+            { bidderName: "Eve", amountCents: 350 },
+          ]),
+        ).toMatchObject([
+          { accepted: true, bid: { id: 4 }, bidders: 3 },
+          { accepted: false, code: "too_low" },
+        ]);
+        expect(await next.placeBid("Frank", 500)).toMatchObject({ accepted: true, bid: { id: 5 }, bidders: 4 });
+        expect((await calls.view(10)).bids.map((bid) => bid.id)).toEqual([5, 4, 3, 2, 1]);
+      } finally {
+        await next.close();
+      }
+    } finally {
+      await previous.end();
+      await location.remove();
     }
   });
 });
