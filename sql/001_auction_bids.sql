@@ -1,6 +1,7 @@
--- The live auction: every accepted bid, the one-row state that serialises bidding, and the atomic
--- place_auction_bid() that the service calls. Runs unchanged on PostgreSQL 15+ and on PGlite.
--- The database must be UTF8: the name checks below are Unicode ranges.
+-- The live auction: every accepted bid, and the one-row state that serialises bidding. Runs
+-- unchanged on PostgreSQL 15+ and on PGlite. The database must be UTF8: the name checks below are
+-- Unicode ranges. As released, 001 also created the auction_bids_wire view and place_auction_bid();
+-- every function and view now lives in sql/functions/, applied after the migrations.
 
 CREATE TABLE auction_bids (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -32,62 +33,3 @@ CREATE TABLE auction_state (
   bidder_count integer NOT NULL DEFAULT 0 CHECK (bidder_count >= 0)
 );
 INSERT INTO auction_state DEFAULT VALUES;
-
--- The wire form of a bid, in one place for the reads and the notification: cents as an integer and
--- the time as UTC ISO 8601 with milliseconds, whatever the session's time zone.
-CREATE VIEW auction_bids_wire AS
-SELECT
-  id,
-  bidder_name,
-  (amount * 100)::bigint AS amount_cents,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-FROM auction_bids;
-
--- Accepts the bid only if it is strictly above the highest, as one atomic call. READ COMMITTED:
--- each statement below takes a fresh snapshot, so after the UPDATE has the row lock the name test
--- sees every bid committed before it. NOTIFY is delivered at commit, so in commit order.
-CREATE FUNCTION place_auction_bid(p_bidder_name text, p_amount_cents bigint)
-RETURNS TABLE (
-  accepted boolean,
-  id bigint,
-  bidder_name text,
-  amount_cents bigint,
-  created_at text,
-  bidders integer,
-  highest_cents bigint
-)
-LANGUAGE plpgsql
-AS $$
-DECLARE
-  v_amount numeric(12, 2) := p_amount_cents::numeric / 100;
-  v_id bigint;
-  v_new_bidder boolean;
-  v_bidders integer;
-  v_bid auction_bids_wire%ROWTYPE;
-BEGIN
-  UPDATE auction_state SET high_amount = v_amount WHERE auction_state.high_amount < v_amount;
-  IF NOT FOUND THEN
-    RETURN QUERY
-    SELECT false, NULL::bigint, NULL::text, NULL::bigint, NULL::text, s.bidder_count, (s.high_amount * 100)::bigint
-    FROM auction_state s;
-    RETURN;
-  END IF;
-
-  v_new_bidder := NOT EXISTS (SELECT 1 FROM auction_bids b WHERE b.bidder_name = p_bidder_name);
-  INSERT INTO auction_bids (bidder_name, amount) VALUES (p_bidder_name, v_amount) RETURNING auction_bids.id INTO v_id;
-  UPDATE auction_state SET bidder_count = auction_state.bidder_count + (CASE WHEN v_new_bidder THEN 1 ELSE 0 END)
-  RETURNING auction_state.bidder_count INTO v_bidders;
-
-  SELECT * INTO v_bid FROM auction_bids_wire w WHERE w.id = v_id;
-  -- At most ~250 bytes: names are 40 code points (160 bytes of UTF-8) at most.
-  PERFORM pg_notify('auction_bids', json_build_object(
-    'id', v_bid.id,
-    'bidderName', v_bid.bidder_name,
-    'amountCents', v_bid.amount_cents,
-    'createdAt', v_bid.created_at,
-    'bidders', v_bidders
-  )::text);
-
-  RETURN QUERY SELECT true, v_bid.id, v_bid.bidder_name, v_bid.amount_cents, v_bid.created_at, v_bidders, v_bid.amount_cents;
-END;
-$$;

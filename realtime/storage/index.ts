@@ -1,6 +1,7 @@
 /**
  * Opens the auction's store: PostgreSQL when a DATABASE_URL is given, otherwise embedded PGlite in
- * dataDir. Either way the migrations in sql/ have run when the returned promise resolves.
+ * dataDir. Either way the migrations in sql/ and the functions of sql/functions/ are in place when
+ * the returned promise resolves.
  */
 import type { Logger } from "../logger.ts";
 import { openPgliteStore } from "./pglite.ts";

@@ -6,7 +6,8 @@
 import { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../logger.ts";
 import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
-import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
+import { type FunctionSet, readFunctions } from "./functions.ts";
+import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
 import { createNoticeListeners, fillBidderKeys, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
 import { type BidStore, ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError } from "./types.ts";
 
@@ -14,6 +15,7 @@ export interface PgliteStoreOptions {
   dataDir: string;
   logger: Logger;
   migrations?: Migration[];
+  functions?: FunctionSet;
   /** Round lengths (default: one endless round). */
   rounds?: RoundSettings;
 }
@@ -64,6 +66,19 @@ function createAnalyzer(db: PGlite, logger: Logger, isClosed: () => boolean) {
   };
 }
 
+/** The migrations runner's transaction on PGlite. */
+export function pgliteTransaction(db: PGlite): InTransaction {
+  return (work) =>
+    db.transaction((tx) =>
+      work({
+        query: async (text, params) => (await tx.query<Record<string, unknown>>(text, params)).rows,
+        exec: async (script) => {
+          await tx.exec(script);
+        },
+      }),
+    );
+}
+
 export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidStore> {
   const { dataDir, logger } = options;
   const lock = await lockDataDir(dataDir);
@@ -72,16 +87,9 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidS
     db = await PGlite.create({ dataDir });
     const opened = db;
     await applyMigrations(
-      (work) =>
-        opened.transaction((tx) =>
-          work({
-            query: async (text, params) => (await tx.query<Record<string, unknown>>(text, params)).rows,
-            exec: async (script) => {
-              await tx.exec(script);
-            },
-          }),
-        ),
+      pgliteTransaction(opened),
       options.migrations ?? (await readMigrations()),
+      options.functions ?? (await readFunctions()),
       logger,
     );
     await fillBidderKeys(async (text, params) => (await opened.query<Record<string, unknown>>(text, params)).rows);

@@ -6,7 +6,8 @@
  */
 import postgres from "postgres";
 import type { Logger } from "../logger.ts";
-import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
+import { type FunctionSet, readFunctions } from "./functions.ts";
+import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
 import { createNoticeListeners, fillBidderKeys, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
 import { type BidStore, ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError } from "./types.ts";
 
@@ -16,6 +17,7 @@ export interface PostgresStoreOptions {
   /** Connections for bids and reads; the LISTEN connection comes on top. */
   poolSize?: number;
   migrations?: Migration[];
+  functions?: FunctionSet;
   /** How often the LISTEN connection is asked to answer, and how long it may take (default 10 s). */
   listenHeartbeatMs?: number;
   /** Round lengths (default: one endless round). */
@@ -86,30 +88,27 @@ function connectionOptions(logger: Logger) {
   };
 }
 
+/** The migrations runner's transaction on PostgreSQL; a script runs as a simple query (several statements). */
+export function postgresTransaction(sql: postgres.Sql): InTransaction {
+  return (work) =>
+    sql.begin((tx) =>
+      work({
+        query: async (text, params) =>
+          (await tx.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as Row[],
+        exec: async (script) => {
+          await tx.unsafe(script).simple();
+        },
+      }),
+    ) as never;
+}
+
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<BidStore> {
   const { databaseUrl, logger } = options;
   const sql = postgres(databaseUrl, { ...connectionOptions(logger), max: options.poolSize ?? DEFAULT_POOL_SIZE });
   try {
     const migrations = options.migrations ?? (await readMigrations());
-    await unavailableOnLostConnection(() =>
-      applyMigrations(
-        (work) =>
-          sql.begin((tx) =>
-            work({
-              query: async (text, params) =>
-                (await tx.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as Record<
-                  string,
-                  unknown
-                >[],
-              exec: async (script) => {
-                await tx.unsafe(script).simple();
-              },
-            }),
-          ) as never,
-        migrations,
-        logger,
-      ),
-    );
+    const functions = options.functions ?? (await readFunctions());
+    await unavailableOnLostConnection(() => applyMigrations(postgresTransaction(sql), migrations, functions, logger));
     await unavailableOnLostConnection(() =>
       fillBidderKeys(async (text, params) => (await sql.unsafe(text, params as never[])) as unknown as Row[]),
     );

@@ -28,7 +28,7 @@ export const NOTIFY_CHANNEL = "auction_bids";
 
 /**
  * $1 name (trimmed and checked by the rules), $2 its key, $3 amount in cents, $4 round length and
- * $5 soft close in seconds. See sql/003_rounds.sql.
+ * $5 soft close in seconds. See sql/functions/40_bids.sql.
  */
 export const PLACE_BID_SQL =
   "SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint, $4::integer, $5::integer)";
@@ -41,7 +41,7 @@ export function placeBidParameters(
   return [bidderName, nameKey(bidderName), amountCents, rounds.roundSeconds, rounds.softCloseSeconds];
 }
 
-/** $1 the bids as JSON [{name, key, cents}] in arrival order, $2 round length, $3 soft close. See sql/004_batched_bids.sql. */
+/** $1 the bids as JSON [{name, key, cents}] in arrival order, $2 round length, $3 soft close. See sql/functions/40_bids.sql. */
 const PLACE_BIDS_SQL = "SELECT * FROM place_auction_bids($1::text, $2::integer, $3::integer)";
 
 /** A batch's bids as place_auction_bids takes them; sent as text, like FILL_KEYS_SQL's JSON. */

@@ -18,6 +18,7 @@ import type {
   RoundSettings,
   StoredBid,
 } from "../../realtime/storage/types.ts";
+import { migrateAsReleased, releaseAt } from "./support/releases.ts";
 import {
   BACKENDS,
   type Backend,
@@ -397,10 +398,8 @@ describe.each(BACKENDS)(
     }, STORE_HOOK_TIMEOUT_MS);
 
     it("keeps its bids as round 1, open since the first of them, which a short round's settlement closes and the next bid follows", async () => {
-      // Migrations 001 and 002 only, and bids placed as the service placed them then.
-      store = await openWithMigrations(location, (version) => version <= 2);
-      await store.close();
-      store = undefined;
+      // Migrations 001 and 002 as 002 shipped them, and bids placed as the service placed them then.
+      await migrateAsReleased(location, releaseAt(2));
       const oldBids = await withDirectSql(location, async (query) => {
         const placed: StoredBid[] = [];
         for (const [name, cents] of [

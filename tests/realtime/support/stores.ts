@@ -9,6 +9,7 @@
  * PostgreSQL: a fresh database per location on the run's cluster (see postgresUrl()), dropped by
  * remove(). PGlite: a fresh data directory per location, copied from a migrated template built once
  * per run (a new PGlite directory takes seconds to initialise, a copy a fraction of one).
+ * `createTestLocation(backend, { unmigrated: true })`: a database no migration has touched yet.
  * `location.databaseUrl` / `location.dataDir` are what a service under test is configured with
  * (DATABASE_URL / DATA_DIR).
  */
@@ -142,14 +143,16 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** The migrated PGlite template of this run: built by the first worker that needs it, then shared. */
-async function pgliteTemplate(): Promise<string> {
+/**
+ * A PGlite directory of this run built once by the first worker that needs it, then shared
+ * (copied, never opened in place).
+ */
+async function sharedPgliteDir(name: string, build: (dir: string) => Promise<void>): Promise<string> {
   const root = inject("storageTempRoot");
-  const template = join(root, "pglite-template");
+  const template = join(root, name);
   if (await exists(template)) return template;
-  const building = join(root, `pglite-template-building-${randomUUID()}`);
-  const store = await openBidStore({ dataDir: building, logger: testLogger() });
-  await store.close();
+  const building = join(root, `${name}-building-${randomUUID()}`);
+  await build(building);
   try {
     await rename(building, template);
   } catch {
@@ -159,18 +162,37 @@ async function pgliteTemplate(): Promise<string> {
   return template;
 }
 
-/** A new PGlite data directory, already migrated (a copy of the run's template). */
-export async function createTestDataDir(options: { empty?: boolean } = {}): Promise<{
+/** Migrated by today's code. */
+const pgliteTemplate = () =>
+  sharedPgliteDir("pglite-template", async (dir) => {
+    await (await openBidStore({ dataDir: dir, logger: testLogger() })).close();
+  });
+
+/** Initialised, with no migration applied. */
+const pgliteUnmigrated = () =>
+  sharedPgliteDir("pglite-unmigrated", async (dir) => {
+    await (await PGlite.create({ dataDir: dir })).close();
+  });
+
+/**
+ * A new PGlite data directory: migrated (a copy of the run's template), or `unmigrated` (initialised,
+ * no migration applied), or `empty` (PGlite initialises it when it opens, in seconds).
+ */
+export async function createTestDataDir(options: { empty?: boolean; unmigrated?: boolean } = {}): Promise<{
   dir: string;
   remove(): Promise<void>;
 }> {
   const dir = join(inject("storageTempRoot"), `pglite-${randomUUID()}`);
   if (options.empty) await mkdir(dir);
-  else await cp(await pgliteTemplate(), dir, { recursive: true });
+  else await cp(await (options.unmigrated ? pgliteUnmigrated() : pgliteTemplate()), dir, { recursive: true });
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export async function createTestLocation(backend: Backend): Promise<TestLocation> {
+export async function createTestLocation(
+  backend: Backend,
+  options: { unmigrated?: boolean } = {},
+): Promise<TestLocation> {
+  // A new PostgreSQL database is unmigrated until a store opens on it.
   if (backend === "postgres") {
     const database = await createTestDatabase();
     const unused = await createTestDataDir({ empty: true });
@@ -184,7 +206,7 @@ export async function createTestLocation(backend: Backend): Promise<TestLocation
       },
     };
   }
-  const data = await createTestDataDir();
+  const data = await createTestDataDir(options);
   return { backend, dataDir: data.dir, remove: data.remove };
 }
 

@@ -1,0 +1,75 @@
+-- Moderation (docs/design.md#6a): one action, p_action 'hide' or 'restore' (p_bid_id) or 'block'
+-- or 'unblock' (p_bidder_name as typed, p_name_key its key). Under the auction_state row lock that
+-- bids take, it recomputes the current round's highest and bidder count from the visible bids,
+-- bumps moderation_version, writes its audit row and NOTIFYs, all in one transaction.
+-- Outcome 'done', or 'no_such_bid', 'unchanged' (already so) without any write.
+CREATE OR REPLACE FUNCTION moderate_auction(
+  p_action text,
+  p_bid_id bigint,
+  p_bidder_name text,
+  p_name_key text,
+  p_reason text,
+  p_session_id text
+)
+RETURNS TABLE (outcome text, moderation bigint, bidder_name text)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+  v_name text := p_bidder_name;
+  v_changed boolean;
+  v_moderation bigint;
+BEGIN
+  -- The bids' lock: no bid is placed between the effect and the recount.
+  PERFORM 1 FROM auction_state FOR UPDATE;
+
+  IF p_action IN ('hide', 'restore') THEN
+    SELECT b.bidder_name INTO v_name FROM auction_bids b WHERE b.id = p_bid_id;
+    IF NOT FOUND THEN
+      RETURN QUERY SELECT 'no_such_bid'::text, s.moderation_version, NULL::text FROM auction_state s;
+      RETURN;
+    END IF;
+    IF p_action = 'hide' THEN
+      UPDATE auction_bids b SET hidden_at = now() WHERE b.id = p_bid_id AND b.hidden_at IS NULL;
+    ELSE
+      UPDATE auction_bids b SET hidden_at = NULL WHERE b.id = p_bid_id AND b.hidden_at IS NOT NULL;
+    END IF;
+    v_changed := FOUND;
+  ELSIF p_action = 'block' THEN
+    INSERT INTO auction_blocked_names (name_key, bidder_name) VALUES (p_name_key, p_bidder_name)
+    ON CONFLICT (name_key) DO NOTHING;
+    v_changed := FOUND;
+    IF v_changed THEN
+      UPDATE auction_bids b SET name_blocked = true WHERE b.bidder_key = p_name_key;
+    END IF;
+  ELSIF p_action = 'unblock' THEN
+    DELETE FROM auction_blocked_names n WHERE n.name_key = p_name_key RETURNING n.bidder_name INTO v_name;
+    v_changed := FOUND;
+    IF v_changed THEN
+      UPDATE auction_bids b SET name_blocked = false WHERE b.bidder_key = p_name_key;
+    END IF;
+  ELSE
+    RAISE EXCEPTION 'unknown moderation action %', p_action USING ERRCODE = '22023';
+  END IF;
+
+  IF NOT v_changed THEN
+    RETURN QUERY SELECT 'unchanged'::text, s.moderation_version, v_name FROM auction_state s;
+    RETURN;
+  END IF;
+
+  UPDATE auction_state SET
+    high_amount = coalesce((
+      SELECT max(b.amount) FROM auction_bids b
+      WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked), 0),
+    bidder_count = (
+      SELECT count(DISTINCT b.bidder_name) FROM auction_bids b
+      WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked),
+    moderation_version = auction_state.moderation_version + 1
+  RETURNING auction_state.moderation_version INTO v_moderation;
+
+  INSERT INTO auction_moderation_log (session_id, action, bid_id, bidder_name, reason)
+  VALUES (p_session_id, p_action, CASE WHEN p_action IN ('hide', 'restore') THEN p_bid_id END, v_name, p_reason);
+
+  PERFORM pg_notify('auction_bids', json_build_object('moderation', v_moderation)::text);
+  RETURN QUERY SELECT 'done'::text, v_moderation, v_name;
+END;
+$$;
