@@ -21,7 +21,7 @@ export const HOME_PAGE = `<!doctype html><title>home</title><script>home()</scri
 export const ASSET_PATH = "/_astro/app.abc123.js";
 export const ASSET = `console.log(${JSON.stringify("nothing ".repeat(100))});`;
 /** Under the floor: served as is, whatever the client accepts. */
-export const SMALL_PAGE = "<!doctype html><h1>Wall of Fame</h1>";
+const SMALL_PAGE = "<!doctype html><h1>Wall of Fame</h1>";
 export const NOT_FOUND_PAGE = "<!doctype html><h1>Oops! Page not found</h1>";
 
 export interface TestSite {

@@ -41,7 +41,7 @@ export function rawRequest(
 }
 
 /** Sends `bytes` as they are and reads until the server closes (or `timeoutMs`). */
-export function exchange(port: number, bytes: Buffer, timeoutMs = RAW_TIMEOUT_MS): Promise<RawAnswer> {
+function exchange(port: number, bytes: Buffer, timeoutMs = RAW_TIMEOUT_MS): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const socket = connect(port, "127.0.0.1");
