@@ -12,7 +12,8 @@
  *   unexpected 500 is a finding,
  * - no answer carries the build's _headers file,
  * - nothing was thrown out of the service (no uncaught exception or unhandled rejection),
- * - /healthz answers within 100 ms and the server still listens.
+ * - /healthz answers within 100 ms (a slower answer while this process sat idle, waiting for a
+ *   core on a shared machine, is checked again) and the server still listens.
  *
  * Reproducible: FC_SEED=<n> replays a run (the seed is printed on every run). Bounded: in
  * `npm test` a few dozen batches per backend; `npm run fuzz:http` runs the same property for
@@ -332,6 +333,15 @@ interface Tally {
   batches: number;
   requests: number;
   statuses: Map<number, number>;
+  /** Each /healthz answer's time after a batch. */
+  healthMs: number[];
+  /** Slow /healthz answers while the process was idle: waiting for a core, checked again. */
+  waitedForCore: number;
+}
+
+function percentile(values: number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? 0;
 }
 
 let site: TestSite;
@@ -355,13 +365,30 @@ async function send(port: number, req: Request): Promise<RawAnswer> {
   return rawRequest(port, `${req.method} ${req.target} HTTP/1.1`, req.headers, { body: req.body });
 }
 
-async function expectHealthy(port: number, service: AuctionService) {
-  const started = performance.now();
-  const health = await rawRequest(port, "GET /healthz HTTP/1.1", { Host: `127.0.0.1:${port}` });
-  const tookMs = performance.now() - started;
-  expect(health.status, "/healthz").toBe(200);
-  expect(tookMs, "/healthz answer time (ms)").toBeLessThan(HEALTH_LIMIT_MS);
-  expect(service.server.listening, "the server still listens").toBe(true);
+/**
+ * /healthz within 100 ms. A slower answer counts against the service only if this process was busy
+ * for that time (its CPU time is the service's, PGlite's and the test's own): on a shared machine
+ * a process can wait that long for a core, which says nothing about the service, and then the
+ * check is made again (at most twice) and the wait is counted.
+ */
+async function expectHealthy(port: number, service: AuctionService, tally: Tally) {
+  for (let attempt = 1; ; attempt++) {
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    const health = await rawRequest(port, "GET /healthz HTTP/1.1", { Host: `127.0.0.1:${port}` });
+    const tookMs = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    const busyMs = (cpu.user + cpu.system) / 1_000;
+    tally.healthMs.push(tookMs);
+    expect(health.status, "/healthz").toBe(200);
+    expect(service.server.listening, "the server still listens").toBe(true);
+    if (tookMs < HEALTH_LIMIT_MS) return;
+    const waitedForCore = busyMs < tookMs / 2;
+    if (!waitedForCore || attempt === 3) {
+      expect(tookMs, `/healthz answer time (ms), ${busyMs.toFixed(1)} ms of it busy`).toBeLessThan(HEALTH_LIMIT_MS);
+    }
+    tally.waitedForCore += 1;
+  }
 }
 
 describe.each(BACKENDS)("HTTP hostile input on %s", (backend: Backend) => {
@@ -403,7 +430,7 @@ describe.each(BACKENDS)("HTTP hostile input on %s", (backend: Backend) => {
       const onThrown = (error: unknown) => thrown.push(error);
       process.on("uncaughtException", onThrown);
       process.on("unhandledRejection", onThrown);
-      const tally: Tally = { batches: 0, requests: 0, statuses: new Map() };
+      const tally: Tally = { batches: 0, requests: 0, statuses: new Map(), healthMs: [], waitedForCore: 0 };
       const budgetMs = BUDGET_SECONDS > 0 ? (BUDGET_SECONDS * 1_000) / BACKENDS.length : undefined;
       console.info(
         `http fuzz on ${backend}: fast-check seed ${SEED} (FC_SEED=${SEED} to replay), ` +
@@ -426,7 +453,7 @@ describe.each(BACKENDS)("HTTP hostile input on %s", (backend: Backend) => {
             }
             expect(thrown, "thrown out of the service").toEqual([]);
             expect(errorLines, "error lines logged").toEqual([]);
-            await expectHealthy(port, service);
+            await expectHealthy(port, service, tally);
           }),
           {
             seed: SEED,
@@ -441,7 +468,9 @@ describe.each(BACKENDS)("HTTP hostile input on %s", (backend: Backend) => {
         const statuses = [...tally.statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}: ${count}`);
         console.info(
           `http fuzz on ${backend}: seed ${SEED}, ${tally.requests} requests in ${tally.batches} batches, ${seconds} s; ` +
-            `statuses ${statuses.join(", ")}`,
+            `statuses ${statuses.join(", ")}; /healthz after a batch: median ${percentile(tally.healthMs, 0.5).toFixed(1)} ms, ` +
+            `99th percentile ${percentile(tally.healthMs, 0.99).toFixed(1)} ms, slowest ${percentile(tally.healthMs, 1).toFixed(1)} ms ` +
+            `(${tally.waitedForCore} over 100 ms while the process waited for a core, checked again)`,
         );
       }
     },
