@@ -9,6 +9,7 @@ import { WINNERS_LIMIT, WINNERS_PATH, type WinnersBody } from "../src/lib/auctio
 import { createCoalescer } from "./auction/coalescedReads.ts";
 import { isOriginAllowed } from "./auction/originPolicy.ts";
 import type { Logger } from "./logger.ts";
+import type { RequestTarget } from "./requestTarget.ts";
 import type { BidStore } from "./storage/types.ts";
 
 export interface WinnersRouteOptions {
@@ -21,12 +22,15 @@ export interface WinnersRouteOptions {
 /** Short: a new winner shows within seconds, while browsers and any CDN in front absorb repeat visits. */
 const CACHE_CONTROL = "public, max-age=5";
 
-/** The route's handler: true when it answered (the path is its own), false to leave the request to others. */
+/**
+ * The route's handler: true or the answer's promise when the path is its own, false to leave the
+ * request to others.
+ */
 export function createWinnersRoute({ store, allowedOrigins, logger }: WinnersRouteOptions) {
   // Visitors arriving together share one database read.
   const coalesce = createCoalescer();
-  return (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (new URL(req.url ?? "/", "http://localhost").pathname !== WINNERS_PATH) return false;
+  return (req: IncomingMessage, res: ServerResponse, { path }: RequestTarget): boolean | Promise<void> => {
+    if (path !== WINNERS_PATH) return false;
     // The answer differs by Origin: a shared cache must not hand one origin's answer to another.
     res.setHeader("Vary", "Origin");
     const origin = req.headers.origin;
@@ -38,7 +42,7 @@ export function createWinnersRoute({ store, allowedOrigins, logger }: WinnersRou
       json(res, 405, { error: "method_not_allowed" }, { Allow: "GET, HEAD", "Cache-Control": "no-store" });
       return true;
     }
-    coalesce("winners", () => store.winners(WINNERS_LIMIT)).then(
+    return coalesce("winners", () => store.winners(WINNERS_LIMIT)).then(
       (winners) => {
         const body: WinnersBody = {
           winners: winners.map(({ round, bid, endedAt }) => ({
@@ -56,7 +60,6 @@ export function createWinnersRoute({ store, allowedOrigins, logger }: WinnersRou
         json(res, 503, { error: "unavailable" }, { "Cache-Control": "no-store" });
       },
     );
-    return true;
   };
 }
 

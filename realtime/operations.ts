@@ -1,15 +1,23 @@
 /** GET /healthz (the process answers), /readyz (it can take bids) and /metrics (Prometheus text). */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
+import type { RequestTarget } from "./requestTarget.ts";
 
 export interface OperationsTarget {
   isReady(): boolean;
   registry: Registry;
 }
 
-/** Answers the request when it is an operations route; false leaves it to the pages. */
-export function handleOperations(req: IncomingMessage, res: ServerResponse, target: OperationsTarget): boolean {
-  const path = new URL(req.url ?? "/", "http://localhost").pathname;
+/**
+ * Answers the request when it is an operations route: true once answered, or the answer's promise;
+ * false leaves it to the pages.
+ */
+export function handleOperations(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { path }: RequestTarget,
+  target: OperationsTarget,
+): boolean | Promise<void> {
   if (path !== "/healthz" && path !== "/readyz" && path !== "/metrics") return false;
   if (req.method !== "GET" && req.method !== "HEAD") {
     res
@@ -23,7 +31,7 @@ export function handleOperations(req: IncomingMessage, res: ServerResponse, targ
     const ready = target.isReady();
     json(res, ready ? 200 : 503, { status: ready ? "ready" : "unavailable" });
   } else {
-    target.registry.metrics().then(
+    return target.registry.metrics().then(
       (text) => {
         res.writeHead(200, { "Content-Type": target.registry.contentType, "Cache-Control": "no-store" }).end(text);
       },

@@ -1,8 +1,11 @@
 /**
  * The one HTTP server of the store: the operations routes, the built pages, and the /realtime
- * WebSocket endpoint of the live auction on the same port.
+ * WebSocket endpoint of the live auction on the same port. Every request and upgrade has its
+ * target parsed once (requestTarget.ts) and runs guarded (requestGuard.ts): no request can stop
+ * the service (docs/design.md#11).
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { createAdminConsole, isAdminPath } from "./admin/console.ts";
 import type { SocketServer } from "./auction/socketServer.ts";
 import { createWinnersRoute } from "./auctionWinners.ts";
@@ -10,6 +13,8 @@ import type { ServiceConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { handleOperations } from "./operations.ts";
+import { answerSafely, refuseTarget, refuseUpgrade, upgradeSafely } from "./requestGuard.ts";
+import { parseRequestTarget, type RequestTarget } from "./requestTarget.ts";
 import { SERVICE_HEADERS } from "./securityHeaders.ts";
 import { createStaticSite } from "./staticSite.ts";
 import type { BidStore } from "./storage/types.ts";
@@ -22,6 +27,9 @@ export interface AuctionEndpoint {
 }
 
 type AdminHandler = ReturnType<typeof createAdminConsole>;
+
+/** false leaves the request to the next route; true means answered; a promise, being answered. */
+type Route = (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean | Promise<void>;
 
 /** Without an auction (pages only) there is no socket endpoint, no operations routes and no winners. */
 export function createAppServer(
@@ -48,28 +56,44 @@ export function createAppServer(
   };
   const winners =
     auction && createWinnersRoute({ store: auction.store, allowedOrigins: config.allowedOrigins ?? [], logger });
-  const server = createServer((req, res) => {
-    for (const [name, value] of Object.entries(SERVICE_HEADERS)) res.setHeader(name, value);
-    if (operations && handleOperations(req, res, operations)) return;
-    if (winners?.(req, res)) return;
-    if (admin && isAdminPath(req.url)) {
-      admin(req, res).catch((error: unknown) => {
-        logger.error({ err: error }, "the operator console failed");
-        if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json" });
-        res.end('{"error":"internal"}');
-      });
-      return;
-    }
-    if (site) {
+  const routes: Route[] = [];
+  if (operations) routes.push((req, res, target) => handleOperations(req, res, target, operations));
+  if (winners) routes.push(winners);
+  if (admin) routes.push((req, res, target) => isAdminPath(target.path) && admin(req, res, target));
+  if (site) {
+    routes.push((req, res, target) => {
       // The pages carry the build's headers instead (a service CSP of default-src 'none' would blank them).
       for (const name of Object.keys(SERVICE_HEADERS)) res.removeHeader(name);
-      site(req, res);
+      site(req, res, target);
+      return true;
+    });
+  }
+
+  /** The target is parsed here, once, and every route gets it (docs/design.md#11). */
+  function route(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
+    for (const [name, value] of Object.entries(SERVICE_HEADERS)) res.setHeader(name, value);
+    const parsed = parseRequestTarget(req.url, req.headers.host);
+    if (!parsed.ok) {
+      logger.info({ method: req.method, reason: parsed.refusal.message }, "refused a malformed request target");
+      refuseTarget(res, parsed.refusal);
       return;
     }
+    for (const handle of routes) {
+      const answer = handle(req, res, parsed.target);
+      if (answer !== false) return answer === true ? undefined : answer;
+    }
     res.writeHead(404, { "Content-Type": "application/json" }).end('{"error":"not_found"}');
-  });
+  }
+
+  const server = createServer((req, res) => answerSafely(req, res, logger, () => route(req, res)));
   if (auction) {
-    server.on("upgrade", (req, socket, head) => auction.socketServer.handleUpgrade(req, socket, head));
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      upgradeSafely(req, socket, logger, () => {
+        const parsed = parseRequestTarget(req.url, req.headers.host);
+        if (parsed.ok) auction.socketServer.handleUpgrade(req, socket, head, parsed.target);
+        else refuseUpgrade(socket, parsed.refusal.status, parsed.refusal.message);
+      }),
+    );
   }
   return server;
 }

@@ -1,22 +1,52 @@
 /**
- * Serves the pre-rendered pages with sirv: hashed assets cached for a year, pages revalidated,
- * precompressed .br/.gz variants preferred, and every unknown path answered 404 with the
- * built 404 page (and logged, DESIGN.md 3a). Every answer carries the build's security headers
- * (securityHeaders.ts); the 404 page is the built file as is, so nothing a visitor sends is echoed.
+ * Serves the pre-rendered pages: hashed assets cached for a year, pages revalidated, precompressed
+ * .br/.gz variants preferred, and every unknown path answered 404 with the built 404 page (and
+ * logged, DESIGN.md 3a). Every answer carries the build's security headers (securityHeaders.ts);
+ * the 404 page is the built file as is, so nothing a visitor sends is echoed.
+ *
+ * sirv decides which file answers a path (its index of the build, the .br/.gz variants, the type,
+ * ETag and Last-Modified); the answer itself is written here, because sirv 3.0.2 gets the rest
+ * wrong (docs/design.md#11): its Range handling throws out of the process on `bytes=100-50` or a
+ * 20-digit end and cannot express `bytes=0-0` or a suffix range, its encoding choice ignores
+ * `q=0`, and its 304 carries none of the 200's headers. So:
+ *
+ * - Accept-Encoding goes through negotiator first: br or gzip only when the client accepts it
+ *   (q > 0) and prefers it to the plain file, br first at equal preference.
+ * - A GET with a Range header gets the plain file (identity), so the range is in the bytes of
+ *   the file itself, whatever the client accepts: one satisfiable range is answered 206, an
+ *   unsatisfiable one 416 with `Content-Range: bytes *\/<size>`, a malformed one or several ranges
+ *   the whole file (RFC 9110 lets a server ignore Range). If-Range must equal Last-Modified (the
+ *   ETags are weak, and If-Range compares strongly), otherwise the whole file.
+ * - If-None-Match (GET, HEAD) is compared weakly with the ETag; a match is 304 with the ETag,
+ *   Vary, Cache-Control and the security headers the 200 would carry.
+ * - `_headers`, the build's note to static hosts, is never served, however spelt.
  */
-import { readFileSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { createReadStream, readFileSync } from "node:fs";
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { join } from "node:path";
+import { Writable } from "node:stream";
+import Negotiator from "negotiator";
+import rangeParser from "range-parser";
 import sirv from "sirv";
 import type { Logger } from "./logger.ts";
+import type { RequestTarget } from "./requestTarget.ts";
 import { FALLBACK_PAGE_HEADERS, HEADERS_FILE, type HeaderMap, readSiteHeaders } from "./securityHeaders.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 const REVALIDATE = "public, max-age=0, must-revalidate";
+/** The codings the build writes beside each file (scripts/precompress.ts), the better first. */
+const CODINGS = ["br", "gzip", "identity"];
 
-export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+export type StaticSite = (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => void;
 
-export function createStaticSite(staticDir: string, logger: Logger): RequestHandler {
+/** The file sirv picked for a request and the headers it would have sent with it. */
+interface Chosen {
+  file: string;
+  size: number;
+  headers: OutgoingHttpHeaders;
+}
+
+export function createStaticSite(staticDir: string, logger: Logger): StaticSite {
   let notFoundPage: Buffer;
   try {
     notFoundPage = readFileSync(join(staticDir, "404.html"));
@@ -27,32 +57,12 @@ export function createStaticSite(staticDir: string, logger: Logger): RequestHand
   const withSecurityHeaders = (res: ServerResponse) => {
     for (const [name, value] of Object.entries(securityHeaders)) res.setHeader(name, value);
   };
+  const lookUp = createLookup(staticDir);
 
-  const serve = sirv(staticDir, {
-    dev: false,
-    etag: true,
-    gzip: true,
-    brotli: true,
-    extensions: ["html"],
-    setHeaders(res, pathname) {
-      withSecurityHeaders(res);
-      res.setHeader("Cache-Control", pathname.startsWith("/_astro/") ? IMMUTABLE : REVALIDATE);
-    },
-  });
-
-  return (req, res) => {
-    // sirv pipes a file stream into the response and leaves its errors unhandled: a file removed
-    // under a running server (a redeploy over dist/) must cost one response, not the process.
-    res.once("pipe", (source) => {
-      source.once("error", (error) => {
-        logger.error({ err: error, path: req.url }, "static file read failed");
-        res.destroy();
-      });
-    });
+  return (req, res, target) => {
+    withSecurityHeaders(res);
     const notFound = () => {
-      const path = new URL(req.url ?? "/", "http://localhost").pathname;
-      logger.warn({ path, method: req.method }, "page not found");
-      withSecurityHeaders(res);
+      logger.warn({ path: target.path, method: req.method }, "page not found");
       res.writeHead(404, {
         "Content-Type": "text/html; charset=utf-8",
         "Content-Length": notFoundPage.length,
@@ -60,10 +70,124 @@ export function createStaticSite(staticDir: string, logger: Logger): RequestHand
       });
       res.end(req.method === "HEAD" ? undefined : notFoundPage);
     };
-    // The headers file is the build's note to static hosts, not a page.
-    if (isHeadersFile(req.url)) notFound();
-    else serve(req, res, notFound);
+    // The headers file is the build's note to static hosts, not a page: the decoded path with dot
+    // segments resolved is what any lookup would find, so /%5Fheaders/ and /./_headers are it too.
+    if (isHeadersFile(target.decodedPath)) {
+      notFound();
+      return;
+    }
+    const ranged = req.method === "GET" && req.headers.range !== undefined;
+    const chosen = lookUp(target.path, ranged ? "identity" : acceptedCodings(req));
+    if (!chosen) {
+      notFound();
+      return;
+    }
+    const cacheControl = target.decodedPath.startsWith("/_astro/") ? IMMUTABLE : REVALIDATE;
+    const etag = String(chosen.headers.ETag);
+    if ((req.method === "GET" || req.method === "HEAD") && matchesAnyTag(req.headers["if-none-match"], etag)) {
+      res.writeHead(304, { ETag: etag, Vary: "Accept-Encoding", "Cache-Control": cacheControl }).end();
+      return;
+    }
+    const headers = { ...chosen.headers, "Cache-Control": cacheControl };
+    const range = ranged ? readRange(req, chosen) : null;
+    if (range === "unsatisfiable") {
+      res.writeHead(416, { ...headers, "Content-Range": `bytes */${chosen.size}`, "Content-Length": 0 }).end();
+      return;
+    }
+    if (range) {
+      res.writeHead(206, {
+        ...headers,
+        "Accept-Ranges": "bytes",
+        "Content-Range": `bytes ${range.start}-${range.end}/${chosen.size}`,
+        "Content-Length": range.end - range.start + 1,
+      });
+    } else {
+      res.writeHead(200, headers);
+    }
+    if (req.method === "HEAD") {
+      res.end();
+      return;
+    }
+    const body = createReadStream(chosen.file, range ?? {});
+    // A file removed under a running server (a redeploy over dist/) must cost one response, not the process.
+    body.once("error", (error) => {
+      logger.error({ err: error, path: target.path }, "static file read failed");
+      res.destroy();
+    });
+    res.once("close", () => body.destroy());
+    body.pipe(res);
   };
+}
+
+/**
+ * sirv's choice of file for a path, given the codings to consider ("br, gzip", "gzip" or
+ * "identity"), or null when no file answers it. sirv answers synchronously: it sets headers,
+ * writes the head and pipes a file stream into its response, so a response that records those
+ * and drops the stream unread says what it chose without sending anything.
+ */
+function createLookup(staticDir: string) {
+  const serve = sirv(staticDir, { dev: false, etag: true, gzip: true, brotli: true, extensions: ["html"] });
+  return (path: string, codings: string): Chosen | null => {
+    let found = false;
+    let chosen: Chosen | null = null;
+    const headers: OutgoingHttpHeaders = {};
+    const recorder = Object.assign(new Writable({ write: (_chunk, _encoding, done) => done() }), {
+      statusCode: 200,
+      getHeader: (name: string) => headers[name],
+      setHeader: (name: string, value: string) => {
+        headers[name] = value;
+      },
+      writeHead: (_status: number, written: OutgoingHttpHeaders) => Object.assign(headers, written),
+    });
+    recorder.once("pipe", (source: NodeJS.ReadableStream & { path?: string | Buffer; destroy(): void }) => {
+      source.on("error", () => {});
+      source.destroy();
+      chosen = { file: String(source.path), size: Number(headers["Content-Length"]), headers };
+    });
+    serve(
+      { url: path, headers: { "accept-encoding": codings } } as unknown as IncomingMessage,
+      recorder as unknown as ServerResponse,
+      () => {
+        found = true;
+      },
+    );
+    if (chosen) return chosen;
+    if (found) return null;
+    throw new Error(`sirv neither chose a file for ${path} nor passed it on`);
+  };
+}
+
+/** Accept-Encoding reduced to what sirv should consider: it takes br over gzip whenever both are listed. */
+function acceptedCodings(req: IncomingMessage): string {
+  // negotiator 1.x breaks ties by the server's order (`preferred`); its published types predate the option.
+  const negotiator = new Negotiator(req) as Negotiator & {
+    encodings(available: string[], options: { preferred: string[] }): string[];
+  };
+  const ranked = negotiator.encodings(CODINGS, { preferred: CODINGS });
+  const better = ranked.slice(0, ranked.includes("identity") ? ranked.indexOf("identity") : ranked.length);
+  const offered = better[0] === "br" ? better : better.filter((coding) => coding !== "br");
+  return offered.length > 0 ? offered.join(", ") : "identity";
+}
+
+/**
+ * The single range to send, "unsatisfiable", or null for the whole file: a malformed header, a
+ * unit other than bytes, several ranges, or an If-Range that does not match.
+ */
+function readRange(req: IncomingMessage, chosen: Chosen): { start: number; end: number } | "unsatisfiable" | null {
+  const ifRange = req.headers["if-range"];
+  if (ifRange !== undefined && ifRange !== chosen.headers["Last-Modified"]) return null;
+  const ranges = rangeParser(chosen.size, req.headers.range ?? "", { combine: true });
+  if (ranges === -1) return "unsatisfiable";
+  if (ranges === -2 || ranges.type !== "bytes" || ranges.length !== 1) return null;
+  return ranges[0] ?? null;
+}
+
+/** If-None-Match's weak comparison (RFC 9110 §13.1.2): `*`, or any listed tag with or without W/. */
+function matchesAnyTag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === "*") return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
+  return header.split(",").some((tag) => opaque(tag) === opaque(etag));
 }
 
 /** A site built without the headers step still gets every header that cannot break its pages. */
@@ -75,10 +199,6 @@ function withoutHeadersFile(staticDir: string, logger: Logger): HeaderMap {
   return FALLBACK_PAGE_HEADERS;
 }
 
-function isHeadersFile(url = "/"): boolean {
-  try {
-    return decodeURIComponent(new URL(url, "http://localhost").pathname) === `/${HEADERS_FILE}`;
-  } catch {
-    return false;
-  }
+function isHeadersFile(decodedPath: string): boolean {
+  return decodedPath.replace(/\/+$/, "") === `/${HEADERS_FILE}`;
 }

@@ -19,6 +19,7 @@ import { clientAddress, forwardedEntries, maskAddress } from "../auction/clientA
 import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
+import type { RequestTarget } from "../requestTarget.ts";
 import type { BidStore } from "../storage/types.ts";
 import { CONSOLE_POLICY, consolePage, messagePage, signInPage } from "./consolePage.ts";
 import { readCookie, readForm } from "./forms.ts";
@@ -73,8 +74,8 @@ export interface AdminConsoleOptions {
   store: BidStore;
 }
 
-export function isAdminPath(url: string | undefined): boolean {
-  const path = new URL(url ?? "/", "http://localhost").pathname;
+/** `path` as RequestTarget gives it (parsed once by the server, docs/design.md#11). */
+export function isAdminPath(path: string): boolean {
   return path === "/admin" || path.startsWith("/admin/");
 }
 
@@ -135,12 +136,13 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store }
       .end();
   }
 
-  return async function handleAdmin(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+  return async function handleAdmin(
+    req: IncomingMessage,
+    res: ServerResponse,
+    { path, query }: RequestTarget,
+  ): Promise<void> {
     const session = readSession(admin.sessionSecret, readCookie(req, SESSION_COOKIE), now());
     const route = `${req.method} ${path.replace(/\/$/, "") || "/"}`;
-
-    const query = new URL(req.url ?? "/", "http://localhost").searchParams;
 
     if ((route === "GET /admin" || route === "HEAD /admin") && !session) {
       send(res, 200, signInPage());

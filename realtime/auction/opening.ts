@@ -39,9 +39,11 @@ export interface ResumePoint {
 
 const ID = /^\d{1,15}$/;
 
-/** The resume's query parameters; null for a snapshot (no `after`, or not a valid id). */
-export function readResumePoint(url: string | undefined): ResumePoint | null {
-  const parameters = new URL(url ?? "/", "http://localhost").searchParams;
+/**
+ * The resume's query parameters (the upgrade's query, parsed once by the server:
+ * docs/design.md#11); null for a snapshot (no `after`, or not a valid id).
+ */
+export function readResumePoint(parameters: URLSearchParams): ResumePoint | null {
   const after = parameters.get(RESUME_AFTER_PARAMETER);
   if (after === null || !ID.test(after) || Number(after) < 1) return null;
   const moderation = parameters.get(RESUME_MODERATION_PARAMETER) ?? "0";

@@ -17,6 +17,8 @@ import { globalTimers } from "../../src/lib/timers.ts";
 import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
+import { refuseUpgrade } from "../requestGuard.ts";
+import type { RequestTarget } from "../requestTarget.ts";
 import type { BidStore } from "../storage/types.ts";
 import { createBidDesk } from "./bidDesk.ts";
 import { createBroadcaster } from "./broadcaster.ts";
@@ -49,8 +51,8 @@ export type SocketServerConfig = Pick<
 export interface SocketServer {
   /** Reads where the auction stands and starts broadcasting; call before accepting connections. */
   start(): Promise<void>;
-  /** The HTTP server's "upgrade" handler. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** The HTTP server's "upgrade" handler, given the target the server parsed (docs/design.md#11). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: RequestTarget): void;
   /** Database reachable and LISTEN active, and not shutting down. */
   isReady(): boolean;
   readonly openSockets: number;
@@ -101,23 +103,13 @@ export function createSocketServer(
   let draining = false;
   let heartbeat: NodeJS.Timeout | undefined;
 
-  function refuseUpgrade(socket: Duplex, status: number, reason: string, body: string) {
-    const bytes = Buffer.byteLength(body);
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes}\r\n\r\n${body}`,
-    );
-    // end() only half-closes: a client that never closes its side would hold the connection open.
-    // Destroy once the refusal is written, as ws does for the handshakes it refuses.
-    socket.once("finish", () => socket.destroy());
-  }
-
   function send(socket: WebSocket, message: ServerMessage) {
     if (socket.readyState !== socket.OPEN) return;
     if (dropIfBacklogged(socket, config.maxBufferedBytes, logger, metrics)) return;
     socket.send(encodeMessage(message), { binary: false });
   }
 
-  function onConnection(socket: WebSocket, req: IncomingMessage, address: string) {
+  function onConnection(socket: WebSocket, query: URLSearchParams, address: string) {
     const connection: Connection = { address, alive: true };
     connections.set(socket, connection);
     metrics.openSockets.inc();
@@ -136,7 +128,7 @@ export function createSocketServer(
       metrics.openSockets.dec();
     });
 
-    readOpening(store, readResumePoint(req.url), coalesce).then(
+    readOpening(store, readResumePoint(query), coalesce).then(
       ({ message, coveredId, standing }) => {
         if (socket.readyState === socket.OPEN) {
           broadcaster.goLive(socket, encodeMessage(message), coveredId, standing);
@@ -219,15 +211,13 @@ export function createSocketServer(
       heartbeat.unref();
     },
 
-    handleUpgrade(req, socket, head) {
-      socket.on("error", (error) => logger.debug({ err: error }, "upgrade socket error"));
-      const path = new URL(req.url ?? "/", "http://localhost").pathname;
-      if (path !== PROTOCOL_PATH) {
-        refuseUpgrade(socket, 404, "Not Found", "No WebSocket endpoint here; the auction is at /realtime.");
+    handleUpgrade(req, socket, head, target) {
+      if (target.path !== PROTOCOL_PATH) {
+        refuseUpgrade(socket, 404, "No WebSocket endpoint here; the auction is at /realtime.");
         return;
       }
       if (draining) {
-        refuseUpgrade(socket, 503, "Service Unavailable", "Shutting down; try again in a moment.");
+        refuseUpgrade(socket, 503, "Shutting down; try again in a moment.");
         return;
       }
       const address = clientAddress(req, config.trustProxy);
@@ -236,12 +226,12 @@ export function createSocketServer(
           { origin: req.headers.origin, client: maskAddress(address) },
           "refused a socket from a foreign origin",
         );
-        refuseUpgrade(socket, 403, "Forbidden", "This origin may not connect to the auction.");
+        refuseUpgrade(socket, 403, "This origin may not connect to the auction.");
         return;
       }
       if (!cap.tryOpen(address)) {
         logger.warn({ client: maskAddress(address) }, "refused a socket over the per-address cap");
-        refuseUpgrade(socket, 429, "Too Many Requests", "Too many connections from your address.");
+        refuseUpgrade(socket, 429, "Too many connections from your address.");
         return;
       }
       let accepted = false;
@@ -251,7 +241,7 @@ export function createSocketServer(
       });
       wss.handleUpgrade(req, socket, head, (ws) => {
         accepted = true;
-        onConnection(ws, req, address);
+        onConnection(ws, target.query, address);
       });
     },
 

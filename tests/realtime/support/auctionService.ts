@@ -6,6 +6,7 @@
  *   // service.socketUrl → ws://127.0.0.1:<port>/realtime, service.httpUrl → http://127.0.0.1:<port>
  *   await service.stop(); // drains: sockets closed with 1001
  */
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createSocketServer, type SocketServer } from "../../../realtime/auction/socketServer.ts";
 import { readServiceConfig, type ServiceConfig } from "../../../realtime/config.ts";
@@ -20,6 +21,8 @@ export interface AuctionService {
   httpUrl: string;
   socketServer: SocketServer;
   metrics: Metrics;
+  /** The HTTP server, for tests that check it still listens. */
+  server: Server;
   stop(): Promise<void>;
 }
 
@@ -41,6 +44,7 @@ export async function startAuctionService(
     httpUrl: `http://127.0.0.1:${port}`,
     socketServer,
     metrics,
+    server,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -1,0 +1,332 @@
+/**
+ * Issue 20, "One request must never stop the service": each request an attacker sent to a running
+ * service, now answered (docs/design.md#11), against a live service with the pages of a built site
+ * and the operator console on. Every case here stopped the process, or got a wrong answer, before
+ * the request target was parsed once (realtime/requestTarget.ts), the handlers guarded
+ * (realtime/requestGuard.ts) and the static answers written by realtime/staticSite.ts. After each
+ * case the service must still answer /healthz.
+ *
+ * The store plays no part in these answers, so one backend (PGlite) serves them; the hostile-input
+ * fuzzer (httpFuzz.test.ts) runs both.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { brotliDecompressSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashPassword } from "../../realtime/admin/password.ts";
+import type { SocketServer } from "../../realtime/auction/socketServer.ts";
+import { readServiceConfig } from "../../realtime/config.ts";
+import { createMetrics } from "../../realtime/metrics.ts";
+import { answerSafely } from "../../realtime/requestGuard.ts";
+import { createAppServer } from "../../realtime/server.ts";
+import type { BidStore } from "../../realtime/storage/types.ts";
+import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import { ASSET, ASSET_PATH, buildTestSite, HOME_PAGE, NOT_FOUND_PAGE, type TestSite } from "./support/builtSite.ts";
+import { type RawAnswer, rawRequest, UPGRADE_HEADERS } from "./support/rawHttp.ts";
+import {
+  createTestLocation,
+  openTestStore,
+  STORE_HOOK_TIMEOUT_MS,
+  type TestLocation,
+  testLogger,
+} from "./support/stores.ts";
+
+const HASH = await hashPassword("correct horse battery", { logN: 14, r: 8, p: 1 });
+const SECRET = "a session secret of at least thirty-two bytes";
+
+let site: TestSite;
+let location: TestLocation;
+let store: BidStore;
+let service: AuctionService;
+let port: number;
+const logs: Record<string, unknown>[] = [];
+/** What the store's next calls do; the tests that inject a fault set it and put it back. */
+const faults: { isReady?: () => boolean; winners?: BidStore["winners"] } = {};
+
+beforeAll(async () => {
+  site = await buildTestSite();
+  location = await createTestLocation("pglite");
+  store = await openTestStore(location);
+  const faulty = new Proxy(store, {
+    get: (target, name, receiver) => faults[name as keyof typeof faults] ?? Reflect.get(target, name, receiver),
+  });
+  const { admin } = readServiceConfig({ ADMIN_PASSWORD_HASH: HASH, ADMIN_SESSION_SECRET: SECRET });
+  service = await startAuctionService(
+    faulty,
+    { staticDir: site.dir, admin },
+    testLogger((line) => logs.push(line)),
+  );
+  port = Number(new URL(service.httpUrl).port);
+}, STORE_HOOK_TIMEOUT_MS);
+
+afterAll(async () => {
+  await service?.stop();
+  await store?.close();
+  await location?.remove();
+  await site?.remove();
+}, STORE_HOOK_TIMEOUT_MS);
+
+const get = (target: string, headers: Record<string, string> = {}) =>
+  rawRequest(port, `GET ${target} HTTP/1.1`, { Host: `127.0.0.1:${port}`, ...headers });
+
+async function expectServing() {
+  const health = await get("/healthz");
+  expect(health.status).toBe(200);
+  expect(JSON.parse(String(health.body))).toEqual({ status: "ok" });
+}
+
+function expectRefusedTarget(answer: RawAnswer, status = 400) {
+  expect(answer.status).toBe(status);
+  expect(answer.headers["content-type"]).toBe("application/json");
+  const body = JSON.parse(String(answer.body));
+  expect(body.error).toBe(status === 414 ? "uri_too_long" : "bad_request_target");
+  expect(body.message).toMatch(/^The request/);
+}
+
+describe("request targets that stopped the process", () => {
+  it.each(["//", "//x:99999", "//[", "//%", "//healthz", "//_headers", "//admin"])(
+    "GET %s is answered 400 with a JSON error",
+    async (target) => {
+      expectRefusedTarget(await get(target));
+      await expectServing();
+    },
+  );
+
+  it.each(["//", "//x:99999", "//realtime", "//[?after=1"])(
+    "a WebSocket upgrade to %s is refused 400 on the socket",
+    async (target) => {
+      const answer = await get(target, UPGRADE_HEADERS);
+      expect(answer.status).toBe(400);
+      expect(String(answer.body)).toBe("The request target's path may not start with //.");
+      expect(answer.closedBy).toBe("server");
+      await expectServing();
+    },
+  );
+});
+
+describe("request targets answered for what they are", () => {
+  it("a % not followed by two hex digits is 400, in the path or the query, for pages, the console and the socket", async () => {
+    for (const target of ["/%", "/%zz", "/admin?before=%", "/auction/winners?x=%1"]) {
+      expectRefusedTarget(await get(target));
+    }
+    const upgrade = await get("/realtime?after=%zz", UPGRADE_HEADERS);
+    expect([upgrade.status, String(upgrade.body)]).toEqual([
+      400,
+      "The request target has a % that is not followed by two hex digits.",
+    ]);
+    await expectServing();
+  });
+
+  it("a path that is not UTF-8 once decoded is 400", async () => {
+    expectRefusedTarget(await get("/%FF"));
+    expectRefusedTarget(await get("/%C3%28"));
+    await expectServing();
+  });
+
+  it("a target over 8000 characters is 414", async () => {
+    expectRefusedTarget(await get(`/${"a".repeat(8000)}`), 414);
+    await expectServing();
+  });
+
+  it("an absolute-form target naming another host is 400; naming this one, it is served", async () => {
+    expectRefusedTarget(await get("http://evil.example/healthz"));
+    expectRefusedTarget(await get(`http://user:pw@127.0.0.1:${port}/healthz`));
+    const own = await get(`http://127.0.0.1:${port}/healthz`);
+    expect(own.status).toBe(200);
+  });
+
+  it("a backslash, which URL parsers read as a slash (/\\host is //host), is 400", async () => {
+    expectRefusedTarget(await get("/\\evil.example/"));
+    await expectServing();
+  });
+});
+
+describe("handlers that fail", () => {
+  it("a handler that throws is answered 500 and logged; the process stays up", async () => {
+    faults.isReady = () => {
+      throw new Error("injected: readiness check threw");
+    };
+    try {
+      const answer = await get("/readyz");
+      expect(answer.status).toBe(500);
+      expect(JSON.parse(String(answer.body))).toMatchObject({ error: "internal" });
+      expect(answer.headers["content-security-policy"]).toBe("default-src 'none'; frame-ancestors 'none'");
+    } finally {
+      delete faults.isReady;
+    }
+    expect(logs).toContainEqual(expect.objectContaining({ level: 50, msg: "a request handler failed" }));
+    await expectServing();
+  });
+
+  it("a handler whose promise rejects is answered 500 and logged; the process stays up", async () => {
+    // A winner row without its bid: the route's own code throws after the read.
+    faults.winners = async () => [{ round: 1, endedAt: "2026-01-01T00:00:00Z" }] as never;
+    try {
+      const answer = await get("/auction/winners");
+      expect(answer.status).toBe(500);
+      expect(JSON.parse(String(answer.body))).toMatchObject({ error: "internal" });
+    } finally {
+      delete faults.winners;
+    }
+    await expectServing();
+  });
+
+  it("an upgrade handler that throws is refused 500 and logged; the process stays up", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const socketServer = {
+      isReady: () => true,
+      handleUpgrade() {
+        throw new Error("injected: upgrade handler threw");
+      },
+    } as unknown as SocketServer;
+    const server = createAppServer(
+      { staticDir: "" },
+      testLogger((line) => lines.push(line)),
+      {
+        socketServer,
+        metrics: createMetrics(),
+        store: {} as BidStore,
+      },
+    );
+    const bare = await listen(server);
+    try {
+      const answer = await rawRequest(bare, "GET /realtime HTTP/1.1", { Host: "127.0.0.1", ...UPGRADE_HEADERS });
+      expect([answer.status, String(answer.body)]).toEqual([500, "Something went wrong on our side."]);
+      expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: "an upgrade handler failed" }));
+      expect((await rawRequest(bare, "GET /healthz HTTP/1.1", { Host: "127.0.0.1" })).status).toBe(200);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it("an error event on a response (a write after its end) is logged, not thrown", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = testLogger((line) => lines.push(line));
+    const server = createServer((req, res) =>
+      answerSafely(req, res, logger, () => {
+        res.end("done");
+        res.write("too late");
+      }),
+    );
+    const bare = await listen(server);
+    try {
+      const answer = await rawRequest(bare, "GET / HTTP/1.1", { Host: "127.0.0.1" });
+      expect([answer.status, String(answer.body)]).toEqual([200, "done"]);
+      await expect.poll(() => lines.some((line) => line.msg === "response stream error")).toBe(true);
+    } finally {
+      await close(server);
+    }
+  });
+});
+
+describe("Range on the pages", () => {
+  const size = Buffer.byteLength(HOME_PAGE);
+
+  it("an end before the start (bytes=100-50) is 416 with the file's size", async () => {
+    const answer = await get("/", { Range: "bytes=100-50" });
+    expect(answer.status).toBe(416);
+    expect(answer.headers["content-range"]).toBe(`bytes */${size}`);
+    await expectServing();
+  });
+
+  it("an end past 2^64 (bytes=0-18446744073709551615) is the whole file as one range", async () => {
+    const answer = await get(ASSET_PATH, { Range: "bytes=0-18446744073709551615" });
+    expect(answer.status).toBe(206);
+    expect(answer.headers["content-range"]).toBe(`bytes 0-${ASSET.length - 1}/${ASSET.length}`);
+    expect(String(answer.body)).toBe(ASSET);
+    await expectServing();
+  });
+
+  it("a suffix range (bytes=-10) is the last 10 bytes", async () => {
+    const answer = await get("/", { Range: "bytes=-10" });
+    expect(answer.status).toBe(206);
+    expect(answer.headers["content-range"]).toBe(`bytes ${size - 10}-${size - 1}/${size}`);
+    expect(String(answer.body)).toBe(HOME_PAGE.slice(-10));
+  });
+
+  it("the first byte alone (bytes=0-0) is one byte", async () => {
+    const answer = await get("/", { Range: "bytes=0-0" });
+    expect(answer.status).toBe(206);
+    expect(answer.headers["content-range"]).toBe(`bytes 0-0/${size}`);
+    expect(String(answer.body)).toBe("<");
+  });
+
+  it("a range is in the plain file's bytes even for a client that accepts br: 206 and 416 alike", async () => {
+    const partial = await get("/", { Range: "bytes=10-19", "Accept-Encoding": "br, gzip" });
+    expect(partial.status).toBe(206);
+    expect(partial.headers["content-encoding"]).toBeUndefined();
+    expect(partial.headers["content-range"]).toBe(`bytes 10-19/${size}`);
+    expect(String(partial.body)).toBe(HOME_PAGE.slice(10, 20));
+    const past = await get("/", { Range: `bytes=${size}-`, "Accept-Encoding": "br" });
+    expect(past.status).toBe(416);
+    expect(past.headers["content-range"]).toBe(`bytes */${size}`);
+  });
+
+  it("a malformed Range or several ranges get the whole file, 200", async () => {
+    for (const range of ["bytes=abc", "bytes=0-1,5-6", "items=0-1", "bytes=1-2-3"]) {
+      const answer = await get("/", { Range: range });
+      expect(answer.status, range).toBe(200);
+      expect(answer.headers["content-range"], range).toBeUndefined();
+      expect(String(answer.body), range).toBe(HOME_PAGE);
+    }
+  });
+});
+
+describe("encodings and revalidation on the pages", () => {
+  it("honours q=0: br;q=0, gzip gets gzip", async () => {
+    const answer = await get("/", { "Accept-Encoding": "br;q=0, gzip" });
+    expect(answer.status).toBe(200);
+    expect(answer.headers["content-encoding"]).toBe("gzip");
+  });
+
+  it("honours preference: gzip over a less wanted br, br at equal preference whatever the order", async () => {
+    expect((await get("/", { "Accept-Encoding": "br;q=0.5, gzip" })).headers["content-encoding"]).toBe("gzip");
+    const browser = await get("/", { "Accept-Encoding": "gzip, deflate, br, zstd" });
+    expect(browser.headers["content-encoding"]).toBe("br");
+    expect(String(brotliDecompressSync(browser.body))).toBe(HOME_PAGE);
+    expect((await get("/", { "Accept-Encoding": "gzip;q=0, br;q=0" })).headers["content-encoding"]).toBeUndefined();
+  });
+
+  it("a 304 carries the Vary, Content-Security-Policy, Cache-Control and ETag of the 200", async () => {
+    for (const path of ["/", ASSET_PATH]) {
+      const full = await get(path, { "Accept-Encoding": "br" });
+      expect(full.status).toBe(200);
+      const etag = full.headers.etag ?? "";
+      const revalidated = await get(path, { "Accept-Encoding": "br", "If-None-Match": etag });
+      expect(revalidated.status, path).toBe(304);
+      for (const name of ["vary", "content-security-policy", "cache-control", "etag", "x-content-type-options"]) {
+        expect(revalidated.headers[name], `${path} ${name}`).toBe(full.headers[name]);
+      }
+      expect(revalidated.body.length).toBe(0);
+    }
+  });
+
+  it("never serves _headers, whatever the spelling", async () => {
+    for (const target of [
+      "/_headers",
+      "/_headers/",
+      "/%5Fheaders",
+      "/%5fheaders/",
+      "/./_headers",
+      "/_astro/../_headers",
+      "/%2e/_headers",
+      "/_headers%2F",
+      `http://127.0.0.1:${port}/_headers/`,
+    ]) {
+      const answer = await get(target);
+      expect(answer.status, target).toBe(404);
+      expect(String(answer.body), target).toBe(NOT_FOUND_PAGE);
+    }
+    expectRefusedTarget(await get("//_headers"));
+  });
+});
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+async function close(server: Server) {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+}
