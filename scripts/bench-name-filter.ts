@@ -1,9 +1,9 @@
 /**
- * The name filter's cost per bid (realtime/auction/nameFilter.ts): the time to build it once, and
+ * The name filter's cost per bid (realtime/names/nameFilter.ts): the time to build it once, and
  * the time per call over names like the ones bidders send (ordinary, long, emoji, profane, links),
  * the median of 5 rounds. Usage: npm run bench:name-filter
  */
-import { createNameFilter } from "../realtime/auction/nameFilter.ts";
+import { createNameFilter } from "../realtime/names/nameFilter.ts";
 
 const NAMES = [
   "Nobody",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createNameFilter } from "../../realtime/auction/nameFilter.ts";
+import { createNameFilter } from "../../realtime/names/nameFilter.ts";
 
 const allowed = createNameFilter();
 const verdict = (name: string) => allowed(name);

@@ -8,7 +8,7 @@
  *   const expected = model.expect(frameText);   // what the service must answer
  *   model.record(actualAnswer);                 // follow the service's high and ids
  */
-import { createNameFilter } from "../../../realtime/auction/nameFilter.ts";
+import { createNameFilter } from "../../../realtime/names/nameFilter.ts";
 
 const nameFilter = createNameFilter();
 
