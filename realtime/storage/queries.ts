@@ -2,7 +2,6 @@
  * The SQL both adapters send and the mapping of its rows, so the two backends cannot drift apart.
  * Each read is one statement, hence one snapshot: the bids and the bidder count always agree.
  */
-
 import type { Logger } from "../logger.ts";
 import { nameKey } from "../names/nameKey.ts";
 import type {

@@ -285,7 +285,15 @@ const NAMES: Case[] = [
     "accepted",
   ),
   nameCase("a flag and a skin tone", "\u{1f1f3}\u{1f1f4}\u{1f44d}\u{1f3fd}", "accepted"),
-  nameCase("the last code point (U+10FFFF)", "\u{10ffff}", "accepted"),
+  nameCase("the last code point (U+10FFFF), a noncharacter that shows nothing", "\u{10ffff}", "invalid_name"),
+  nameCase("a letter and the last code point", "x\u{10ffff}", "accepted"),
+  // Issue 20: names that looked blank were accepted (docs/design.md#11).
+  nameCase("a name of Hangul fillers (U+3164)", "\u3164\u3164\u3164", "invalid_name"),
+  nameCase("a name of blank braille patterns (U+2800)", "\u2800\u2800", "invalid_name"),
+  nameCase("a name of choseong and jungseong fillers (U+115F, U+1160)", "\u115f\u1160", "invalid_name"),
+  nameCase("a name of a halfwidth Hangul filler (U+FFA0)", "\uffa0", "invalid_name"),
+  nameCase("a name of combining marks alone", "\u0301\u0308", "invalid_name"),
+  nameCase("a Hangul filler inside a name, stored as sent", "No\u3164one", "accepted"),
   nameCase("an img tag with onerror", "<img src=x onerror=alert(1)>", "accepted"),
   nameCase("a script element", "<script>alert(1)</script>", "accepted"),
   nameCase("an attribute breakout", '"><svg onload=alert(1)>', "accepted"),
@@ -303,8 +311,16 @@ const NAMES: Case[] = [
   nameCase("a host name with a top-level domain", "buy at nothing.store", "name_not_allowed"),
   nameCase("a host name in capitals", "NOTHING.COM", "name_not_allowed"),
   nameCase("an e-mail address", "me@nothing.io", "name_not_allowed"),
+  // Issue 20: the filter read the name as sent, so these passed it (docs/design.md#11).
+  nameCase("a profanity in circled letters", "\u24d5\u24e4\u24d2\u24da", "name_not_allowed"),
+  nameCase("a profanity with a combining grapheme joiner (U+034F)", "f\u034fuck", "name_not_allowed"),
+  nameCase("a profanity with Greek and Cyrillic lookalikes", "f\u03c5\u0441k", "name_not_allowed"),
+  nameCase("a host name with an ideographic full stop", "nothing\u3002store", "name_not_allowed"),
+  nameCase("a host name with a one dot leader (U+2024)", "nothing\u2024store", "name_not_allowed"),
+  nameCase("a URL with a fullwidth colon", "http\uff1a//evil", "name_not_allowed"),
   nameCase("initials with dots", "J.R. Nobody", "accepted"),
   nameCase("a dot before a word that is no top-level domain", "Mr.Nobody", "accepted"),
+  nameCase("digits that leetspeak would read as a rude word, alone", "Agent 455", "accepted"),
 ];
 
 // ---- Running a case ----------------------------------------------------------------------------
