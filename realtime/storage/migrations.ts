@@ -20,13 +20,20 @@ export interface Migration {
 }
 
 /** What a backend lends the runner inside one transaction. */
-interface MigrationTransaction {
+export interface MigrationTransaction {
   query(text: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   /** Runs a script of several statements. */
   exec(script: string): Promise<void>;
 }
 
 export type InTransaction = <T>(work: (tx: MigrationTransaction) => Promise<T>) => Promise<T>;
+
+/**
+ * Work that needs the schema the migrations leave and must run once, like them: it runs after
+ * them in their transaction, under their lock, at every open (the re-keying of stored names,
+ * nameKeyVersion.ts, which finds nothing to do unless the key changed).
+ */
+export type AfterMigrations = (tx: MigrationTransaction, logger: Logger) => Promise<unknown>;
 
 const MIGRATION_FILE = /^(\d+)_([\w-]+)\.sql$/;
 
@@ -47,11 +54,12 @@ export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
   return migrations;
 }
 
-/** Applies the migrations not yet recorded; returns the names it applied. */
+/** Applies the migrations not yet recorded, then `afterMigrations`; returns the names it applied. */
 export async function applyMigrations(
   inTransaction: InTransaction,
   migrations: Migration[],
   logger: Logger,
+  afterMigrations?: AfterMigrations,
 ): Promise<string[]> {
   return inTransaction(async (tx) => {
     // The bid statement timeout is not for migrations, nor for waiting on another instance's.
@@ -81,6 +89,7 @@ export async function applyMigrations(
       applied.push(migration.name);
       logger.info({ migration: migration.name }, "migration applied");
     }
+    await afterMigrations?.(tx, logger);
     return applied;
   });
 }

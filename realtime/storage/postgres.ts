@@ -7,7 +7,8 @@
 import postgres from "postgres";
 import type { Logger } from "../logger.ts";
 import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
-import { createNoticeListeners, fillBidderKeys, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
+import { rekeyNames } from "./nameKeyVersion.ts";
+import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
 import { type BidStore, ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError } from "./types.ts";
 
 export interface PostgresStoreOptions {
@@ -108,10 +109,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           ) as never,
         migrations,
         logger,
+        rekeyNames,
       ),
-    );
-    await unavailableOnLostConnection(() =>
-      fillBidderKeys(async (text, params) => (await sql.unsafe(text, params as never[])) as unknown as Row[]),
     );
     return await createPostgresStore(sql, {
       databaseUrl,
