@@ -3,7 +3,7 @@
  * frames the socket refuses (binary, oversize), text that is not a message, fields missing, extra
  * or of the wrong type, numbers JSON cannot or should not carry, amounts and names on and past
  * every edge of the bid rules, markup and Unicode tricks in names, a foreign Origin, more sockets
- * than the cap, and a bid flood. After each case the service still serves and a bystander socket
+ * than the cap, a bid flood and a frame flood. After each case the service still serves and a bystander socket
  * still gets every broadcast; at the end every stored name is the accepted one, byte for byte.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -481,16 +481,20 @@ describe("adversarial catalogue: the limits", () => {
     "answers a bid flood over the rate limit with rate_limited, accepting exactly the limit",
     async () => {
       if (!auction) throw new Error("the auction of the first case is missing");
-      // Refusals before the limit do not count against it: 50 bad names first.
+      // A fresh socket, with its whole frame budget: twice the rate limit, 10 frames (docs/design.md#11).
+      await auction.sender.close();
+      auction.sender = await connectRaw(auction.service.socketUrl);
+      await auction.sender.opening();
+      // Refusals before the limit do not count against it (they do against the frame budget): 3 bad names first.
       const badNames = [];
-      for (let i = 0; i < 50; i++) badNames.push(await send(auction, bid({ bidderName: "" }).frame));
+      for (let i = 0; i < 3; i++) badNames.push(await send(auction, bid({ bidderName: "" }).frame));
       expect(new Set(badNames.map((answer) => answer.type === "error" && answer.code))).toEqual(
         new Set(["invalid_name"]),
       );
 
       // expectUnharmed of the earlier cases placed 2 bids; the window allows 5.
       const start = (auction.highestCents ?? 0) + 1;
-      const flood = Array.from({ length: 30 }, (_, index) =>
+      const flood = Array.from({ length: 7 }, (_, index) =>
         JSON.stringify({
           type: "bid",
           requestId: `flood-${index}`,
@@ -503,7 +507,7 @@ describe("adversarial catalogue: the limits", () => {
       for (let i = 0; i < flood.length; i++) answers.push(await auction.sender.next());
       const accepted = answers.filter((answer) => answer.type === "accepted");
       const limited = answers.filter((answer) => answer.type === "error" && answer.code === "rate_limited");
-      expect([accepted.length, limited.length]).toEqual([3, 27]);
+      expect([accepted.length, limited.length]).toEqual([3, 4]);
       expect(limited[0]).toMatchObject({ message: MESSAGES.rate_limited });
       const lastAccepted = accepted.at(-1);
       if (lastAccepted?.type !== "accepted") throw new Error("no bid accepted");
@@ -519,12 +523,22 @@ describe("adversarial catalogue: the limits", () => {
   );
 
   it(
-    "answers a flood of pings, which the rate limit does not cover, without closing",
+    "closes a socket over its frame budget with 1008, pings included, and answers the others",
     async () => {
       if (!auction) throw new Error("the auction of the first case is missing");
-      for (let i = 0; i < 2_000; i++) auction.sender.socket.send('{"type":"ping"}');
-      for (let i = 0; i < 2_000; i++) expect(await auction.sender.next()).toEqual({ type: "pong" });
-      expect(auction.sender.socket.readyState).toBe(auction.sender.socket.OPEN);
+      // The flood's socket has spent its budget: one more frame, a ping, closes it.
+      auction.sender.socket.send('{"type":"ping"}');
+      const overBudget = { type: "closed", code: 1008, reason: "Too many messages" };
+      expect(await auction.sender.next()).toEqual(overBudget);
+      // A fresh socket's flood of pings, which the rate limit does not cover: the budget's pongs, then the close.
+      const pinger = await connectRaw(auction.service.socketUrl);
+      await pinger.opening();
+      for (let i = 0; i < 2_000; i++) pinger.socket.send('{"type":"ping"}');
+      for (let i = 0; i < 10; i++) expect(await pinger.next()).toEqual({ type: "pong" });
+      expect(await pinger.next()).toEqual(overBudget);
+      expect((await fetch(`${auction.service.httpUrl}/healthz`)).status).toBe(200);
+      const bystander = auction.bystander.socket;
+      expect(bystander.readyState).toBe(bystander.OPEN);
     },
     TEST_TIMEOUT_MS,
   );
