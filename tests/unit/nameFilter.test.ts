@@ -97,6 +97,18 @@ describe("the name filter", () => {
     }
   });
 
+  it("lets emoji through, joined ones too (the bid rules refuse U+200D itself, as a format character)", () => {
+    for (const name of [
+      "\u{1f469}\u200d\u{1f680}",
+      "\u{1f468}\u200d\u{1f469}\u200d\u{1f467}",
+      "\u{1f44d}\u{1f3fd}",
+      "\u{1f1f3}\u{1f1f4}",
+      "1\ufe0f\u20e3",
+    ]) {
+      expect(verdict(name), name).toEqual({ allowed: true });
+    }
+  });
+
   it("lets through names in other scripts that imitate nothing rude", () => {
     for (const name of [
       "\u0418\u0432\u0430\u043d",
