@@ -129,7 +129,9 @@ export async function rekeyNames(tx: MigrationTransaction, logger: Logger): Prom
   }
   if (all) await tx.query(RECORD_VERSION_SQL, [NAME_KEY_VERSION]);
   const rekeyed = { bidNames, blocks, mergedBlocks, bidsShownOrHidden };
-  if (all) logger.info({ from: stored, to: NAME_KEY_VERSION, ...rekeyed }, "names re-keyed");
-  else if (bidNames > 0) logger.info(rekeyed, "bids without a name key keyed");
+  const changed = bidNames + blocks + mergedBlocks > 0;
+  // A new database records the version too (sql/007 starts it at 1), with nothing to re-key.
+  if (all) logger[changed ? "info" : "debug"]({ from: stored, to: NAME_KEY_VERSION, ...rekeyed }, "names re-keyed");
+  else if (changed) logger.info(rekeyed, "bids without a name key keyed");
   return rekeyed;
 }
