@@ -29,11 +29,16 @@ const ASCII_ONLY = /^[\x20-\x7e]*$/;
 
 export type NameFilter = (name: string) => NameVerdict;
 
-/** The name with each code point beyond ASCII replaced by the ASCII it imitates, if any. */
+/**
+ * The name with each code point beyond ASCII replaced by the ASCII it imitates, if any. One that
+ * NFKC makes ASCII (fullwidth, circled, mathematical letters) is left to NFKC, which the fold
+ * applies: the skeleton would read a mathematical "𝐦" as "rn", as it reads "m".
+ */
 function asLookalikes(name: string): string {
   let reading = "";
   for (const character of name) {
-    const prototype = ASCII_ONLY.test(character) ? character : skeleton(character);
+    const compatible = character.normalize("NFKC");
+    const prototype = ASCII_ONLY.test(compatible) ? compatible : skeleton(character);
     reading += ASCII_ONLY.test(prototype) ? prototype : character;
   }
   return reading;

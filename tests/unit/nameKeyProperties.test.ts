@@ -188,6 +188,21 @@ describe("disguised names, generated", () => {
     );
   });
 
+  it("ordinary names written in capitals, fullwidth, circled or mathematical letters stay allowed", () => {
+    const styling = fc.record({
+      disguise: fc.constantFrom<Disguise>("keep", "case", "fullwidth", "circled", "bold"),
+      insert: fc.constant(null),
+      pick: fc.constant(0),
+    });
+    fc.assert(
+      fc.property(ordinaryName, fc.array(styling, { minLength: 1, maxLength: 12 }), (name, steps) => {
+        const styled = disguised(name, steps, new Map());
+        expect(verdict(styled, new Set([nameKey("Troll")])), styled).toBe("accepted");
+      }),
+      options,
+    );
+  });
+
   it("ordinary names stay allowed, with a block on another name", () => {
     const blocked = new Set([nameKey("Troll"), nameKey("Spammer 3000")]);
     fc.assert(
