@@ -69,6 +69,11 @@ export function createMetrics() {
       buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000],
       registers: [registry],
     }),
+    socketsOverFrameBudget: new Counter({
+      name: "auction_sockets_over_frame_budget_total",
+      help: "Sockets closed (1008) for sending more frames than their budget: twice BID_RATE_LIMIT per BID_RATE_WINDOW_MS.",
+      registers: [registry],
+    }),
     slowSocketsDropped: new Counter({
       name: "auction_slow_sockets_dropped_total",
       help: "Sockets cut for leaving over 1 MiB unread (broadcasts or answers).",

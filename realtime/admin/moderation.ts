@@ -4,7 +4,7 @@
  *
  *   POST /admin/bids/<id>/hide     reason?   hide a bid
  *   POST /admin/bids/<id>/restore  reason?   show it again
- *   POST /admin/blocks             name, reason?   block a name (NFKC, any case): hides its bids
+ *   POST /admin/blocks             name, reason?   block a name, any spelling (names/nameKey.ts): hides its bids
  *   POST /admin/blocks/remove      name, reason?   unblock it
  *   GET  /admin/events             a stream with one "change" event whenever bids or actions land
  *

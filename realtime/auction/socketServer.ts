@@ -17,6 +17,7 @@ import { globalTimers } from "../../src/lib/timers.ts";
 import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
+import { createNameFilter } from "../names/nameFilter.ts";
 import { refuseUpgrade } from "../requestGuard.ts";
 import type { RequestTarget } from "../requestTarget.ts";
 import type { BidStore } from "../storage/types.ts";
@@ -25,8 +26,8 @@ import { createBroadcaster } from "./broadcaster.ts";
 import { clientAddress, maskAddress } from "./clientAddress.ts";
 import { createCoalescer } from "./coalescedReads.ts";
 import { createConnectionCap } from "./connectionCap.ts";
+import { createFrameBudget, type FrameBudget } from "./frameBudget.ts";
 import { createKnownStanding } from "./knownStanding.ts";
-import { createNameFilter } from "./nameFilter.ts";
 import { readOpening, readResumePoint } from "./opening.ts";
 import { isOriginAllowed } from "./originPolicy.ts";
 import { createRateLimiter } from "./rateLimiter.ts";
@@ -36,6 +37,12 @@ import { encodeMessage } from "./wire.ts";
 
 /** How long a closing handshake may take before the socket is cut. */
 const CLOSE_GRACE_MS = 1_000;
+/**
+ * Frames a socket may send per bid rate window, as a multiple of the bid rate limit: a page
+ * bidding at the limit sends one frame a bid and a ping every 25 s (realtimeClient.ts), about half
+ * of it; the rest leaves room for the refusals of a visitor who bids faster (docs/design.md#11).
+ */
+const FRAMES_PER_ALLOWED_BID = 2;
 
 export type SocketServerConfig = Pick<
   ServiceConfig,
@@ -66,6 +73,16 @@ export interface SocketServer {
 interface Connection {
   address: string;
   alive: boolean;
+  frames: FrameBudget;
+  /** Over its frame budget: nothing more is read from it, and it is closed once answered. */
+  overBudget: boolean;
+  /** Its bids still waiting for their answers. */
+  answering: number;
+}
+
+export interface SocketServerOptions {
+  /** The frame budgets' clock, in milliseconds (tests pass their own). */
+  now?: () => number;
 }
 
 export function createSocketServer(
@@ -73,6 +90,7 @@ export function createSocketServer(
   config: SocketServerConfig,
   logger: Logger,
   metrics: Metrics,
+  { now = performance.now.bind(performance) }: SocketServerOptions = {},
 ): SocketServer {
   // permessage-deflate off: the broadcaster's prebuilt frames (wire.ts) are only valid uncompressed,
   // and ~120-byte messages gain nothing from it.
@@ -110,7 +128,8 @@ export function createSocketServer(
   }
 
   function onConnection(socket: WebSocket, query: URLSearchParams, address: string) {
-    const connection: Connection = { address, alive: true };
+    const frames = createFrameBudget(FRAMES_PER_ALLOWED_BID * config.bidRateLimit, config.bidRateWindowMs, now);
+    const connection: Connection = { address, alive: true, frames, overBudget: false, answering: 0 };
     connections.set(socket, connection);
     metrics.openSockets.inc();
     // Registered before the opening is read: bids accepted meanwhile are held, not lost.
@@ -143,6 +162,11 @@ export function createSocketServer(
   }
 
   function onMessage(socket: WebSocket, connection: Connection, data: RawData, isBinary: boolean) {
+    if (connection.overBudget) return;
+    if (!connection.frames.take()) {
+      stopOverBudget(socket, connection);
+      return;
+    }
     // Any frame proves the peer alive as well as a pong does.
     connection.alive = true;
     if (isBinary) {
@@ -166,10 +190,37 @@ export function createSocketServer(
       send(socket, { type: "pong" });
       return;
     }
+    connection.answering++;
     desk.place(message, connection.address).then(
-      (answer) => send(socket, answer),
-      (error: unknown) => logger.error({ err: error }, "answering a bid failed"),
+      (answer) => {
+        send(socket, answer);
+        answered(socket, connection);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, "answering a bid failed");
+        answered(socket, connection);
+      },
     );
+  }
+
+  function answered(socket: WebSocket, connection: Connection) {
+    connection.answering--;
+    if (connection.overBudget && connection.answering === 0) {
+      void closeSocket(socket, CLOSE_CODES.policyViolation, "Too many messages");
+    }
+  }
+
+  /**
+   * A flood: stop reading the socket, so the frames it has already sent are not parsed either,
+   * answer the bids it sent within its budget, then close it with 1008 (its close reply is not
+   * read: the grace's cut ends the socket).
+   */
+  function stopOverBudget(socket: WebSocket, connection: Connection) {
+    connection.overBudget = true;
+    socket.pause();
+    metrics.socketsOverFrameBudget.inc();
+    logger.warn({ client: maskAddress(connection.address) }, "closing a socket that sent more frames than its budget");
+    if (connection.answering === 0) void closeSocket(socket, CLOSE_CODES.policyViolation, "Too many messages");
   }
 
   function beat() {

@@ -21,7 +21,7 @@ const FUNCTIONS_DIR = fileURLToPath(new URL("../../sql/functions/", import.meta.
  * fails until it is), so that an instance can tell older functions in a database from newer ones.
  */
 export const FUNCTIONS_DIGESTS: readonly string[] = [
-  "2abb719a9120bfec3ab88514dcd17f22d56275fc0020fdef9555b9c18b2ffca2",
+  "c6fc3233b1a82af63fbc23ef6aa5aa98537b45816cc41d61d0d0ef51929cb9d2",
 ];
 
 interface FunctionFile {

@@ -33,6 +33,13 @@ export interface MigrationTransaction {
 
 export type InTransaction = <T>(work: (tx: MigrationTransaction) => Promise<T>) => Promise<T>;
 
+/**
+ * Work that needs the schema the migrations leave and must run once, like them: it runs after
+ * them in their transaction, under their lock, at every open (the re-keying of stored names,
+ * nameKeyVersion.ts, which finds nothing to do unless the key changed).
+ */
+export type AfterMigrations = (tx: MigrationTransaction, logger: Logger) => Promise<unknown>;
+
 const MIGRATION_FILE = /^(\d+)_([\w-]+)\.sql$/;
 
 export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migration[]> {
@@ -53,14 +60,15 @@ export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
 }
 
 /**
- * Applies the migrations not yet recorded, then the functions where the database needs them;
- * returns the names of the migrations it applied.
+ * Applies the migrations not yet recorded, then the functions where the database needs them, then
+ * `afterMigrations` (the name keys' re-key); returns the names of the migrations it applied.
  */
 export async function applyMigrations(
   inTransaction: InTransaction,
   migrations: Migration[],
   functions: FunctionSet,
   logger: Logger,
+  afterMigrations?: AfterMigrations,
 ): Promise<string[]> {
   return inTransaction(async (tx) => {
     // The bid statement timeout is not for migrations, nor for waiting on another instance's.
@@ -68,6 +76,7 @@ export async function applyMigrations(
     await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATIONS_LOCK_KEY]);
     const applied = await applyPendingMigrations(tx, migrations, logger);
     await applyFunctions(tx, functions, { schemaChanged: applied.length > 0 }, logger);
+    await afterMigrations?.(tx, logger);
     return applied;
   });
 }

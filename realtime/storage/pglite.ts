@@ -8,7 +8,8 @@ import type { Logger } from "../logger.ts";
 import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
 import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
-import { createNoticeListeners, fillBidderKeys, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
+import { rekeyNames } from "./nameKeyVersion.ts";
+import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
 import { type BidStore, ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError } from "./types.ts";
 
 export interface PgliteStoreOptions {
@@ -91,8 +92,8 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidS
       options.migrations ?? (await readMigrations()),
       options.functions ?? (await readFunctions()),
       logger,
+      rekeyNames,
     );
-    await fillBidderKeys(async (text, params) => (await opened.query<Record<string, unknown>>(text, params)).rows);
     return await createPgliteStore(opened, lock, logger, options.rounds ?? ENDLESS_ROUNDS);
   } catch (error) {
     await db?.close().catch(() => {});

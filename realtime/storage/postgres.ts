@@ -8,7 +8,8 @@ import postgres from "postgres";
 import type { Logger } from "../logger.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
 import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
-import { createNoticeListeners, fillBidderKeys, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
+import { rekeyNames } from "./nameKeyVersion.ts";
+import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
 import { type BidStore, ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError } from "./types.ts";
 
 export interface PostgresStoreOptions {
@@ -108,9 +109,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   try {
     const migrations = options.migrations ?? (await readMigrations());
     const functions = options.functions ?? (await readFunctions());
-    await unavailableOnLostConnection(() => applyMigrations(postgresTransaction(sql), migrations, functions, logger));
     await unavailableOnLostConnection(() =>
-      fillBidderKeys(async (text, params) => (await sql.unsafe(text, params as never[])) as unknown as Row[]),
+      applyMigrations(postgresTransaction(sql), migrations, functions, logger, rekeyNames),
     );
     return await createPostgresStore(sql, {
       databaseUrl,

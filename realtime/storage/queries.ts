@@ -2,8 +2,8 @@
  * The SQL both adapters send and the mapping of its rows, so the two backends cannot drift apart.
  * Each read is one statement, hence one snapshot: the bids and the bidder count always agree.
  */
-import { nameKey } from "../auction/nameKey.ts";
 import type { Logger } from "../logger.ts";
+import { nameKey } from "../names/nameKey.ts";
 import type {
   AuctionView,
   AuditEntry,
@@ -159,26 +159,6 @@ const MODERATION_VIEW_SQL = `SELECT
     '[]'::json
   ) AS audit
 FROM auction_state s`;
-
-/** Names of bids from before moderation, still without a key; at most 1,000 a read. */
-const UNKEYED_NAMES_SQL = "SELECT DISTINCT bidder_name FROM auction_bids WHERE bidder_key IS NULL LIMIT 1000";
-/** $1 JSON [{name, key}], sent as text: postgres.js would encode a string for a json parameter again. */
-const FILL_KEYS_SQL = `UPDATE auction_bids b SET bidder_key = k.key
-FROM json_to_recordset($1::text::json) AS k(name text, key text)
-WHERE b.bidder_name = k.name AND b.bidder_key IS NULL`;
-
-/**
- * Gives the bids stored before moderation their name keys, a thousand names at a time, so blocks
- * find them. Run by each store as it opens; on a database with none left it is one indexed read.
- */
-export async function fillBidderKeys(query: (text: string, params: unknown[]) => Promise<Row[]>): Promise<void> {
-  for (;;) {
-    const names = (await query(UNKEYED_NAMES_SQL, [])).map((row) => String(row.bidder_name));
-    if (names.length === 0) return;
-    const keys = names.map((name) => ({ name, key: nameKey(name) }));
-    await query(FILL_KEYS_SQL, [JSON.stringify(keys)]);
-  }
-}
 
 type Row = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
  * frames the socket refuses (binary, oversize), text that is not a message, fields missing, extra
  * or of the wrong type, numbers JSON cannot or should not carry, amounts and names on and past
  * every edge of the bid rules, markup and Unicode tricks in names, a foreign Origin, more sockets
- * than the cap, and a bid flood. After each case the service still serves and a bystander socket
+ * than the cap, a bid flood and a frame flood. After each case the service still serves and a bystander socket
  * still gets every broadcast; at the end every stored name is the accepted one, byte for byte.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -285,7 +285,15 @@ const NAMES: Case[] = [
     "accepted",
   ),
   nameCase("a flag and a skin tone", "\u{1f1f3}\u{1f1f4}\u{1f44d}\u{1f3fd}", "accepted"),
-  nameCase("the last code point (U+10FFFF)", "\u{10ffff}", "accepted"),
+  nameCase("the last code point (U+10FFFF), a noncharacter that shows nothing", "\u{10ffff}", "invalid_name"),
+  nameCase("a letter and the last code point", "x\u{10ffff}", "accepted"),
+  // Issue 20: names that looked blank were accepted (docs/design.md#11).
+  nameCase("a name of Hangul fillers (U+3164)", "\u3164\u3164\u3164", "invalid_name"),
+  nameCase("a name of blank braille patterns (U+2800)", "\u2800\u2800", "invalid_name"),
+  nameCase("a name of choseong and jungseong fillers (U+115F, U+1160)", "\u115f\u1160", "invalid_name"),
+  nameCase("a name of a halfwidth Hangul filler (U+FFA0)", "\uffa0", "invalid_name"),
+  nameCase("a name of combining marks alone", "\u0301\u0308", "invalid_name"),
+  nameCase("a Hangul filler inside a name, stored as sent", "No\u3164one", "accepted"),
   nameCase("an img tag with onerror", "<img src=x onerror=alert(1)>", "accepted"),
   nameCase("a script element", "<script>alert(1)</script>", "accepted"),
   nameCase("an attribute breakout", '"><svg onload=alert(1)>', "accepted"),
@@ -303,8 +311,16 @@ const NAMES: Case[] = [
   nameCase("a host name with a top-level domain", "buy at nothing.store", "name_not_allowed"),
   nameCase("a host name in capitals", "NOTHING.COM", "name_not_allowed"),
   nameCase("an e-mail address", "me@nothing.io", "name_not_allowed"),
+  // Issue 20: the filter read the name as sent, so these passed it (docs/design.md#11).
+  nameCase("a profanity in circled letters", "\u24d5\u24e4\u24d2\u24da", "name_not_allowed"),
+  nameCase("a profanity with a combining grapheme joiner (U+034F)", "f\u034fuck", "name_not_allowed"),
+  nameCase("a profanity with Greek and Cyrillic lookalikes", "f\u03c5\u0441k", "name_not_allowed"),
+  nameCase("a host name with an ideographic full stop", "nothing\u3002store", "name_not_allowed"),
+  nameCase("a host name with a one dot leader (U+2024)", "nothing\u2024store", "name_not_allowed"),
+  nameCase("a URL with a fullwidth colon", "http\uff1a//evil", "name_not_allowed"),
   nameCase("initials with dots", "J.R. Nobody", "accepted"),
   nameCase("a dot before a word that is no top-level domain", "Mr.Nobody", "accepted"),
+  nameCase("digits that leetspeak would read as a rude word, alone", "Agent 455", "accepted"),
 ];
 
 // ---- Running a case ----------------------------------------------------------------------------
@@ -465,16 +481,20 @@ describe("adversarial catalogue: the limits", () => {
     "answers a bid flood over the rate limit with rate_limited, accepting exactly the limit",
     async () => {
       if (!auction) throw new Error("the auction of the first case is missing");
-      // Refusals before the limit do not count against it: 50 bad names first.
+      // A fresh socket, with its whole frame budget: twice the rate limit, 10 frames (docs/design.md#11).
+      await auction.sender.close();
+      auction.sender = await connectRaw(auction.service.socketUrl);
+      await auction.sender.opening();
+      // Refusals before the limit do not count against it (they do against the frame budget): 3 bad names first.
       const badNames = [];
-      for (let i = 0; i < 50; i++) badNames.push(await send(auction, bid({ bidderName: "" }).frame));
+      for (let i = 0; i < 3; i++) badNames.push(await send(auction, bid({ bidderName: "" }).frame));
       expect(new Set(badNames.map((answer) => answer.type === "error" && answer.code))).toEqual(
         new Set(["invalid_name"]),
       );
 
       // expectUnharmed of the earlier cases placed 2 bids; the window allows 5.
       const start = (auction.highestCents ?? 0) + 1;
-      const flood = Array.from({ length: 30 }, (_, index) =>
+      const flood = Array.from({ length: 7 }, (_, index) =>
         JSON.stringify({
           type: "bid",
           requestId: `flood-${index}`,
@@ -487,7 +507,7 @@ describe("adversarial catalogue: the limits", () => {
       for (let i = 0; i < flood.length; i++) answers.push(await auction.sender.next());
       const accepted = answers.filter((answer) => answer.type === "accepted");
       const limited = answers.filter((answer) => answer.type === "error" && answer.code === "rate_limited");
-      expect([accepted.length, limited.length]).toEqual([3, 27]);
+      expect([accepted.length, limited.length]).toEqual([3, 4]);
       expect(limited[0]).toMatchObject({ message: MESSAGES.rate_limited });
       const lastAccepted = accepted.at(-1);
       if (lastAccepted?.type !== "accepted") throw new Error("no bid accepted");
@@ -503,12 +523,22 @@ describe("adversarial catalogue: the limits", () => {
   );
 
   it(
-    "answers a flood of pings, which the rate limit does not cover, without closing",
+    "closes a socket over its frame budget with 1008, pings included, and answers the others",
     async () => {
       if (!auction) throw new Error("the auction of the first case is missing");
-      for (let i = 0; i < 2_000; i++) auction.sender.socket.send('{"type":"ping"}');
-      for (let i = 0; i < 2_000; i++) expect(await auction.sender.next()).toEqual({ type: "pong" });
-      expect(auction.sender.socket.readyState).toBe(auction.sender.socket.OPEN);
+      // The flood's socket has spent its budget: one more frame, a ping, closes it.
+      auction.sender.socket.send('{"type":"ping"}');
+      const overBudget = { type: "closed", code: 1008, reason: "Too many messages" };
+      expect(await auction.sender.next()).toEqual(overBudget);
+      // A fresh socket's flood of pings, which the rate limit does not cover: the budget's pongs, then the close.
+      const pinger = await connectRaw(auction.service.socketUrl);
+      await pinger.opening();
+      for (let i = 0; i < 2_000; i++) pinger.socket.send('{"type":"ping"}');
+      for (let i = 0; i < 10; i++) expect(await pinger.next()).toEqual({ type: "pong" });
+      expect(await pinger.next()).toEqual(overBudget);
+      expect((await fetch(`${auction.service.httpUrl}/healthz`)).status).toBe(200);
+      const bystander = auction.bystander.socket;
+      expect(bystander.readyState).toBe(bystander.OPEN);
     },
     TEST_TIMEOUT_MS,
   );

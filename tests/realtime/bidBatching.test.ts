@@ -12,9 +12,9 @@ import { describe, expect, it } from "vitest";
 import { createBidBatcher } from "../../realtime/auction/bidBatcher.ts";
 import { createBidDesk } from "../../realtime/auction/bidDesk.ts";
 import { createKnownStanding } from "../../realtime/auction/knownStanding.ts";
-import { createNameFilter } from "../../realtime/auction/nameFilter.ts";
 import { createRateLimiter } from "../../realtime/auction/rateLimiter.ts";
 import { createMetrics } from "../../realtime/metrics.ts";
+import { createNameFilter } from "../../realtime/names/nameFilter.ts";
 import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
 import {

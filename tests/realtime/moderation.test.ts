@@ -8,8 +8,8 @@
 import fc from "fast-check";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { hashPassword } from "../../realtime/admin/password.ts";
-import { nameKey } from "../../realtime/auction/nameKey.ts";
 import { readServiceConfig, type ServiceConfig } from "../../realtime/config.ts";
+import { nameKey } from "../../realtime/names/nameKey.ts";
 import type { BidStore, ModerationOutcome } from "../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { MAX_BID_CENTS } from "../../src/lib/auction/bidRules.ts";

@@ -69,6 +69,7 @@ describe.each(BACKENDS)(
         [4, "004_batched_bids.sql"],
         [5, "005_known_bidders.sql"],
         [6, "006_known_bidders_by_index.sql"],
+        [7, "007_name_key_version.sql"],
         [8, "008_auction_placement.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
@@ -108,6 +109,10 @@ describe.each(BACKENDS)(
             /violates check constraint "auction_bids_name/,
           );
         }
+        // Names that show nothing, refused by new rows' trigger (sql/functions/45_bidder_names.sql).
+        for (const name of ["\u3164", "\u2800\u2800", "\u115f\u1160", "\u0301"]) {
+          expect(await refused(query, name, "1.00"), JSON.stringify(name)).toMatch(/must show something/);
+        }
         for (const amount of ["0", "-1.00", "1000000000.01"]) {
           expect(await refused(query, "ok", amount), amount).toMatch(
             /violates check constraint "auction_bids_amount_range"/,
@@ -130,6 +135,22 @@ describe.each(BACKENDS)(
           ["three decimals", "1.01"],
         ]);
       });
+    });
+
+    it("keeps a name stored before names had to show something, and lets the operator hide it", async () => {
+      await store.close();
+      // A bid of a blank name, as the service stored it before sql/008.
+      await withDirectSql(location, async (query) => {
+        await query("ALTER TABLE auction_bids DISABLE TRIGGER auction_bids_name_visible");
+        await query("SELECT * FROM place_auction_bid('\u3164', NULL, 100, 0, 0)");
+        await query("ALTER TABLE auction_bids ENABLE TRIGGER auction_bids_name_visible");
+      });
+      store = await openTestStore(location);
+      const [blank] = (await store.view(50)).bids;
+      expect(blank?.bidderName).toBe("\u3164");
+      const hide = { action: "hide", bidId: blank?.id ?? 0, reason: null, sessionId: "s" } as const;
+      expect(await store.moderate(hide)).toMatchObject({ outcome: "done" });
+      expect((await store.view(50)).bids).toEqual([]);
     });
 
     it("accepts only bids strictly above the highest, and says what the highest is", async () => {
@@ -332,10 +353,11 @@ describe("migrations on PostgreSQL", () => {
         "004_batched_bids.sql",
         "005_known_bidders.sql",
         "006_known_bidders_by_index.sql",
+        "007_name_key_version.sql",
         "008_auction_placement.sql",
       ]);
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(7);
+      expect(rows[0]?.n).toBe(8);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();

@@ -7,7 +7,7 @@
  * Rounds are real and short (1 to 3 s of the database's clock); every wait is on a condition.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { nameKey } from "../../realtime/auction/nameKey.ts";
+import { nameKey } from "../../realtime/names/nameKey.ts";
 import { readMigrations } from "../../realtime/storage/migrations.ts";
 import { openPgliteStore } from "../../realtime/storage/pglite.ts";
 import { openPostgresStore } from "../../realtime/storage/postgres.ts";

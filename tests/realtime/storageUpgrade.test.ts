@@ -7,7 +7,7 @@
  * the functions they once created are applied after them, whatever the database's level.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { nameKey } from "../../realtime/auction/nameKey.ts";
+import { nameKey } from "../../realtime/names/nameKey.ts";
 import { migrateAsReleased, RELEASES } from "./support/releases.ts";
 import {
   BACKENDS,
@@ -303,6 +303,13 @@ describe.each(BACKENDS)(
           const compared = asBefore(table, rows, held);
           if (table === "schema_migrations") {
             expect(compared.after, table).toEqual(expect.arrayContaining(compared.before));
+          } else if (table === "auction_state" && (before.auction_blocked_names ?? []).length > 0) {
+            // Re-keying the blocks (realtime/storage/nameKeyVersion.ts) is a moderation action: the
+            // pages' version rises once; the highest, its round and the count stay as they were.
+            const version = (rows: Row[]) => rows.map((row) => Number(row.moderation_version));
+            const rest = (rows: Row[]) => rows.map(({ moderation_version: _, ...row }) => row);
+            expect(version(compared.after), table).toEqual(version(compared.before).map((v) => v + 1));
+            expect(rest(compared.after), table).toEqual(rest(compared.before));
           } else {
             expect(compared.after, table).toEqual(compared.before);
           }

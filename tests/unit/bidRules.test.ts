@@ -63,6 +63,32 @@ describe("bidder name", () => {
     expect(checkBidderName("\ud83d\ude00")).toEqual({ ok: true, value: "\u{1f600}" });
   });
 
+  it("refuses a name that shows nothing: fillers, blank braille, ignorables and marks alone (docs/design.md#11)", () => {
+    // Each was accepted before, and showed as an empty name (or a lone mark, or a box).
+    for (const blank of [
+      "\u3164",
+      "\u3164\u3164\u3164",
+      "\uffa0",
+      "\u115f\u1160",
+      "\u2800",
+      "\u2800 \u2800",
+      "\u034f",
+      "\ufe0f",
+      "\u3164\u034f\u2800",
+      "\u0301",
+      "\u{e0100}",
+      "\u{10ffff}",
+    ]) {
+      expect(checkBidderName(blank), JSON.stringify(blank)).toEqual(invalidName);
+    }
+  });
+
+  it("keeps a name with something to show beside the blank code points, stored as typed", () => {
+    for (const name of ["No\u3164body", "\u2800x", "A\u034fB", "❤\ufe0f", "1", ".", "$", "e\u0301"]) {
+      expect(checkBidderName(name), JSON.stringify(name)).toEqual({ ok: true, value: name });
+    }
+  });
+
   it("accepts letters, marks, symbols and inner spaces of any script", () => {
     for (const name of ["Zoë", "Nguyễn Văn A", "山田 太郎", "Ω-Bidder #1", "🦊"]) {
       expect(checkBidderName(name)).toEqual({ ok: true, value: name });

@@ -30,7 +30,21 @@ const anyUnit = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit)) },
   {
     weight: 2,
-    arbitrary: fc.constantFrom(" ", "\t", "\u00a0", "\u3000", "\ufeff", "\u200b", "\u202e", "\u0301", "😀"),
+    arbitrary: fc.constantFrom(
+      " ",
+      "\t",
+      "\u00a0",
+      "\u3000",
+      "\ufeff",
+      "\u200b",
+      "\u202e",
+      "\u0301",
+      "😀",
+      "\u3164",
+      "\u2800",
+      "\u034f",
+      "\ufe0f",
+    ),
   },
 );
 

@@ -11,38 +11,7 @@ import {
   realtimeEndpoint,
   type SocketLike,
 } from "../../src/lib/auction/realtimeClient.ts";
-import type { Timers } from "../../src/lib/timers.ts";
-
-/** A clock the test advances by hand; sockets stay real. */
-class ManualTimers implements Timers {
-  now = 0;
-  private queue: { due: number; callback: () => void; id: number }[] = [];
-  private lastId = 0;
-  readonly scheduled: number[] = [];
-
-  setTimeout(callback: () => void, ms: number) {
-    const id = ++this.lastId;
-    this.queue.push({ due: this.now + ms, callback, id });
-    this.scheduled.push(ms);
-    return id;
-  }
-
-  clearTimeout(handle: unknown) {
-    this.queue = this.queue.filter((timer) => timer.id !== handle);
-  }
-
-  advance(ms: number) {
-    const until = this.now + ms;
-    for (;;) {
-      const next = this.queue.filter((timer) => timer.due <= until).sort((a, b) => a.due - b.due)[0];
-      if (!next) break;
-      this.queue = this.queue.filter((timer) => timer !== next);
-      this.now = next.due;
-      next.callback();
-    }
-    this.now = until;
-  }
-}
+import { ManualTimers } from "../support/manualTimers.ts";
 
 async function until(condition: () => boolean, what: string) {
   await vi.waitFor(() => expect(condition(), what).toBe(true), { timeout: 5_000, interval: 5 });

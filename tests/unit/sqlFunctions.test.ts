@@ -20,14 +20,14 @@ describe("sql/functions/", () => {
     for (const recorded of FUNCTIONS_DIGESTS) expect(recorded).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it("creates only functions and views, each replaceable, so that applying it again is harmless", async () => {
+  it("creates only functions, views and the triggers that call them, each replaceable, so that applying it again is harmless", async () => {
     const { files } = await readFunctions();
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
       const statements = withoutComments(file.sql).match(/^(CREATE|ALTER|DROP|INSERT|UPDATE|DELETE)\b[^\n(]*/gm);
       expect(statements, file.name).not.toBeNull();
       for (const statement of statements ?? []) {
-        expect(statement, file.name).toMatch(/^CREATE OR REPLACE (FUNCTION|VIEW) \w+/);
+        expect(statement, file.name).toMatch(/^CREATE OR REPLACE (FUNCTION|VIEW|TRIGGER) \w+/);
       }
     }
   });
@@ -35,7 +35,7 @@ describe("sql/functions/", () => {
   it("is called by no numbered migration, which would run against today's bodies, not those of its time", async () => {
     const { files } = await readFunctions();
     const names = files.flatMap((file) =>
-      [...file.sql.matchAll(/^CREATE OR REPLACE (?:FUNCTION|VIEW) (\w+)/gm)].map((match) => match[1] as string),
+      [...file.sql.matchAll(/^CREATE OR REPLACE (?:FUNCTION|VIEW|TRIGGER) (\w+)/gm)].map((match) => match[1] as string),
     );
     expect(names).toContain("place_auction_bids");
     expect(names).toContain("auction_bids_wire");

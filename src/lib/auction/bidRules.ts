@@ -15,12 +15,25 @@ export type RuleResult<T> = { ok: true; value: T } | { ok: false; code: BidRuleV
 // does a lone surrogate (Cs), which a JSON "\ud800" escape can carry: it is no character at all, and
 // the database would store it as U+FFFD, a name other than the one accepted.
 const FORBIDDEN_IN_NAME = /[\p{Cc}\p{Cf}\p{Cs}]/u;
+// A name must show something (docs/design.md#11): a letter, digit, punctuation mark or symbol that
+// draws. Default-ignorable code points draw nothing, though U+115F, U+1160, U+3164 and U+FFA0 (the
+// Hangul fillers) are letters by category; nor does the blank braille pattern U+2800, a symbol.
+const DRAWS_NOTHING = /[\p{Default_Ignorable_Code_Point}\u2800]/gu;
+const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
 
-/** The stored form of a bidder's name: trimmed, 1 to 40 code points, no control or format characters (nor lone surrogates). */
+/**
+ * The stored form of a bidder's name: trimmed, 1 to 40 code points, no control or format
+ * characters (nor lone surrogates), and something visible.
+ */
 export function checkBidderName(raw: string): RuleResult<string> {
   const name = raw.trim();
   const codePoints = [...name].length;
-  if (codePoints < 1 || codePoints > BIDDER_NAME_MAX_CODE_POINTS || FORBIDDEN_IN_NAME.test(name)) {
+  if (
+    codePoints < 1 ||
+    codePoints > BIDDER_NAME_MAX_CODE_POINTS ||
+    FORBIDDEN_IN_NAME.test(name) ||
+    !VISIBLE.test(name.replace(DRAWS_NOTHING, ""))
+  ) {
     return { ok: false, code: "invalid_name" };
   }
   return { ok: true, value: name };

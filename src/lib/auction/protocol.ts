@@ -31,6 +31,8 @@ export const CLOSE_CODES = {
   goingAway: 1001,
   /** Protocol violation the connection cannot recover from, e.g. a binary frame. */
   unsupportedData: 1003,
+  /** More frames than the socket's budget, twice the bid rate limit (a flood, answered or not). */
+  policyViolation: 1008,
   /** No pong to the service's heartbeat ping in time. */
   heartbeatTimeout: 4408,
   /** The database could not be read for the snapshot: reconnect later (the usual backoff). */

@@ -8,7 +8,7 @@
  *   const expected = model.expect(frameText);   // what the service must answer
  *   model.record(actualAnswer);                 // follow the service's high and ids
  */
-import { createNameFilter } from "../../../realtime/auction/nameFilter.ts";
+import { createNameFilter } from "../../../realtime/names/nameFilter.ts";
 
 const nameFilter = createNameFilter();
 
@@ -50,6 +50,20 @@ export function isForbiddenInName(point: number): boolean {
   return CONTROL.test(character) || FORMAT.test(character);
 }
 
+// What draws something (docs/design.md#11): letters, numbers, punctuation and symbols, except the
+// code points Unicode marks as default-ignorable (the Hangul fillers are letters by category) and
+// the blank braille pattern. Marks alone, spaces, unassigned and private-use code points do not.
+const SHOWN_CATEGORY =
+  /^[\p{General_Category=Letter}\p{General_Category=Number}\p{General_Category=Punctuation}\p{General_Category=Symbol}]$/u;
+const IGNORABLE = /^\p{Default_Ignorable_Code_Point}$/u;
+const BLANK_BRAILLE = 0x2800;
+
+function isVisible(point: number): boolean {
+  if (isSurrogate(point) || point === BLANK_BRAILLE) return false;
+  const character = String.fromCodePoint(point);
+  return SHOWN_CATEGORY.test(character) && !IGNORABLE.test(character);
+}
+
 /** The stored name, or null for invalid_name. */
 export function modelName(raw: string): string | null {
   const points = codePointsOf(raw);
@@ -59,6 +73,7 @@ export function modelName(raw: string): string | null {
   while (end > start && TRIMMED_CODE_POINTS.has(points[end - 1] as number)) end--;
   const kept = points.slice(start, end);
   if (kept.length < 1 || kept.length > MODEL_MAX_NAME_CODE_POINTS || kept.some(isForbiddenInName)) return null;
+  if (!kept.some(isVisible)) return null;
   return String.fromCodePoint(...kept);
 }
 

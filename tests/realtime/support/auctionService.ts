@@ -8,7 +8,11 @@
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createSocketServer, type SocketServer } from "../../../realtime/auction/socketServer.ts";
+import {
+  createSocketServer,
+  type SocketServer,
+  type SocketServerOptions,
+} from "../../../realtime/auction/socketServer.ts";
 import { readServiceConfig, type ServiceConfig } from "../../../realtime/config.ts";
 import type { Logger } from "../../../realtime/logger.ts";
 import { createMetrics, type Metrics } from "../../../realtime/metrics.ts";
@@ -30,10 +34,11 @@ export async function startAuctionService(
   store: BidStore,
   overrides: Partial<ServiceConfig> = {},
   logger: Logger = testLogger(),
+  options: SocketServerOptions = {},
 ): Promise<AuctionService> {
   const config: ServiceConfig = { ...readServiceConfig({ STATIC_DIR: "" }), port: 0, host: "127.0.0.1", ...overrides };
   const metrics = createMetrics();
-  const socketServer = createSocketServer(store, config, logger, metrics);
+  const socketServer = createSocketServer(store, config, logger, metrics, options);
   await socketServer.start();
   const server = createAppServer(config, logger, { socketServer, metrics, store });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

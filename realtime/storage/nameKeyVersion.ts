@@ -1,0 +1,137 @@
+/**
+ * Keeps the stored name keys those of this release's nameKey() (docs/design.md#11). The key is
+ * computed in TypeScript, so a change to it cannot be a SQL migration: when the service opens a
+ * store whose keys are of an older version (sql/007_name_key_version.sql), it re-keys every bid
+ * and every blocked name, recomputes which bids a block hides, and records the version, all after
+ * the migrations, in their transaction and under their lock (migrations.ts's afterMigrations): two
+ * instances starting together re-key once, and a failure leaves nothing half re-keyed. At the
+ * current version it only keys bids that have no key (stored before sql/002), an indexed read when
+ * there are none.
+ *
+ * Two blocked names whose new keys are equal ("Nobody" and "N0body") become one block: the earlier
+ * is kept (its name as typed and its time) and blocks both spellings; the console lists it alone.
+ * When blocks or the visibility of bids change, the highest and the bidder count are recomputed
+ * as an operator's action recomputes them (moderate_auction, sql/003_rounds.sql), the moderation
+ * version is raised and every instance is notified, so pages and quick checks follow.
+ */
+import type { Logger } from "../logger.ts";
+import { NAME_KEY_VERSION, nameKey } from "../names/nameKey.ts";
+import type { MigrationTransaction } from "./migrations.ts";
+
+/** Names re-keyed per statement: keeps each JSON parameter small whatever the table holds. */
+const NAMES_PER_UPDATE = 1_000;
+
+const HAS_KEY_VERSION_SQL = "SELECT to_regclass('auction_name_key_version') IS NOT NULL AS present";
+const KEY_VERSION_SQL = "SELECT version FROM auction_name_key_version";
+// The bids' lock, as bids and moderation take it: an instance of the previous release may still
+// be placing bids and taking actions while this one starts.
+const LOCK_BIDS_SQL = "SELECT 1 FROM auction_state FOR UPDATE";
+const ALL_BID_NAMES_SQL = "SELECT DISTINCT bidder_name, bidder_key FROM auction_bids";
+const UNKEYED_BID_NAMES_SQL = "SELECT DISTINCT bidder_name, bidder_key FROM auction_bids WHERE bidder_key IS NULL";
+/** $1 JSON [{name, key}], sent as text: postgres.js would encode a string for a json parameter again. */
+const SET_BID_KEYS_SQL = `UPDATE auction_bids b SET bidder_key = k.key
+FROM json_to_recordset($1::text::json) AS k(name text, key text)
+WHERE b.bidder_name = k.name AND b.bidder_key IS DISTINCT FROM k.key`;
+const BLOCKS_SQL = `SELECT name_key, bidder_name, to_char(blocked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS blocked_at
+FROM auction_blocked_names ORDER BY blocked_at, name_key`;
+/** $1 JSON [old key]. */
+const DROP_BLOCKS_SQL = `DELETE FROM auction_blocked_names n
+USING json_array_elements_text($1::text::json) AS k(old) WHERE n.name_key = k.old`;
+/** $1 JSON [{key, name, at}]. */
+const ADD_BLOCKS_SQL = `INSERT INTO auction_blocked_names (name_key, bidder_name, blocked_at)
+SELECT k.key, k.name, k.at::timestamptz FROM json_to_recordset($1::text::json) AS k(key text, name text, at text)`;
+/** Counts the bids whose name_blocked it flips. */
+const SET_NAME_BLOCKED_SQL = `WITH flipped AS (
+  UPDATE auction_bids b SET name_blocked = NOT b.name_blocked
+  WHERE b.name_blocked <> EXISTS (SELECT 1 FROM auction_blocked_names n WHERE n.name_key = b.bidder_key)
+  RETURNING 1
+) SELECT count(*)::integer AS bids FROM flipped`;
+// As moderate_auction recounts after an action (sql/003_rounds.sql).
+const RECOUNT_SQL = `UPDATE auction_state SET
+  high_amount = coalesce((
+    SELECT max(b.amount) FROM auction_bids b
+    WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked), 0),
+  bidder_count = (
+    SELECT count(DISTINCT b.bidder_name) FROM auction_bids b
+    WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked),
+  moderation_version = auction_state.moderation_version + 1
+RETURNING moderation_version`;
+const NOTIFY_SQL = "SELECT pg_notify('auction_bids', json_build_object('moderation', $1::bigint)::text)";
+const RECORD_VERSION_SQL = "UPDATE auction_name_key_version SET version = $1::integer, keyed_at = now()";
+
+/** What a re-keying changed, for the log line and the tests. */
+export interface Rekeyed {
+  /** Distinct bidder names whose key changed (or was missing). */
+  bidNames: number;
+  /** Blocked names whose key changed, and those merged into an earlier block with the same key. */
+  blocks: number;
+  mergedBlocks: number;
+  /** Bids whose name_blocked flipped. */
+  bidsShownOrHidden: number;
+}
+
+async function rekeyBids(tx: MigrationTransaction, all: boolean): Promise<number> {
+  const rows = await tx.query(all ? ALL_BID_NAMES_SQL : UNKEYED_BID_NAMES_SQL);
+  const changed = rows
+    .map((row) => ({ name: String(row.bidder_name), stored: row.bidder_key, key: nameKey(String(row.bidder_name)) }))
+    .filter(({ stored, key }) => stored !== key)
+    .map(({ name, key }) => ({ name, key }));
+  for (let start = 0; start < changed.length; start += NAMES_PER_UPDATE) {
+    await tx.query(SET_BID_KEYS_SQL, [JSON.stringify(changed.slice(start, start + NAMES_PER_UPDATE))]);
+  }
+  return new Set(changed.map(({ name }) => name)).size;
+}
+
+async function rekeyBlocks(tx: MigrationTransaction): Promise<{ blocks: number; mergedBlocks: number }> {
+  const kept = new Map<string, { key: string; name: string; at: string; old: string }>();
+  const dropped: string[] = [];
+  // Oldest first: the first block of a key is the one kept.
+  for (const row of await tx.query(BLOCKS_SQL)) {
+    const block = { key: nameKey(String(row.bidder_name)), name: String(row.bidder_name), at: String(row.blocked_at) };
+    const old = String(row.name_key);
+    if (kept.has(block.key)) dropped.push(old);
+    else kept.set(block.key, { ...block, old });
+  }
+  const moved = [...kept.values()].filter((block) => block.key !== block.old);
+  if (moved.length === 0 && dropped.length === 0) return { blocks: 0, mergedBlocks: 0 };
+  // Out and back in with their new keys: updated in place, one block could take a key that another
+  // still holds until its own update.
+  await tx.query(DROP_BLOCKS_SQL, [JSON.stringify([...dropped, ...moved.map((block) => block.old)])]);
+  await tx.query(ADD_BLOCKS_SQL, [JSON.stringify(moved.map(({ key, name, at }) => ({ key, name, at })))]);
+  return { blocks: moved.length, mergedBlocks: dropped.length };
+}
+
+/** The afterMigrations step of both backends (see above). */
+export async function rekeyNames(tx: MigrationTransaction, logger: Logger): Promise<Rekeyed | null> {
+  // A store opened with only some migrations (tests of older schemas): nothing records keys yet.
+  const [table] = await tx.query(HAS_KEY_VERSION_SQL);
+  if (table?.present !== true) return null;
+  const [row] = await tx.query(KEY_VERSION_SQL);
+  const stored = Number(row?.version);
+  if (stored > NAME_KEY_VERSION) {
+    logger.warn(
+      { stored, current: NAME_KEY_VERSION },
+      "the database's names are keyed by a newer release: blocks may miss the names this release keys",
+    );
+    return null;
+  }
+  const all = stored < NAME_KEY_VERSION;
+  await tx.query(LOCK_BIDS_SQL);
+  const bidNames = await rekeyBids(tx, all);
+  const { blocks, mergedBlocks } = all ? await rekeyBlocks(tx) : { blocks: 0, mergedBlocks: 0 };
+  let bidsShownOrHidden = 0;
+  if (bidNames > 0 || blocks > 0 || mergedBlocks > 0) {
+    bidsShownOrHidden = Number((await tx.query(SET_NAME_BLOCKED_SQL))[0]?.bids ?? 0);
+  }
+  if (bidsShownOrHidden > 0 || blocks > 0 || mergedBlocks > 0) {
+    const [recounted] = await tx.query(RECOUNT_SQL);
+    await tx.query(NOTIFY_SQL, [Number(recounted?.moderation_version)]);
+  }
+  if (all) await tx.query(RECORD_VERSION_SQL, [NAME_KEY_VERSION]);
+  const rekeyed = { bidNames, blocks, mergedBlocks, bidsShownOrHidden };
+  const changed = bidNames + blocks + mergedBlocks > 0;
+  // A new database records the version too (sql/007 starts it at 1), with nothing to re-key.
+  if (all) logger[changed ? "info" : "debug"]({ from: stored, to: NAME_KEY_VERSION, ...rekeyed }, "names re-keyed");
+  else if (changed) logger.info(rekeyed, "bids without a name key keyed");
+  return rekeyed;
+}
