@@ -6,6 +6,10 @@
  *   ...
  *   await store.close(); await location.remove();
  *
+ * or, closed and removed when the current test ends, pass or fail (from the test or a beforeEach):
+ *
+ *   const { location, store } = await freshStoreForThisTest("pglite");
+ *
  * PostgreSQL: a fresh database per location on the run's cluster (see postgresUrl()), dropped by
  * remove(). PGlite: a fresh data directory per location, copied from a migrated template built once
  * per run (a new PGlite directory takes seconds to initialise, a copy a fraction of one).
@@ -21,7 +25,7 @@ import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
-import { inject, onTestFinished, vi } from "vitest";
+import { inject, it, onTestFinished, vi } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
 import type { BidStore, RoundSettings } from "../../../realtime/storage/types.ts";
@@ -188,11 +192,14 @@ export async function createTestLocation(backend: Backend): Promise<TestLocation
   return { backend, dataDir: data.dir, remove: data.remove };
 }
 
+export interface TestStoreOptions {
+  logger?: Logger;
+  poolSize?: number;
+  rounds?: RoundSettings;
+}
+
 /** openBidStore on a test location; logs are discarded unless a logger is given. */
-export function openTestStore(
-  location: TestLocation,
-  options: { logger?: Logger; poolSize?: number; rounds?: RoundSettings } = {},
-): Promise<BidStore> {
+export function openTestStore(location: TestLocation, options: TestStoreOptions = {}): Promise<BidStore> {
   return openBidStore({
     databaseUrl: location.databaseUrl,
     dataDir: location.dataDir,
@@ -200,6 +207,59 @@ export function openTestStore(
     poolSize: options.poolSize,
     rounds: options.rounds,
   });
+}
+
+/*
+ * The same, tied to the current test (called from it or from a beforeEach): whatever they create is
+ * closed or removed when the test ends, pass or fail, stores before their location. A test may close
+ * a store itself first (close is idempotent) and open another on the location the same way.
+ */
+
+/** A new location, removed when the current test ends. */
+export async function locationForThisTest(backend: Backend): Promise<TestLocation> {
+  const location = await createTestLocation(backend);
+  cleanUpAfter(() => location.remove());
+  return location;
+}
+
+/** A store on `location`, closed when the current test ends. */
+export async function storeForThisTest(location: TestLocation, options: TestStoreOptions = {}): Promise<BidStore> {
+  const store = await openTestStore(location, options);
+  cleanUpAfter(() => store.close());
+  return store;
+}
+
+/** A new location with a store open on it, both gone when the current test ends. */
+export async function freshStoreForThisTest(
+  backend: Backend,
+  options: TestStoreOptions = {},
+): Promise<{ location: TestLocation; store: BidStore }> {
+  const location = await locationForThisTest(backend);
+  return { location, store: await storeForThisTest(location, options) };
+}
+
+/**
+ * `it` for tests given a fresh location and a store open on it, as
+ * `storeTest("…", async ({ location, store }) => …)`: each made when the test first asks for it
+ * (a test that asks only for `location` opens its own stores, with storeForThisTest) and gone when
+ * the test ends. They are made within the test's time limit, and the first PGlite location of a run
+ * builds the template: give the suite STORE_HOOK_TIMEOUT_MS or more.
+ */
+export function storeTestOn(backend: Backend, options: TestStoreOptions = {}) {
+  return it
+    .extend("location", () => locationForThisTest(backend))
+    .extend("store", ({ location }) => storeForThisTest(location, options));
+}
+
+/**
+ * A new location whose database has the auction's tables and no store open on it (to drive with
+ * withDirectSql), removed when the current test ends.
+ */
+export async function migratedLocationForThisTest(backend: Backend): Promise<TestLocation> {
+  const location = await locationForThisTest(backend);
+  // A PGlite location is a copy of a migrated template already; a PostgreSQL one is an empty database.
+  if (backend === "postgres") await (await openTestStore(location)).close();
+  return location;
 }
 
 /** Waits until `check` returns true, failing with `what` after `timeoutMs`: every wait is bounded. */
