@@ -8,7 +8,7 @@
  */
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import { cleanUpAfter, createTestLocation, openTestStore, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
+import { cleanUpAfter, freshStoreForThisTest, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
 
 const BIDS = 4_000;
 const NAMES = 4;
@@ -18,10 +18,7 @@ describe("the known-bidder lookup on PostgreSQL", () => {
   it(
     "probes the (round, name) index for a new name and a frequent one, after ANALYZE has seen a few names bid thousands of times",
     async () => {
-      const location = await createTestLocation("postgres");
-      cleanUpAfter(() => location.remove());
-      const store = await openTestStore(location);
-      cleanUpAfter(() => store.close());
+      const { location, store } = await freshStoreForThisTest("postgres");
       for (let first = 1; first <= BIDS; first += BATCH) {
         await store.placeBids(
           Array.from({ length: BATCH }, (_, index) => ({

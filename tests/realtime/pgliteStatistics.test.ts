@@ -6,13 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { VIEW_SQL } from "../../realtime/storage/queries.ts";
-import {
-  cleanUpAfter,
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  withDirectSql,
-} from "./support/stores.ts";
+import { freshStoreForThisTest, STORE_HOOK_TIMEOUT_MS, withDirectSql } from "./support/stores.ts";
 
 const BIDS = 2_000;
 const BATCH = 100;
@@ -24,9 +18,7 @@ describe("the PGlite store's statistics", () => {
   it(
     "keeps the bids analysed as they grow, so a snapshot reads the newest bids by index instead of sorting the round",
     async () => {
-      const location = await createTestLocation("pglite");
-      cleanUpAfter(() => location.remove());
-      const store = await openTestStore(location);
+      const { location, store } = await freshStoreForThisTest("pglite");
       for (let first = 1; first <= BIDS; first += BATCH) {
         const outcomes = await store.placeBids(
           Array.from({ length: BATCH }, (_, index) => ({
