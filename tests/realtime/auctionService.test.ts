@@ -33,9 +33,9 @@ import {
   type Backend,
   cleanUpAfter,
   createTestDataDir,
-  createTestLocation,
-  openTestStore,
-  type TestLocation,
+  freshStoreForThisTest,
+  locationForThisTest,
+  storeForThisTest,
   testLogger,
   waitFor,
 } from "./support/stores.ts";
@@ -44,10 +44,7 @@ const TEST_TIMEOUT_MS = 120_000;
 /** Every bid in these tests comes from 127.0.0.1: tests that are not about the limits lift them. */
 
 async function openAuction(backend: Backend, overrides: Partial<ServiceConfig> = LIFTED_LIMITS) {
-  const location = await createTestLocation(backend);
-  cleanUpAfter(() => location.remove());
-  const store = await openTestStore(location);
-  cleanUpAfter(() => store.close());
+  const { location, store } = await freshStoreForThisTest(backend);
   const service = await startAuctionService(store, overrides);
   cleanUpAfter(() => service.stop());
   return { location, store, service };
@@ -521,12 +518,10 @@ describe("auction service on PostgreSQL, several instances", () => {
   it(
     "takes 50 concurrent bids through 2 instances: accepted amounts rise strictly with the id, each broadcast once to every client",
     async () => {
-      const location = await createTestLocation("postgres");
-      cleanUpAfter(() => location.remove());
+      const location = await locationForThisTest("postgres");
       const instances: AuctionService[] = [];
       for (let i = 0; i < 2; i++) {
-        const store = await openTestStore(location);
-        cleanUpAfter(() => store.close());
+        const store = await storeForThisTest(location);
         instances.push(await startAuctionService(store, LIFTED_LIMITS));
         cleanUpAfter(() => instances[i]?.stop() ?? Promise.resolve());
       }
@@ -707,10 +702,8 @@ describe("auction service process", () => {
   it(
     "refuses to start on a PGlite data directory another process holds, with a clear message",
     async () => {
-      const location: TestLocation = await createTestLocation("pglite");
-      cleanUpAfter(() => location.remove());
-      const store = await openTestStore(location);
-      cleanUpAfter(() => store.close());
+      // The store this test holds open keeps the directory locked against the process.
+      const { location } = await freshStoreForThisTest("pglite");
       const child = spawn(process.execPath, ["realtime/main.ts"], {
         env: { ...process.env, PORT: "0", STATIC_DIR: "", DATA_DIR: location.dataDir, DATABASE_URL: "" },
         stdio: ["ignore", "pipe", "pipe"],
