@@ -7,13 +7,14 @@
  *   const balancer = await startLoadBalancer([a.port, b.port]);
  *   // balancer.socketUrl → ws://127.0.0.1:<port>/realtime
  *   balancer.routed // target port of every upgrade, in order
- *   await balancer.close();
+ *   await balancer.close();          // or balancerForThisTest([...]): closed when the test ends
  */
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import httpProxy from "http-proxy";
 import { PROTOCOL_PATH } from "../../../src/lib/auction/protocol.ts";
+import { cleanUpAfter } from "./stores.ts";
 
 const PROBE_TIMEOUT_MS = 2_000;
 /** How long a connection this side has ended may wait for the client's end before it is cut. */
@@ -101,4 +102,11 @@ export async function startLoadBalancer(targetPorts: number[]): Promise<LoadBala
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** startLoadBalancer, closed when the current test ends. */
+export async function balancerForThisTest(targetPorts: number[]): Promise<LoadBalancer> {
+  const balancer = await startLoadBalancer(targetPorts);
+  cleanUpAfter(() => balancer.close());
+  return balancer;
 }

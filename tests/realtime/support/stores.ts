@@ -215,6 +215,13 @@ export function openTestStore(location: TestLocation, options: TestStoreOptions 
  * a store itself first (close is idempotent) and open another on the location the same way.
  */
 
+/** A new empty database on the run's PostgreSQL, dropped when the current test ends. */
+export async function databaseForThisTest(): Promise<{ url: string; drop(): Promise<void> }> {
+  const database = await createTestDatabase();
+  cleanUpAfter(() => database.drop());
+  return database;
+}
+
 /** A new location, removed when the current test ends. */
 export async function locationForThisTest(backend: Backend): Promise<TestLocation> {
   const location = await createTestLocation(backend);
