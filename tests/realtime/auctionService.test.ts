@@ -26,7 +26,7 @@ import {
   type TestClient,
   UpgradeRefused,
 } from "./support/auctionClient.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import { serviceForThisTest, startInstances } from "./support/auctionService.ts";
 import { serviceProcessEnv } from "./support/serviceProcess.ts";
 import {
   BACKENDS,
@@ -35,7 +35,6 @@ import {
   createTestDataDir,
   freshStoreForThisTest,
   locationForThisTest,
-  storeForThisTest,
   testLogger,
   waitFor,
 } from "./support/stores.ts";
@@ -45,9 +44,7 @@ const TEST_TIMEOUT_MS = 120_000;
 
 async function openAuction(backend: Backend, overrides: Partial<ServiceConfig> = LIFTED_LIMITS) {
   const { location, store } = await freshStoreForThisTest(backend);
-  const service = await startAuctionService(store, overrides);
-  cleanUpAfter(() => service.stop());
-  return { location, store, service };
+  return { location, store, service: await serviceForThisTest(store, overrides) };
 }
 
 async function connect(url: string, options?: ConnectOptions): Promise<TestClient> {
@@ -518,14 +515,8 @@ describe("auction service on PostgreSQL, several instances", () => {
   it(
     "takes 50 concurrent bids through 2 instances: accepted amounts rise strictly with the id, each broadcast once to every client",
     async () => {
-      const location = await locationForThisTest("postgres");
-      const instances: AuctionService[] = [];
-      for (let i = 0; i < 2; i++) {
-        const store = await storeForThisTest(location);
-        instances.push(await startAuctionService(store, LIFTED_LIMITS));
-        cleanUpAfter(() => instances[i]?.stop() ?? Promise.resolve());
-      }
-      const urls = instances.map((instance) => instance.socketUrl);
+      const instances = await startInstances(await locationForThisTest("postgres"), 2);
+      const urls = instances.map((instance) => instance.service.socketUrl);
       const clients: TestClient[] = [];
       for (let i = 0; i < 8; i++) clients.push(await connect(urls[i % 2] as string));
       await Promise.all(clients.map((client) => client.opening()));
@@ -593,12 +584,11 @@ describe("auction service on PostgreSQL, several instances", () => {
         logger: testLogger((line) => lines.push(line)),
       });
       cleanUpAfter(() => store.close());
-      const service = await startAuctionService(
+      const service = await serviceForThisTest(
         store,
         LIFTED_LIMITS,
         testLogger((line) => lines.push(line)),
       );
-      cleanUpAfter(() => service.stop());
       const client = await connect(service.socketUrl);
       await client.opening();
       const acknowledged = [accepted(await client.bid("Before", 1))];

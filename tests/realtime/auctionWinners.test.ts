@@ -10,15 +10,8 @@ import type { Logger } from "../../realtime/logger.ts";
 import { SERVICE_HEADERS } from "../../realtime/securityHeaders.ts";
 import type { BidStore, PlaceBidOutcome, StoredBid } from "../../realtime/storage/types.ts";
 import { parseWinners, WINNERS_PATH } from "../../src/lib/auctionWinners.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import {
-  BACKENDS,
-  cleanUpAfter,
-  freshStoreForThisTest,
-  STORE_HOOK_TIMEOUT_MS,
-  testLogger,
-  waitFor,
-} from "./support/stores.ts";
+import { type AuctionService, serviceForThisTest } from "./support/auctionService.ts";
+import { BACKENDS, freshStoreForThisTest, STORE_HOOK_TIMEOUT_MS, testLogger, waitFor } from "./support/stores.ts";
 
 const PAGES_ORIGIN = "https://nothing.example";
 
@@ -34,10 +27,8 @@ describe.each(BACKENDS)("GET /auction/winners on %s", (backend) => {
     ({ store } = await freshStoreForThisTest(backend, { rounds: { roundSeconds: 1, softCloseSeconds: 0 } }));
   }, STORE_HOOK_TIMEOUT_MS);
 
-  async function start(overrides: Partial<ServiceConfig> = {}, logger?: Logger) {
-    const service = await startAuctionService(store, overrides, logger);
-    cleanUpAfter(() => service.stop());
-    return service;
+  function start(overrides: Partial<ServiceConfig> = {}, logger?: Logger) {
+    return serviceForThisTest(store, overrides, logger);
   }
 
   async function winners(service: AuctionService) {

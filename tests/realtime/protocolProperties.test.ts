@@ -25,15 +25,15 @@ import {
   MODEL_MAX_MESSAGE_BYTES,
   MODEL_MAX_NAME_CODE_POINTS,
 } from "./support/auctionModel.ts";
-import { startAuctionService } from "./support/auctionService.ts";
+import { serviceForThisTest } from "./support/auctionService.ts";
 import { connectRaw, type Outcome, type RawClient } from "./support/rawClient.ts";
 import {
   BACKENDS,
   type Backend,
   cleanUpAfter,
-  createTestLocation,
   type DirectQuery,
-  openTestStore,
+  freshStoreForThisTest,
+  migratedLocationForThisTest,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
@@ -345,15 +345,8 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
   it(
     "answers every frame as the model says, stores only rule-abiding rows and broadcasts each accepted bid once",
     async () => {
-      const location = await createTestLocation(backend);
-      cleanUpAfter(() => location.remove());
-      const store = await openTestStore(location);
-      let storeOpen = true;
-      cleanUpAfter(async () => {
-        if (storeOpen) await store.close();
-      });
-      const service = await startAuctionService(store, LIFTED_LIMITS);
-      cleanUpAfter(() => service.stop());
+      const { location, store } = await freshStoreForThisTest(backend);
+      const service = await serviceForThisTest(store, LIFTED_LIMITS);
 
       const watcher = await connectRaw(service.socketUrl);
       cleanUpAfter(() => watcher.close());
@@ -414,7 +407,6 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
 
       await service.stop();
       await store.close();
-      storeOpen = false;
       const rows = await withDirectSql(location, readRows);
       expect(ruleBreaks(rows)).toEqual([]);
       expect(rows).toHaveLength(model.acceptances);
@@ -429,22 +421,13 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
   );
 });
 
-/** A location whose database has the auction's tables, with no store left open on it. */
-async function migratedLocation(backend: Backend) {
-  const location = await createTestLocation(backend);
-  cleanUpAfter(() => location.remove());
-  // A PGlite location is a copy of a migrated template already; a PostgreSQL one is an empty database.
-  if (backend === "postgres") await (await openTestStore(location)).close();
-  return location;
-}
-
 describe("the database's name checks against the bid rules", () => {
   // Once, on PostgreSQL: the checks are the same migration's code point ranges on either backend,
   // and a million regular expression tests take PGlite (WebAssembly) three times as long.
   it(
     "refuse exactly the one-character names the rules refuse, over every code point",
     async () => {
-      const location = await migratedLocation("postgres");
+      const location = await migratedLocationForThisTest("postgres");
       const refusedBySql = await withDirectSql(location, async (query) => {
         const checks = await query(
           `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
@@ -479,7 +462,7 @@ describe.each(BACKENDS)("the database's checks on %s against the bid rules", (ba
   it(
     "place_auction_bid accepts a generated name and amount exactly when the rules do, never with a check violation",
     async () => {
-      const location = await migratedLocation(backend);
+      const location = await migratedLocationForThisTest(backend);
       const name = fc.oneof(
         fc.string({ unit: "binary", maxLength: 42 }),
         fc.string({ unit: fc.constantFrom(...EDGE_CHARACTERS.filter((text) => text.isWellFormed())), maxLength: 42 }),

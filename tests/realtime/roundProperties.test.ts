@@ -26,10 +26,8 @@ import type {
 import {
   BACKENDS,
   type Backend,
-  cleanUpAfter,
-  createTestLocation,
   type DirectQuery,
-  openTestStore,
+  migratedLocationForThisTest,
   withDirectSql,
 } from "./support/stores.ts";
 
@@ -444,10 +442,8 @@ describe.each(BACKENDS)("rounds against a model on %s", (backend) => {
   it(
     "answers every bid, settlement and moderation as the model does, and ends with its rounds, bids and winners",
     async () => {
-      const location = await createTestLocation(backend);
-      cleanUpAfter(() => location.remove());
-      // Migrated by a store, then driven on one connection of its own.
-      await (await openTestStore(location)).close();
+      // Driven on one connection of its own.
+      const location = await migratedLocationForThisTest(backend);
       console.info(`fast-check seed ${SEED} on ${backend} (FC_SEED=${SEED} to replay), ${RUNS[backend]} runs`);
       await withDirectSql(location, (query) =>
         fc.assert(

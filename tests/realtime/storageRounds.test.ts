@@ -38,7 +38,9 @@ const SESSION = "session-rounds";
 const ROUND_END_WAIT_MS = 10_000;
 const TEST_TIMEOUT_MS = 60_000;
 
-function accepted(outcome: PlaceBidOutcome) {
+type AcceptedOutcome = Extract<PlaceBidOutcome, { accepted: true }>;
+
+function accepted(outcome: PlaceBidOutcome): AcceptedOutcome {
   if (!outcome.accepted) throw new Error(`bid refused (${outcome.code}), highest ${outcome.highestCents}`);
   return outcome;
 }
@@ -77,6 +79,28 @@ function hearNotices(store: BidStore): HeardNotice[] {
   store.onBid((notice) => heard.push({ bid: notice.bid.id, round: notice.round, endsAt: notice.endsAt }));
   store.onRoundClosed((notice) => heard.push({ roundClosed: notice.round }));
   return heard;
+}
+
+/**
+ * Waits for the notice of `opener`, the bid that opened round 2, then checks all that was heard:
+ * `round1Bids` with round 1's end, that end once, then `opener`.
+ */
+async function expectHeardRoundChange(
+  heard: HeardNotice[],
+  {
+    round1Bids,
+    round1EndsAt,
+    opener,
+  }: { round1Bids: AcceptedOutcome[]; round1EndsAt: string; opener: AcceptedOutcome },
+) {
+  await waitFor(`the notice of bid ${opener.bid.id}`, () =>
+    heard.some((notice) => "bid" in notice && notice.bid === opener.bid.id),
+  );
+  expect(heard).toEqual([
+    ...round1Bids.map(({ bid }) => ({ bid: bid.id, round: 1, endsAt: round1EndsAt })),
+    { roundClosed: 1 },
+    { bid: opener.bid.id, round: 2, endsAt: opener.endsAt },
+  ]);
 }
 
 describe.each(BACKENDS)(
@@ -162,15 +186,7 @@ describe.each(BACKENDS)(
         const carol = accepted(await auction.placeBid("Carol", 50));
         expect(carol).toMatchObject({ round: 2, closedRoundBids: null, bidders: 1 });
         // Carol's notice comes after anything the two settlements sent: exactly one end was heard.
-        await waitFor("Carol's bid notice", () =>
-          heard.some((notice) => "bid" in notice && notice.bid === carol.bid.id),
-        );
-        expect(heard).toEqual([
-          { bid: alice.bid.id, round: 1, endsAt },
-          { bid: bob.bid.id, round: 1, endsAt },
-          { roundClosed: 1 },
-          { bid: carol.bid.id, round: 2, endsAt: carol.endsAt },
-        ]);
+        await expectHeardRoundChange(heard, { round1Bids: [alice, bob], round1EndsAt: endsAt, opener: carol });
       },
     );
 
@@ -218,15 +234,7 @@ describe.each(BACKENDS)(
         expect((await auction.bidsAfter(0, 10)).bids).toEqual([carol.bid]);
         expect(await auction.winners(10)).toEqual([winner(1, bob.bid, round1EndsAt)]);
 
-        await waitFor("Carol's bid notice", () =>
-          heard.some((notice) => "bid" in notice && notice.bid === carol.bid.id),
-        );
-        expect(heard).toEqual([
-          { bid: alice.bid.id, round: 1, endsAt: round1EndsAt },
-          { bid: bob.bid.id, round: 1, endsAt: round1EndsAt },
-          { roundClosed: 1 },
-          { bid: carol.bid.id, round: 2, endsAt: carol.endsAt },
-        ]);
+        await expectHeardRoundChange(heard, { round1Bids: [alice, bob], round1EndsAt, opener: carol });
       },
     );
 
@@ -474,8 +482,7 @@ describe.each(BACKENDS)(
         round: { number: 2, endsAt: next.endsAt, closed: false },
         pastWinners: [winner(1, highest, round1End)],
       });
-      await waitFor("Dave's bid notice", () => heard.some((notice) => "bid" in notice && notice.bid === next.bid.id));
-      expect(heard).toEqual([{ roundClosed: 1 }, { bid: next.bid.id, round: 2, endsAt: next.endsAt }]);
+      await expectHeardRoundChange(heard, { round1Bids: [], round1EndsAt: round1End, opener: next });
     });
   },
   TEST_TIMEOUT_MS,
