@@ -7,6 +7,7 @@ import { type BidNotice, type PlaceBidOutcome, StoreUnavailableError } from "../
 import {
   BACKENDS,
   createTestDatabase,
+  NO_BIDS,
   openTestStore,
   STORE_HOOK_TIMEOUT_MS,
   storeForThisTest,
@@ -185,24 +186,8 @@ describe.each(BACKENDS)(
     });
 
     storeTest("shows an empty auction before the first bid", async ({ store }) => {
-      expect(await store.view(50)).toEqual({
-        bids: [],
-        highest: null,
-        bidders: 0,
-        moderation: 0,
-        lastId: 0,
-        blockedKeys: [],
-        ...BEFORE_ROUND_1,
-      });
-      expect(await store.bidsAfter(0, 50)).toEqual({
-        bids: [],
-        highest: null,
-        bidders: 0,
-        moderation: 0,
-        lastId: 0,
-        blockedKeys: [],
-        ...BEFORE_ROUND_1,
-      });
+      expect(await store.view(50)).toEqual({ ...NO_BIDS, ...BEFORE_ROUND_1 });
+      expect(await store.bidsAfter(0, 50)).toEqual({ ...NO_BIDS, ...BEFORE_ROUND_1 });
     });
 
     storeTest(

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect } from "vitest";
 import { DataDirLockedError, LOCK_FILE_NAME } from "../../realtime/storage/dataDirLock.ts";
 import { killChild } from "../../scripts/support/childProcess.ts";
-import { cleanUpAfter, openTestStore, storeForThisTest, storeTestOn, waitFor } from "./support/stores.ts";
+import { cleanUpAfter, NO_BIDS, openTestStore, storeForThisTest, storeTestOn, waitFor } from "./support/stores.ts";
 
 const OPEN_STORE_SCRIPT = fileURLToPath(new URL("./support/openStoreProcess.ts", import.meta.url));
 const CHILD_TIMEOUT_MS = 30_000;
@@ -59,15 +59,7 @@ describe("the PGlite data directory lock", () => {
       await store.close();
       expect(existsSync(join(dir, LOCK_FILE_NAME))).toBe(false);
       const reopened = await storeForThisTest(location);
-      expect(await reopened.view(1)).toMatchObject({
-        bids: [],
-        highest: null,
-        bidders: 0,
-        moderation: 0,
-        lastId: 0,
-        blockedKeys: [],
-        round: { number: 0 },
-      });
+      expect(await reopened.view(1)).toMatchObject({ ...NO_BIDS, round: { number: 0 } });
     },
     60_000,
   );

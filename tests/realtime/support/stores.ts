@@ -38,6 +38,9 @@ import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
  */
 export const STORE_HOOK_TIMEOUT_MS = 60_000;
 
+/** What a view of an auction without a single bid says, round aside. */
+export const NO_BIDS = { bids: [], highest: null, bidders: 0, moderation: 0, lastId: 0, blockedKeys: [] };
+
 export type Backend = "postgres" | "pglite";
 export const BACKENDS: Backend[] = ["postgres", "pglite"];
 
