@@ -28,7 +28,7 @@ import postgres from "postgres";
 import { inject, it, onTestFinished, vi } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
-import type { BidStore, RoundSettings } from "../../../realtime/storage/types.ts";
+import type { BidStore, PlaceBidOutcome, RoundSettings } from "../../../realtime/storage/types.ts";
 import { startPostgresCluster } from "../../../scripts/support/postgresCluster.ts";
 import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
 
@@ -270,6 +270,26 @@ export async function migratedLocationForThisTest(backend: Backend): Promise<Tes
   // A PGlite location is a copy of a migrated template already; a PostgreSQL one is an empty database.
   if (backend === "postgres") await (await openTestStore(location)).close();
   return location;
+}
+
+/**
+ * Places bids of 1, 2, … `count` cents, `batch` to a transaction as group commit does: each above
+ * the last, so every one is accepted. Names from `nameOf(amountCents)`.
+ */
+export async function placeRisingBids(
+  store: BidStore,
+  count: number,
+  nameOf: (amountCents: number) => string,
+  batch = 100,
+): Promise<PlaceBidOutcome[]> {
+  const outcomes: PlaceBidOutcome[] = [];
+  for (let first = 1; first <= count; first += batch) {
+    const amounts = Array.from({ length: Math.min(batch, count - first + 1) }, (_, index) => first + index);
+    outcomes.push(
+      ...(await store.placeBids(amounts.map((amountCents) => ({ bidderName: nameOf(amountCents), amountCents })))),
+    );
+  }
+  return outcomes;
 }
 
 /** Waits until `check` returns true, failing with `what` after `timeoutMs`: every wait is bounded. */
