@@ -435,16 +435,22 @@ describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the data
     };
   }
 
+  /** One instance on a fresh database, and one page on it whose bid of $42 waits for the lock the test holds. */
+  async function bidHeldAtTheDatabase(bidderName: string, env: Record<string, string> = {}) {
+    const database = await databaseForThisTest();
+    const instance = await startService(database.url, env);
+    const page = openPages("held-", [instance.socketUrl], 1)[0] as Page;
+    await allLive([page]);
+    const lock = await holdBidLock(database.url);
+    const outcome = page.placeBid(bidderName, 4200);
+    await waitFor("the bid to wait for the lock", async () => (await lock.waiting()) === 1);
+    return { database, instance, page, lock, outcome };
+  }
+
   it(
     "the drain waits for the held bid: acknowledged once released, then 1001 and exit code 0",
     async () => {
-      const database = await databaseForThisTest();
-      const instance = await startService(database.url);
-      const page = openPages("held-", [instance.socketUrl], 1)[0] as Page;
-      await allLive([page]);
-      const lock = await holdBidLock(database.url);
-      const outcome = page.placeBid("Held at the database", 4200);
-      await waitFor("the bid to wait for the lock", async () => (await lock.waiting()) === 1);
+      const { database, instance, page, lock, outcome } = await bidHeldAtTheDatabase("Held at the database");
 
       instance.signal("SIGTERM");
       await waitFor("the drain to begin", () => instance.logs.some((line) => line.msg === "shutting down"));
@@ -471,14 +477,10 @@ describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the data
   it(
     "a held bid that outlasts SHUTDOWN_TIMEOUT_MS: exit code 1 with a log line, the bid unacknowledged and stored at most once",
     async () => {
-      const database = await databaseForThisTest();
       const timeoutMs = 1_500;
-      const instance = await startService(database.url, { SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
-      const page = openPages("stuck-", [instance.socketUrl], 1)[0] as Page;
-      await allLive([page]);
-      const lock = await holdBidLock(database.url);
-      const outcome = page.placeBid("Stuck at the database", 4200);
-      await waitFor("the bid to wait for the lock", async () => (await lock.waiting()) === 1);
+      const { database, instance, page, lock, outcome } = await bidHeldAtTheDatabase("Stuck at the database", {
+        SHUTDOWN_TIMEOUT_MS: String(timeoutMs),
+      });
 
       instance.signal("SIGTERM");
       const signalledAt = performance.now();

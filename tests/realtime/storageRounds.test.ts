@@ -322,17 +322,22 @@ describe.each(BACKENDS)(
           await auction.close();
           auction = await storeForThisTest(location, { rounds });
         };
+        /** A settlement finds round 1 endless, and the view says so. */
+        const expectEndlessRound1 = async () => {
+          expect(await auction.settleRound()).toMatchObject({
+            number: 1,
+            endsAt: null,
+            closed: false,
+            closedRoundBids: null,
+          });
+          expect((await auction.view(10)).round).toEqual({ number: 1, endsAt: null, closed: false });
+        };
+
         const alice = accepted(await auction.placeBid("Alice", 100));
         expect(alice).toMatchObject({ round: 1, endsAt: null, closedRoundBids: null });
         // No soft close without an end.
         expect(accepted(await auction.placeBid("Bob", 200))).toMatchObject({ round: 1, endsAt: null });
-        expect(await auction.settleRound()).toMatchObject({
-          number: 1,
-          endsAt: null,
-          closed: false,
-          closedRoundBids: null,
-        });
-        expect((await auction.view(10)).round).toEqual({ number: 1, endsAt: null, closed: false });
+        await expectEndlessRound1();
 
         // Rounds on: the endless round gets its end, counted from when it opened.
         await reopen({ roundSeconds: 3_600, softCloseSeconds: 0 });
@@ -345,13 +350,7 @@ describe.each(BACKENDS)(
 
         // Rounds off again: a settlement makes it endless...
         await reopen({ roundSeconds: 0, softCloseSeconds: 0 });
-        expect(await auction.settleRound()).toMatchObject({
-          number: 1,
-          endsAt: null,
-          closed: false,
-          closedRoundBids: null,
-        });
-        expect((await auction.view(10)).round).toEqual({ number: 1, endsAt: null, closed: false });
+        await expectEndlessRound1();
 
         // ...and so does a bid.
         await reopen({ roundSeconds: 3_600, softCloseSeconds: 0 });

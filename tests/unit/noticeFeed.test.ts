@@ -362,12 +362,8 @@ describe("the notice feed", () => {
   });
 
   it("hands on nothing after stop, not what a read in flight brings back, and drops a pending retry", async () => {
-    const script = scriptedFeedStore();
-    script.commit();
-    const first = await startedFeed(script);
-    script.setReady(false);
-    script.commit();
-    script.setReady(true);
+    const first = await feedCatchingUpOnBid2();
+    const { script } = first;
     first.feed.stop();
     expect(script.listeners).toBe(0);
     await script.answerRead();
