@@ -32,7 +32,7 @@ import {
   BACKENDS,
   type Backend,
   cleanUpAfter,
-  createTestDataDir,
+  dataDirForThisTest,
   freshStoreForThisTest,
   locationForThisTest,
   testLogger,
@@ -51,6 +51,14 @@ async function connect(url: string, options?: ConnectOptions): Promise<TestClien
   const client = await connectClient(url, options);
   cleanUpAfter(() => client.close());
   return client;
+}
+
+/** An auction as openAuction opens it, with one client that has had its opening snapshot. */
+async function openAuctionWithClient(backend: Backend, overrides?: Partial<ServiceConfig>) {
+  const auction = await openAuction(backend, overrides);
+  const client = await connect(auction.service.socketUrl);
+  await client.opening();
+  return { ...auction, client };
 }
 
 function accepted(answer: BidAnswer): WireBid {
@@ -123,9 +131,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
   it(
     "applies every bid rule over the socket and answers each refusal with its code, a message and the highest",
     async () => {
-      const { service } = await openAuction(backend);
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { client } = await openAuctionWithClient(backend);
 
       for (const name of ["", "   ", "x".repeat(41), "\u202eevil", "zero\u200bwidth", "bell\u0007"]) {
         expect(await client.bid(name, 5)).toMatchObject({
@@ -180,9 +186,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
   it(
     "answers unreadable messages with bad_message, keeping a readable requestId, and pings with pong",
     async () => {
-      const { service } = await openAuction(backend);
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { client } = await openAuctionWithClient(backend);
       const errors = () => client.messages.filter((message) => message.type === "error");
 
       client.socket.send("{not json");
@@ -287,9 +291,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
   it(
     "answers /healthz, /readyz and /metrics",
     async () => {
-      const { service } = await openAuction(backend);
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient(backend);
       accepted(await client.bid("Nobody", 5));
       await client.bid("Nobody", 4);
       await client.bid("", 4);
@@ -329,9 +331,7 @@ describe("auction service limits", () => {
   it(
     "closes a socket that sends a frame over the size limit with 1009, and keeps serving",
     async () => {
-      const { service } = await openAuction("pglite");
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite");
       client.socket.send(JSON.stringify({ type: "ping", padding: "x".repeat(MAX_MESSAGE_BYTES) }));
       expect((await client.closed).code).toBe(1009);
       await expectStillServing(service.socketUrl);
@@ -342,9 +342,7 @@ describe("auction service limits", () => {
   it(
     "closes a socket that sends a binary frame with 1003, and keeps serving",
     async () => {
-      const { service } = await openAuction("pglite");
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite");
       client.socket.send(Buffer.from('{"type":"ping"}'), { binary: true });
       expect(await client.closed).toEqual({ code: CLOSE_CODES.unsupportedData, reason: "Text frames only" });
       await expectStillServing(service.socketUrl);
@@ -406,9 +404,7 @@ describe("auction service limits", () => {
   it(
     "answers a bid flood over the rate limit with rate_limited, and keeps serving",
     async () => {
-      const { service } = await openAuction("pglite", { bidRateLimit: 5, bidRateWindowMs: 60_000 });
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite", { bidRateLimit: 5, bidRateWindowMs: 60_000 });
       const requests = Array.from({ length: 8 }, (_, index) => client.sendBid("Flooder", index + 1));
       const answers = await Promise.all(requests.map((requestId) => client.answerTo(requestId)));
       expect(answers.map((answer) => answer.type === "error" && answer.code)).toEqual([
@@ -435,9 +431,7 @@ describe("auction service limits", () => {
   it(
     "cuts a socket that keeps sending but never reads the answers, instead of buffering them without end",
     async () => {
-      const { service } = await openAuction("pglite");
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite");
       // Stop reading at the TCP level: the answers pile up in the kernel, then in the service.
       const tcp = (client.socket as unknown as { _socket: Socket })._socket;
       tcp.pause();
@@ -496,9 +490,7 @@ describe("auction service shutdown", () => {
   it(
     "once draining, reports not ready and refuses new sockets with 503",
     async () => {
-      const { service } = await openAuction("pglite");
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite");
       await service.socketServer.drain();
       expect(await client.closed).toEqual({ code: CLOSE_CODES.goingAway, reason: "Service restarting" });
       const ready = await fetch(`${service.httpUrl}/readyz`);
@@ -646,8 +638,7 @@ describe("auction service process", () => {
   it(
     "drains on SIGTERM: in-flight bids answered, sockets closed with 1001, exit code 0",
     async () => {
-      const data = await createTestDataDir();
-      cleanUpAfter(() => data.remove());
+      const data = await dataDirForThisTest();
       const child = spawn(process.execPath, ["realtime/main.ts"], {
         env: serviceProcessEnv({ dataDir: data.dir }),
         stdio: ["ignore", "pipe", "pipe"],

@@ -225,6 +225,13 @@ export async function databaseForThisTest(): Promise<{ url: string; drop(): Prom
   return database;
 }
 
+/** A new PGlite data directory, already migrated, removed when the current test ends. */
+export async function dataDirForThisTest(): Promise<{ dir: string; remove(): Promise<void> }> {
+  const data = await createTestDataDir();
+  cleanUpAfter(() => data.remove());
+  return data;
+}
+
 /** A new location, removed when the current test ends. */
 export async function locationForThisTest(backend: Backend): Promise<TestLocation> {
   const location = await createTestLocation(backend);
