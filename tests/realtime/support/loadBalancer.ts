@@ -4,10 +4,9 @@
  * upgrade first checks that its target accepts a TCP connection and moves on to the next target
  * when it is refused (a killed or draining instance), so clients fail over to a survivor.
  *
- *   const balancer = await startLoadBalancer([a.port, b.port]);
+ *   const balancer = await balancerForThisTest([a.port, b.port]); // closed when the test ends
  *   // balancer.socketUrl → ws://127.0.0.1:<port>/realtime
  *   balancer.routed // target port of every upgrade, in order
- *   await balancer.close();          // or balancerForThisTest([...]): closed when the test ends
  */
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
@@ -44,7 +43,7 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-export async function startLoadBalancer(targetPorts: number[]): Promise<LoadBalancer> {
+async function startLoadBalancer(targetPorts: number[]): Promise<LoadBalancer> {
   const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true });
   const routed: number[] = [];
   /** Each open client connection and the target it was routed to (null while being routed). */
