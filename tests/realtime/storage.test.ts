@@ -7,6 +7,7 @@ import { type BidNotice, type PlaceBidOutcome, StoreUnavailableError } from "../
 import {
   BACKENDS,
   createTestDatabase,
+  ISO_UTC_MILLIS,
   NO_BIDS,
   openTestStore,
   STORE_HOOK_TIMEOUT_MS,
@@ -17,8 +18,6 @@ import {
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
-
-const ISO_UTC_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 // These stores run with rounds off (AUCTION_ROUND_SECONDS=0): every bid is in one endless round 1.
 const IN_ENDLESS_ROUND_1 = { round: 1, endsAt: null, closedRoundBids: null };

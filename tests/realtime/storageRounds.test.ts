@@ -23,6 +23,7 @@ import {
   type Backend,
   cleanUpAfter,
   createTestDataDir,
+  ISO_UTC_MILLIS,
   locationForThisTest,
   storeForThisTest,
   storeTestOn,
@@ -32,7 +33,6 @@ import {
   withDirectSql,
 } from "./support/stores.ts";
 
-const ISO_UTC_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const SESSION = "session-rounds";
 /** Longest wait for a round's end: the rounds here last at most a few seconds. */
 const ROUND_END_WAIT_MS = 10_000;

@@ -38,6 +38,9 @@ import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
  */
 export const STORE_HOOK_TIMEOUT_MS = 60_000;
 
+/** A time as the store writes it: ISO 8601 in UTC, to the millisecond. */
+export const ISO_UTC_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 /** What a view of an auction without a single bid says, round aside. */
 export const NO_BIDS = { bids: [], highest: null, bidders: 0, moderation: 0, lastId: 0, blockedKeys: [] };
 
