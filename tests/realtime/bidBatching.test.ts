@@ -17,6 +17,7 @@ import { createRateLimiter } from "../../realtime/auction/rateLimiter.ts";
 import { createMetrics } from "../../realtime/metrics.ts";
 import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 import {
   freshStoreForThisTest,
   STORE_HOOK_TIMEOUT_MS,
@@ -26,8 +27,6 @@ import {
   withDirectSql,
 } from "./support/stores.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_123);
-const RUNS = 40;
 const RATE_LIMIT = 12;
 const ADDRESS = "203.0.113.7";
 const BLOCKED = "Troll";
@@ -87,7 +86,6 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
       const batched = await freshStoreForThisTest("postgres");
       const single = await freshStoreForThisTest("postgres");
       let largestBatch = 0;
-      console.info(`fast-check seed ${SEED} (FC_SEED=${SEED} to replay), ${RUNS} runs`);
       await fc.assert(
         fc.asyncProperty(burst, burst, async (first, second) => {
           await reset(batched.location, batched.store);
@@ -114,7 +112,7 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
             (await store.view(100)).bids.map(({ createdAt: _time, ...bid }) => bid);
           expect(await stored(batched.store)).toEqual(await stored(single.store));
         }),
-        { seed: SEED, numRuns: RUNS },
+        seededRuns(20_261_123, 40),
       );
       // The bursts did go to the database in batches, not one by one.
       expect(largestBatch).toBeGreaterThan(1);

@@ -14,6 +14,7 @@ import { ENDLESS_ROUNDS } from "../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 import {
   AuctionModel,
   centsToDecimalText,
@@ -38,7 +39,6 @@ import {
   withDirectSql,
 } from "./support/stores.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_122);
 /** Generated runs per backend; each run is a sequence of 1 to 16 frames (8.5 on average). */
 const RUNS: Record<Backend, number> = { postgres: 400, pglite: 250 };
 const TEST_TIMEOUT_MS = 120_000;
@@ -359,7 +359,6 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
       const accepted: Row[] = [];
       const tally = { frames: 0, accepted: 0, refused: {} as Record<string, number>, pongs: 0, closed: 0 };
       const started = performance.now();
-      console.info(`fast-check seed ${SEED} on ${backend} (FC_SEED=${SEED} to replay), ${RUNS[backend]} runs`);
 
       await fc.assert(
         fc.asyncProperty(fc.array(frameSpec, { minLength: 1, maxLength: 16 }), async (frames) => {
@@ -388,7 +387,7 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
             expect(observed(outcome), `answer to ${JSON.stringify(text).slice(0, 300)}`).toEqual(expected);
           }
         }),
-        { seed: SEED, numRuns: RUNS[backend] },
+        seededRuns(20_261_122, RUNS[backend], backend),
       );
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       console.info(`${backend}: ${tally.frames} frames in ${seconds} s; ${JSON.stringify(tally)}`);
@@ -505,7 +504,7 @@ describe.each(BACKENDS)("the database's checks on %s against the bid rules", (ba
               await query("ROLLBACK");
             }
           }),
-          { seed: SEED, numRuns: backend === "postgres" ? 400 : 200 },
+          seededRuns(20_261_122, backend === "postgres" ? 400 : 200, backend),
         );
       });
       expect(tried).toBeGreaterThan(0);

@@ -23,6 +23,7 @@ import type {
   RoundWinner,
   StoredBid,
 } from "../../realtime/storage/types.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 import {
   BACKENDS,
   type Backend,
@@ -31,7 +32,6 @@ import {
   withDirectSql,
 } from "./support/stores.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_123);
 /** Generated sequences per backend, each of 4 to 40 commands. */
 const RUNS: Record<Backend, number> = { postgres: 150, pglite: 100 };
 const TEST_TIMEOUT_MS = 120_000;
@@ -444,11 +444,10 @@ describe.each(BACKENDS)("rounds against a model on %s", (backend) => {
     async () => {
       // Driven on one connection of its own.
       const location = await migratedLocationForThisTest(backend);
-      console.info(`fast-check seed ${SEED} on ${backend} (FC_SEED=${SEED} to replay), ${RUNS[backend]} runs`);
       await withDirectSql(location, (query) =>
         fc.assert(
           fc.asyncProperty(runSpec, (run) => runAgainstModel(query, run)),
-          { seed: SEED, numRuns: RUNS[backend] },
+          seededRuns(20_261_123, RUNS[backend], backend),
         ),
       );
     },

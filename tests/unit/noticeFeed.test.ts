@@ -14,9 +14,8 @@ import { createLogger } from "../../realtime/logger.ts";
 import type { AuctionView, StoredBid } from "../../realtime/storage/types.ts";
 import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
 import { endlessRoundView, scriptedBid, scriptedStore } from "../support/scriptedStore.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_124);
-const RUNS = 1_000;
 const RETRY_MS = 1_000;
 
 /** Lets every promise continuation the feed has queued run (setImmediate stays real). */
@@ -490,7 +489,6 @@ function world(script: Script, startedDown: boolean) {
 
 describe("the notice feed over generated schedules", () => {
   it("always hands on a gapless prefix of the bids committed after its start, and at rest all of them", async () => {
-    console.info(`fast-check seed ${SEED} (FC_SEED=${SEED} to replay), ${RUNS} runs`);
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 0, max: 3 }),
@@ -516,7 +514,7 @@ describe("the notice feed over generated schedules", () => {
           }
         },
       ),
-      { seed: SEED, numRuns: RUNS },
+      seededRuns(20_261_124, 1_000),
     );
   });
 });
