@@ -84,6 +84,7 @@ import {
 import { type BackendReport, runBackend } from "./bench-realtime/runBackend.ts";
 import { startDurableCluster } from "./bench-realtime/service.ts";
 import { errorMessage } from "./support/childProcess.ts";
+import { describeMachine } from "./support/machine.ts";
 import type { PostgresCluster } from "./support/postgresCluster.ts";
 
 const USAGE = "usage: npm run bench:realtime -- [--quick] [--backend postgres|pglite] [--only slow]";
@@ -342,19 +343,14 @@ async function main(): Promise<void> {
     if (!onlySlow) printBars(reports);
 
     const date = new Date().toISOString();
-    const cpus = os.cpus();
     const machine = {
-      cpus: cpus.length,
-      cpuModel: cpus[0]?.model ?? "unknown",
-      node: process.version,
+      ...describeMachine(),
       postgres: postgresInfo?.version ?? null,
       postgresSettings: postgresInfo?.settings ?? null,
       pglite: await packageVersion("@electric-sql/pglite"),
       ws: await packageVersion("ws"),
-      totalMemoryBytes: os.totalmem(),
       loadAverageAtStart,
       loadAverageAtEnd: os.loadavg(),
-      platform: `${os.platform()} ${os.release()}`,
     };
     const results = {
       date,

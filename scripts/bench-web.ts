@@ -28,6 +28,7 @@ import lighthouse, { type Result as LighthouseResult } from "lighthouse";
 import desktopConfig from "lighthouse/core/config/desktop-config.js";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.ts";
 import { errorMessage, exitStatus, hasExited, waitForOk, withTimeout } from "./support/childProcess.ts";
+import { describeMachine } from "./support/machine.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 // As astro.config.mjs and npm run build: ASTRO_OUT_DIR, relative to the project, or dist.
@@ -651,15 +652,7 @@ async function main(): Promise<void> {
     for (const line of bytesLines(bytesReport, origin)) console.log(line);
 
     const date = new Date().toISOString();
-    const cpus = os.cpus();
-    const machine = {
-      cpus: cpus.length,
-      cpuModel: cpus[0]?.model ?? "unknown",
-      node: process.version,
-      totalMemoryBytes: os.totalmem(),
-      platform: `${os.platform()} ${os.release()}`,
-      chromium: bytesReport.browserVersion,
-    };
+    const machine = { ...describeMachine(), chromium: bytesReport.browserVersion };
     const results = { date, machine, lighthouse: lighthouseReports, bytes: bytesReport };
     const file = await writeResults(results, date, bytesOnly);
     console.log(`results written to ${relative(ROOT, file)}`);

@@ -4,9 +4,11 @@
  * limit) and is killed when the benchmark exits, however it exits.
  */
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
+import { once } from "node:events";
 import { readdir, readFile } from "node:fs/promises";
 import { stopChild, withTimeout } from "../support/childProcess.ts";
 import type { Command, CoordinatorMessage, GeneratorEvent } from "./loadGenerator.ts";
+import { ROOT } from "./plan.ts";
 
 export { stopChild, withTimeout };
 
@@ -31,6 +33,21 @@ export function spawnNode(
   children.add(child);
   child.once("exit", () => children.delete(child));
   return child;
+}
+
+/**
+ * Runs a measuring script (insertLoad.ts, storeLoad.ts) on its one JSON argument and returns the
+ * JSON of the last line it prints, failing with `what` if it runs past `timeoutMs` or exits non-zero.
+ */
+export async function runMeasurement<T>(file: string, input: unknown, timeoutMs: number, what: string): Promise<T> {
+  const child = spawnNode(file, [JSON.stringify(input)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += String(chunk);
+  });
+  const [code] = (await withTimeout(once(child, "exit"), timeoutMs, what)) as [number];
+  if (code !== 0) throw new Error(`${what} exited with code ${code}`);
+  return JSON.parse(output.trim().split("\n").at(-1) ?? "{}") as T;
 }
 
 // ---------------------------------------------------------------------------------------------

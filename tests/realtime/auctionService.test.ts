@@ -26,16 +26,15 @@ import {
   type TestClient,
   UpgradeRefused,
 } from "./support/auctionClient.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import { serviceForThisTest, startInstances } from "./support/auctionService.ts";
 import { serviceProcessEnv } from "./support/serviceProcess.ts";
 import {
   BACKENDS,
   type Backend,
   cleanUpAfter,
-  createTestDataDir,
-  createTestLocation,
-  openTestStore,
-  type TestLocation,
+  dataDirForThisTest,
+  freshStoreForThisTest,
+  locationForThisTest,
   testLogger,
   waitFor,
 } from "./support/stores.ts";
@@ -44,19 +43,22 @@ const TEST_TIMEOUT_MS = 120_000;
 /** Every bid in these tests comes from 127.0.0.1: tests that are not about the limits lift them. */
 
 async function openAuction(backend: Backend, overrides: Partial<ServiceConfig> = LIFTED_LIMITS) {
-  const location = await createTestLocation(backend);
-  cleanUpAfter(() => location.remove());
-  const store = await openTestStore(location);
-  cleanUpAfter(() => store.close());
-  const service = await startAuctionService(store, overrides);
-  cleanUpAfter(() => service.stop());
-  return { location, store, service };
+  const { location, store } = await freshStoreForThisTest(backend);
+  return { location, store, service: await serviceForThisTest(store, overrides) };
 }
 
 async function connect(url: string, options?: ConnectOptions): Promise<TestClient> {
   const client = await connectClient(url, options);
   cleanUpAfter(() => client.close());
   return client;
+}
+
+/** An auction as openAuction opens it, with one client that has had its opening snapshot. */
+async function openAuctionWithClient(backend: Backend, overrides?: Partial<ServiceConfig>) {
+  const auction = await openAuction(backend, overrides);
+  const client = await connect(auction.service.socketUrl);
+  await client.opening();
+  return { ...auction, client };
 }
 
 function accepted(answer: BidAnswer): WireBid {
@@ -129,9 +131,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
   it(
     "applies every bid rule over the socket and answers each refusal with its code, a message and the highest",
     async () => {
-      const { service } = await openAuction(backend);
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { client } = await openAuctionWithClient(backend);
 
       for (const name of ["", "   ", "x".repeat(41), "\u202eevil", "zero\u200bwidth", "bell\u0007"]) {
         expect(await client.bid(name, 5)).toMatchObject({
@@ -186,9 +186,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
   it(
     "answers unreadable messages with bad_message, keeping a readable requestId, and pings with pong",
     async () => {
-      const { service } = await openAuction(backend);
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { client } = await openAuctionWithClient(backend);
       const errors = () => client.messages.filter((message) => message.type === "error");
 
       client.socket.send("{not json");
@@ -293,9 +291,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
   it(
     "answers /healthz, /readyz and /metrics",
     async () => {
-      const { service } = await openAuction(backend);
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient(backend);
       accepted(await client.bid("Nobody", 5));
       await client.bid("Nobody", 4);
       await client.bid("", 4);
@@ -335,9 +331,7 @@ describe("auction service limits", () => {
   it(
     "closes a socket that sends a frame over the size limit with 1009, and keeps serving",
     async () => {
-      const { service } = await openAuction("pglite");
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite");
       client.socket.send(JSON.stringify({ type: "ping", padding: "x".repeat(MAX_MESSAGE_BYTES) }));
       expect((await client.closed).code).toBe(1009);
       await expectStillServing(service.socketUrl);
@@ -348,9 +342,7 @@ describe("auction service limits", () => {
   it(
     "closes a socket that sends a binary frame with 1003, and keeps serving",
     async () => {
-      const { service } = await openAuction("pglite");
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite");
       client.socket.send(Buffer.from('{"type":"ping"}'), { binary: true });
       expect(await client.closed).toEqual({ code: CLOSE_CODES.unsupportedData, reason: "Text frames only" });
       await expectStillServing(service.socketUrl);
@@ -412,9 +404,7 @@ describe("auction service limits", () => {
   it(
     "answers a bid flood over the rate limit with rate_limited, and keeps serving",
     async () => {
-      const { service } = await openAuction("pglite", { bidRateLimit: 5, bidRateWindowMs: 60_000 });
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite", { bidRateLimit: 5, bidRateWindowMs: 60_000 });
       const requests = Array.from({ length: 8 }, (_, index) => client.sendBid("Flooder", index + 1));
       const answers = await Promise.all(requests.map((requestId) => client.answerTo(requestId)));
       expect(answers.map((answer) => answer.type === "error" && answer.code)).toEqual([
@@ -441,9 +431,7 @@ describe("auction service limits", () => {
   it(
     "cuts a socket that keeps sending but never reads the answers, instead of buffering them without end",
     async () => {
-      const { service } = await openAuction("pglite");
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite");
       // Stop reading at the TCP level: the answers pile up in the kernel, then in the service.
       const tcp = (client.socket as unknown as { _socket: Socket })._socket;
       tcp.pause();
@@ -502,9 +490,7 @@ describe("auction service shutdown", () => {
   it(
     "once draining, reports not ready and refuses new sockets with 503",
     async () => {
-      const { service } = await openAuction("pglite");
-      const client = await connect(service.socketUrl);
-      await client.opening();
+      const { service, client } = await openAuctionWithClient("pglite");
       await service.socketServer.drain();
       expect(await client.closed).toEqual({ code: CLOSE_CODES.goingAway, reason: "Service restarting" });
       const ready = await fetch(`${service.httpUrl}/readyz`);
@@ -521,16 +507,8 @@ describe("auction service on PostgreSQL, several instances", () => {
   it(
     "takes 50 concurrent bids through 2 instances: accepted amounts rise strictly with the id, each broadcast once to every client",
     async () => {
-      const location = await createTestLocation("postgres");
-      cleanUpAfter(() => location.remove());
-      const instances: AuctionService[] = [];
-      for (let i = 0; i < 2; i++) {
-        const store = await openTestStore(location);
-        cleanUpAfter(() => store.close());
-        instances.push(await startAuctionService(store, LIFTED_LIMITS));
-        cleanUpAfter(() => instances[i]?.stop() ?? Promise.resolve());
-      }
-      const urls = instances.map((instance) => instance.socketUrl);
+      const instances = await startInstances(await locationForThisTest("postgres"), 2);
+      const urls = instances.map((instance) => instance.service.socketUrl);
       const clients: TestClient[] = [];
       for (let i = 0; i < 8; i++) clients.push(await connect(urls[i % 2] as string));
       await Promise.all(clients.map((client) => client.opening()));
@@ -598,12 +576,11 @@ describe("auction service on PostgreSQL, several instances", () => {
         logger: testLogger((line) => lines.push(line)),
       });
       cleanUpAfter(() => store.close());
-      const service = await startAuctionService(
+      const service = await serviceForThisTest(
         store,
         LIFTED_LIMITS,
         testLogger((line) => lines.push(line)),
       );
-      cleanUpAfter(() => service.stop());
       const client = await connect(service.socketUrl);
       await client.opening();
       const acknowledged = [accepted(await client.bid("Before", 1))];
@@ -661,8 +638,7 @@ describe("auction service process", () => {
   it(
     "drains on SIGTERM: in-flight bids answered, sockets closed with 1001, exit code 0",
     async () => {
-      const data = await createTestDataDir();
-      cleanUpAfter(() => data.remove());
+      const data = await dataDirForThisTest();
       const child = spawn(process.execPath, ["realtime/main.ts"], {
         env: serviceProcessEnv({ dataDir: data.dir }),
         stdio: ["ignore", "pipe", "pipe"],
@@ -707,10 +683,8 @@ describe("auction service process", () => {
   it(
     "refuses to start on a PGlite data directory another process holds, with a clear message",
     async () => {
-      const location: TestLocation = await createTestLocation("pglite");
-      cleanUpAfter(() => location.remove());
-      const store = await openTestStore(location);
-      cleanUpAfter(() => store.close());
+      // The store this test holds open keeps the directory locked against the process.
+      const { location } = await freshStoreForThisTest("pglite");
       const child = spawn(process.execPath, ["realtime/main.ts"], {
         env: { ...process.env, PORT: "0", STATIC_DIR: "", DATA_DIR: location.dataDir, DATABASE_URL: "" },
         stdio: ["ignore", "pipe", "pipe"],

@@ -4,22 +4,14 @@
  * CORS for the origins whose pages may open the socket and no other; 503 when the store is gone.
  * Rounds last 1 s here, so a round's end is a bounded wait of about a second.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../realtime/config.ts";
 import type { Logger } from "../../realtime/logger.ts";
 import { SERVICE_HEADERS } from "../../realtime/securityHeaders.ts";
 import type { BidStore, PlaceBidOutcome, StoredBid } from "../../realtime/storage/types.ts";
 import { parseWinners, WINNERS_PATH } from "../../src/lib/auctionWinners.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import {
-  BACKENDS,
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  type TestLocation,
-  testLogger,
-  waitFor,
-} from "./support/stores.ts";
+import { type AuctionService, serviceForThisTest } from "./support/auctionService.ts";
+import { BACKENDS, freshStoreForThisTest, STORE_HOOK_TIMEOUT_MS, testLogger, waitFor } from "./support/stores.ts";
 
 const PAGES_ORIGIN = "https://nothing.example";
 
@@ -29,25 +21,14 @@ function accepted(outcome: PlaceBidOutcome) {
 }
 
 describe.each(BACKENDS)("GET /auction/winners on %s", (backend) => {
-  let location: TestLocation;
   let store: BidStore;
-  const services: AuctionService[] = [];
 
   beforeEach(async () => {
-    location = await createTestLocation(backend);
-    store = await openTestStore(location, { rounds: { roundSeconds: 1, softCloseSeconds: 0 } });
+    ({ store } = await freshStoreForThisTest(backend, { rounds: { roundSeconds: 1, softCloseSeconds: 0 } }));
   }, STORE_HOOK_TIMEOUT_MS);
 
-  afterEach(async () => {
-    await Promise.all(services.splice(0).map((service) => service.stop()));
-    await store?.close();
-    await location?.remove();
-  }, STORE_HOOK_TIMEOUT_MS);
-
-  async function start(overrides: Partial<ServiceConfig> = {}, logger?: Logger) {
-    const service = await startAuctionService(store, overrides, logger);
-    services.push(service);
-    return service;
+  function start(overrides: Partial<ServiceConfig> = {}, logger?: Logger) {
+    return serviceForThisTest(store, overrides, logger);
   }
 
   async function winners(service: AuctionService) {

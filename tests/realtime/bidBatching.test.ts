@@ -17,18 +17,16 @@ import { createMetrics } from "../../realtime/metrics.ts";
 import { createNameFilter } from "../../realtime/names/nameFilter.ts";
 import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 import {
-  cleanUpAfter,
-  createTestLocation,
-  openTestStore,
+  freshStoreForThisTest,
   STORE_HOOK_TIMEOUT_MS,
+  type TestLocation,
   testLogger,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_123);
-const RUNS = 40;
 const RATE_LIMIT = 12;
 const ADDRESS = "203.0.113.7";
 const BLOCKED = "Troll";
@@ -55,16 +53,8 @@ function deskOver(store: BidStore, batching: boolean) {
   return { desk, sizes };
 }
 
-async function openAuction() {
-  const location = await createTestLocation("postgres");
-  cleanUpAfter(() => location.remove());
-  const store = await openTestStore(location);
-  cleanUpAfter(() => store.close());
-  return { location, store };
-}
-
 /** No bids, rounds, blocks or audit, ids from 1, and the blocked name blocked. */
-async function reset(location: Awaited<ReturnType<typeof openAuction>>["location"], store: BidStore) {
+async function reset(location: TestLocation, store: BidStore) {
   await withDirectSql(location, async (query) => {
     await query(
       "TRUNCATE auction_moderation_log, auction_bids, auction_blocked_names, auction_rounds, auction_state RESTART IDENTITY",
@@ -93,10 +83,9 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
   it(
     "answers every bid of a burst exactly as placing them one per transaction does",
     async () => {
-      const batched = await openAuction();
-      const single = await openAuction();
+      const batched = await freshStoreForThisTest("postgres");
+      const single = await freshStoreForThisTest("postgres");
       let largestBatch = 0;
-      console.info(`fast-check seed ${SEED} (FC_SEED=${SEED} to replay), ${RUNS} runs`);
       await fc.assert(
         fc.asyncProperty(burst, burst, async (first, second) => {
           await reset(batched.location, batched.store);
@@ -123,7 +112,7 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
             (await store.view(100)).bids.map(({ createdAt: _time, ...bid }) => bid);
           expect(await stored(batched.store)).toEqual(await stored(single.store));
         }),
-        { seed: SEED, numRuns: RUNS },
+        seededRuns(20_261_123, 40),
       );
       // The bursts did go to the database in batches, not one by one.
       expect(largestBatch).toBeGreaterThan(1);
@@ -132,7 +121,7 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
   );
 
   it("notifies every accepted bid of a batch once, in id order, after its one commit", async () => {
-    const { store } = await openAuction();
+    const { store } = await freshStoreForThisTest("postgres");
     const heard: BidNotice[] = [];
     store.onBid((notice) => heard.push(notice));
     const outcomes = await store.placeBids([
@@ -158,7 +147,7 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
   });
 
   it("places a batch the table refused bid by bid: only the refused bid fails, the rest is stored and answered", async () => {
-    const { store } = await openAuction();
+    const { store } = await freshStoreForThisTest("postgres");
     const batcher = createBidBatcher({ store });
     // Holds the next ones back into one batch.
     const first = batcher.place({ bidderName: "First", amountCents: 50 });

@@ -8,28 +8,17 @@
  */
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import { cleanUpAfter, createTestLocation, openTestStore, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
+import { cleanUpAfter, freshStoreForThisTest, placeRisingBids, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
 
 const BIDS = 4_000;
 const NAMES = 4;
-const BATCH = 100;
 
 describe("the known-bidder lookup on PostgreSQL", () => {
   it(
     "probes the (round, name) index for a new name and a frequent one, after ANALYZE has seen a few names bid thousands of times",
     async () => {
-      const location = await createTestLocation("postgres");
-      cleanUpAfter(() => location.remove());
-      const store = await openTestStore(location);
-      cleanUpAfter(() => store.close());
-      for (let first = 1; first <= BIDS; first += BATCH) {
-        await store.placeBids(
-          Array.from({ length: BATCH }, (_, index) => ({
-            bidderName: `Regular ${(first + index) % NAMES}`,
-            amountCents: first + index,
-          })),
-        );
-      }
+      const { location, store } = await freshStoreForThisTest("postgres");
+      await placeRisingBids(store, BIDS, (cents) => `Regular ${cents % NAMES}`);
 
       const notices: string[] = [];
       const sql = postgres(location.databaseUrl as string, {

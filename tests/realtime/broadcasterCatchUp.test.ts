@@ -11,86 +11,33 @@ import { createBroadcaster } from "../../realtime/auction/broadcaster.ts";
 import { createCoalescer } from "../../realtime/auction/coalescedReads.ts";
 import { createKnownStanding } from "../../realtime/auction/knownStanding.ts";
 import { createMetrics } from "../../realtime/metrics.ts";
-import { type BidNotice, type BidStore, ENDLESS_ROUNDS, type StoredBid } from "../../realtime/storage/types.ts";
+import type { StoredBid } from "../../realtime/storage/types.ts";
 import { corkableStream } from "../support/corkableStream.ts";
+import { endlessRoundView, scriptedBid, scriptedStore } from "../support/scriptedStore.ts";
 import { testLogger, waitFor } from "./support/stores.ts";
 
-function bid(id: number): StoredBid {
-  return { id, bidderName: `b${id}`, amountCents: id * 100, createdAt: new Date(0).toISOString() };
-}
-
 /** A store whose rows, notifications, readiness and failures the test drives by hand. */
-function scriptedStore() {
+function scriptedCatchUpStore() {
   const rows: StoredBid[] = [];
-  const bidListeners = new Set<(notice: BidNotice) => void>();
-  const readyListeners = new Set<(ready: boolean) => void>();
-  let ready = true;
   let failReads = 0;
   let failedReads = 0;
-  // One endless round, as the service runs with AUCTION_ROUND_SECONDS=0.
-  const standing = {
-    round: { number: 1, endsAt: null, closed: false },
-    pastWinners: [],
-    now: "2026-11-21T12:00:00.000Z",
-  };
-  const store: BidStore = {
-    backend: "postgres",
-    rounds: ENDLESS_ROUNDS,
-    placeBid: () => Promise.reject(new Error("not used")),
-    placeBids: () => Promise.reject(new Error("not used")),
-    settleRound: () => Promise.reject(new Error("not used")),
-    winners: () => Promise.reject(new Error("not used")),
-    view: async () => ({
-      bids: [...rows].reverse(),
-      highest: rows.at(-1) ?? null,
-      bidders: rows.length,
-      moderation: 0,
-      lastId: rows.at(-1)?.id ?? 0,
-      blockedKeys: [],
-      ...standing,
-    }),
+  const scripted = scriptedStore({
+    view: async () => endlessRoundView([...rows].reverse(), rows, rows.at(-1)?.id ?? 0),
     bidsAfter: async (afterId, limit) => {
       if (failReads > 0) {
         failReads--;
         failedReads++;
         throw new Error("still down");
       }
-      return {
-        bids: rows.filter((row) => row.id > afterId).slice(0, limit),
-        highest: rows.at(-1) ?? null,
-        bidders: rows.length,
-        moderation: 0,
-        lastId: rows.at(-1)?.id ?? 0,
-        blockedKeys: [],
-        ...standing,
-      };
+      return endlessRoundView(rows.filter((row) => row.id > afterId).slice(0, limit), rows, rows.at(-1)?.id ?? 0);
     },
-    moderate: () => Promise.reject(new Error("not used")),
-    moderationView: () => Promise.reject(new Error("not used")),
-    onModeration: () => () => {},
-    onRoundClosed: () => () => {},
-    onBid(listener) {
-      bidListeners.add(listener);
-      return () => bidListeners.delete(listener);
-    },
-    onReadyChange(listener) {
-      readyListeners.add(listener);
-      return () => readyListeners.delete(listener);
-    },
-    isReady: () => ready,
-    close: async () => {},
-  };
+  });
   return {
-    store,
-    commit: (id: number) => rows.push(bid(id)),
-    notify: (id: number) => {
-      for (const listener of bidListeners)
-        listener({ bid: bid(id), bidders: rows.length, moderation: 0, round: 1, endsAt: null });
-    },
-    setReady(value: boolean) {
-      ready = value;
-      for (const listener of readyListeners) listener(value);
-    },
+    store: scripted.store,
+    commit: (id: number) => rows.push(scriptedBid(id)),
+    notify: (id: number) =>
+      scripted.notify({ bid: scriptedBid(id), bidders: rows.length, moderation: 0, round: 1, endsAt: null }),
+    setReady: scripted.setReady,
     failNextReads(count: number) {
       failReads = count;
     },
@@ -125,7 +72,7 @@ function fakeSocket() {
   return { socket: socket as unknown as WebSocket, received };
 }
 
-async function liveBroadcaster(script: ReturnType<typeof scriptedStore>) {
+async function liveBroadcaster(script: ReturnType<typeof scriptedCatchUpStore>) {
   const broadcaster = createBroadcaster({
     store: script.store,
     logger: testLogger(),
@@ -143,7 +90,7 @@ async function liveBroadcaster(script: ReturnType<typeof scriptedStore>) {
 
 describe("the broadcaster after a database outage", () => {
   it("does not skip the outage's bids when a notification arrives before the store is ready again", async () => {
-    const script = scriptedStore();
+    const script = scriptedCatchUpStore();
     script.commit(1);
     const { broadcaster, received } = await liveBroadcaster(script);
 
@@ -166,7 +113,7 @@ describe("the broadcaster after a database outage", () => {
   });
 
   it("keeps holding notifications through a failed catch-up and flushes them after the retry", async () => {
-    const script = scriptedStore();
+    const script = scriptedCatchUpStore();
     script.commit(1);
     const { broadcaster, received } = await liveBroadcaster(script);
 

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { killChild } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
-import { cleanUpAfter, createTestDataDir } from "./support/stores.ts";
+import { cleanUpAfter, dataDirForThisTest } from "./support/stores.ts";
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, "../..");
@@ -91,8 +91,7 @@ describe("container image", () => {
     await mkdir(join(app, "dist"));
     await writeFile(join(app, "dist", "index.html"), "<!doctype html><title>The Nothing Store</title>");
     await writeFile(join(app, "dist", "404.html"), "<!doctype html><h1>Oops! Page not found</h1>");
-    const data = await createTestDataDir();
-    cleanUpAfter(() => data.remove());
+    const data = await dataDirForThisTest();
 
     const port = await freePort();
     // The image's environment, except loopback instead of 0.0.0.0 and temp paths instead of /app and /data.

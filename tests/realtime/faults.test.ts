@@ -20,10 +20,10 @@ import {
   startSteadyBidding,
 } from "./support/accounting.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
-import { startLoadBalancer } from "./support/loadBalancer.ts";
+import { balancerForThisTest } from "./support/loadBalancer.ts";
 import { openPage, type Page } from "./support/pageClient.ts";
 import { type ServiceProcess, startServiceProcess } from "./support/serviceProcess.ts";
-import { cleanUpAfter, createTestDatabase, waitFor } from "./support/stores.ts";
+import { cleanUpAfter, databaseForThisTest, waitFor } from "./support/stores.ts";
 
 const SOAK = process.env.SOAK === "1";
 const scale = {
@@ -57,15 +57,13 @@ async function startService(databaseUrl: string, env: Record<string, string> = {
 
 /** A fresh database with two instances on it behind one load balancer, all removed after the test. */
 async function twoInstancesBehindBalancer() {
-  const database = await createTestDatabase();
-  cleanUpAfter(() => database.drop());
+  const database = await databaseForThisTest();
   // Mutable: a test may put a restarted instance in the place of a killed one.
   const instances: [ServiceProcess, ServiceProcess] = [
     await startService(database.url),
     await startService(database.url),
   ];
-  const balancer = await startLoadBalancer(instances.map((instance) => instance.port));
-  cleanUpAfter(() => balancer.close());
+  const balancer = await balancerForThisTest(instances.map((instance) => instance.port));
   return { database, instances, balancer };
 }
 
@@ -267,8 +265,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
   it(
     "a connection cut without a close frame: both heartbeats notice within their timeouts, and the page resumes with nothing missed",
     async () => {
-      const database = await createTestDatabase();
-      cleanUpAfter(() => database.drop());
+      const database = await databaseForThisTest();
       // Debug logs: the service says when it closes a socket for a missed heartbeat.
       const instance = await startService(database.url, {
         HEARTBEAT_INTERVAL_MS: String(SERVICE_HEARTBEAT_MS),
@@ -438,17 +435,22 @@ describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the data
     };
   }
 
+  /** One instance on a fresh database, and one page on it whose bid of $42 waits for the lock the test holds. */
+  async function bidHeldAtTheDatabase(bidderName: string, env: Record<string, string> = {}) {
+    const database = await databaseForThisTest();
+    const instance = await startService(database.url, env);
+    const page = openPages("held-", [instance.socketUrl], 1)[0] as Page;
+    await allLive([page]);
+    const lock = await holdBidLock(database.url);
+    const outcome = page.placeBid(bidderName, 4200);
+    await waitFor("the bid to wait for the lock", async () => (await lock.waiting()) === 1);
+    return { database, instance, page, lock, outcome };
+  }
+
   it(
     "the drain waits for the held bid: acknowledged once released, then 1001 and exit code 0",
     async () => {
-      const database = await createTestDatabase();
-      cleanUpAfter(() => database.drop());
-      const instance = await startService(database.url);
-      const page = openPages("held-", [instance.socketUrl], 1)[0] as Page;
-      await allLive([page]);
-      const lock = await holdBidLock(database.url);
-      const outcome = page.placeBid("Held at the database", 4200);
-      await waitFor("the bid to wait for the lock", async () => (await lock.waiting()) === 1);
+      const { database, instance, page, lock, outcome } = await bidHeldAtTheDatabase("Held at the database");
 
       instance.signal("SIGTERM");
       await waitFor("the drain to begin", () => instance.logs.some((line) => line.msg === "shutting down"));
@@ -475,15 +477,10 @@ describe.skipIf(!postgresBinariesPresent())("SIGTERM with a bid held at the data
   it(
     "a held bid that outlasts SHUTDOWN_TIMEOUT_MS: exit code 1 with a log line, the bid unacknowledged and stored at most once",
     async () => {
-      const database = await createTestDatabase();
-      cleanUpAfter(() => database.drop());
       const timeoutMs = 1_500;
-      const instance = await startService(database.url, { SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
-      const page = openPages("stuck-", [instance.socketUrl], 1)[0] as Page;
-      await allLive([page]);
-      const lock = await holdBidLock(database.url);
-      const outcome = page.placeBid("Stuck at the database", 4200);
-      await waitFor("the bid to wait for the lock", async () => (await lock.waiting()) === 1);
+      const { database, instance, page, lock, outcome } = await bidHeldAtTheDatabase("Stuck at the database", {
+        SHUTDOWN_TIMEOUT_MS: String(timeoutMs),
+      });
 
       instance.signal("SIGTERM");
       const signalledAt = performance.now();

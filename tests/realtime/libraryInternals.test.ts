@@ -11,7 +11,7 @@ import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { type WebSocket, WebSocket as WebSocketClient, WebSocketServer } from "ws";
 import { createCoalescedWrites } from "../../realtime/auction/coalescedWrites.ts";
 import { prebuiltTextFrame, tcpSocketOf } from "../../realtime/auction/wire.ts";
-import { createTestDatabase, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
+import { databaseForThisTest, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
 
 /** vi.waitFor's own limit is a second: too short for a loaded machine, and these wait on sockets. */
 const ARRIVAL = { timeout: 10_000 };
@@ -79,8 +79,7 @@ describe("postgres.js internals behind LISTEN", () => {
   it(
     "delivers every notification to the onnotify option, with its channel and payload",
     async () => {
-      const database = await createTestDatabase();
-      onTestFinished(() => database.drop());
+      const database = await databaseForThisTest();
       const notifications: [string, string][] = [];
       const listener = postgres(database.url, {
         max: 1,

@@ -3,15 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { connectClient, UpgradeRefused } from "./support/auctionClient.ts";
-import { startAuctionService } from "./support/auctionService.ts";
-import {
-  cleanUpAfter,
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  testLogger,
-  waitFor,
-} from "./support/stores.ts";
+import { serviceForThisTest } from "./support/auctionService.ts";
+import { cleanUpAfter, freshStoreForThisTest, STORE_HOOK_TIMEOUT_MS, testLogger, waitFor } from "./support/stores.ts";
 
 // Documentation addresses (RFC 5737, RFC 3849), as the one trusted proxy reports them.
 const IPV4_CLIENT = "203.0.113.7";
@@ -24,19 +17,15 @@ it(
     const site = await mkdtemp(join(tmpdir(), "nothing-log-site-"));
     cleanUpAfter(() => rm(site, { recursive: true, force: true }));
     await writeFile(join(site, "404.html"), "<!doctype html><h1>Oops! Page not found</h1>");
-    const location = await createTestLocation("pglite");
-    cleanUpAfter(() => location.remove());
-    const store = await openTestStore(location);
-    cleanUpAfter(() => store.close());
+    const { store } = await freshStoreForThisTest("pglite");
     // testLogger with a sink logs at debug: everything an operator could turn on.
-    const service = await startAuctionService(
+    const service = await serviceForThisTest(
       store,
       // A beat of a second: the silent socket must still hold its address's one slot when the next
       // one asks (100 ms let a pause of the shared event loop free it first).
       { staticDir: site, trustProxy: 1, maxSocketsPerAddress: 1, heartbeatIntervalMs: 1_000 },
       testLogger((line) => lines.push(line)),
     );
-    cleanUpAfter(() => service.stop());
     const from = (address: string) => ({ headers: { "X-Forwarded-For": `10.9.8.7, ${address}` } });
 
     // A foreign Origin (refused), a socket that never answers the heartbeat, one over the cap.

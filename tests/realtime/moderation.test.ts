@@ -8,26 +8,17 @@
 import fc from "fast-check";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { hashPassword } from "../../realtime/admin/password.ts";
-import { readServiceConfig, type ServiceConfig } from "../../realtime/config.ts";
+import { readServiceConfig } from "../../realtime/config.ts";
 import { nameKey } from "../../realtime/names/nameKey.ts";
 import type { BidStore, ModerationOutcome } from "../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { MAX_BID_CENTS } from "../../src/lib/auction/bidRules.ts";
 import type { WireBid } from "../../src/lib/auction/protocol.ts";
-import type { SocketLike } from "../../src/lib/auction/realtimeClient.ts";
-import { globalTimers } from "../../src/lib/timers.ts";
-import { createAuctionConnection } from "../../src/stores/auctionConnection.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import { type AuctionService, type Instance, startInstances } from "./support/auctionService.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
-import { startLoadBalancer } from "./support/loadBalancer.ts";
-import {
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  type TestLocation,
-  testLogger,
-  waitFor,
-} from "./support/stores.ts";
+import { balancerForThisTest } from "./support/loadBalancer.ts";
+import { openVisitor, placed, type Visitor } from "./support/pageClient.ts";
+import { locationForThisTest, waitFor } from "./support/stores.ts";
 
 const PASSWORD = "the operator's moderation password";
 const SECRET = "a moderation session secret, thirty-two bytes or more";
@@ -35,63 +26,12 @@ const HASH = await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 });
 /** DESIGN.md 6a: live on every page within a second. */
 const LIVE_WITHIN_MS = 1_000;
 
-interface Instance {
-  store: BidStore;
-  service: AuctionService;
-  port: number;
-}
-
-async function startInstances(location: TestLocation, count: number): Promise<Instance[]> {
-  const { admin } = readServiceConfig({ ADMIN_PASSWORD_HASH: HASH, ADMIN_SESSION_SECRET: SECRET });
-  const overrides: Partial<ServiceConfig> = { admin, ...LIFTED_LIMITS };
-  const instances: Instance[] = [];
-  for (let i = 0; i < count; i++) {
-    const store = await openTestStore(location);
-    onTestFinished(() => store.close(), STORE_HOOK_TIMEOUT_MS);
-    const service = await startAuctionService(store, overrides, testLogger());
-    onTestFinished(() => service.stop(), STORE_HOOK_TIMEOUT_MS);
-    instances.push({ store, service, port: Number(new URL(service.httpUrl).port) });
-  }
-  return instances;
-}
-
 async function setUp(count = 2) {
-  const location = await createTestLocation("postgres");
-  onTestFinished(() => location.remove(), STORE_HOOK_TIMEOUT_MS);
-  const instances = await startInstances(location, count);
-  const balancer = await startLoadBalancer(instances.map((instance) => instance.port));
-  onTestFinished(() => balancer.close());
+  const { admin } = readServiceConfig({ ADMIN_PASSWORD_HASH: HASH, ADMIN_SESSION_SECRET: SECRET });
+  const location = await locationForThisTest("postgres");
+  const instances = await startInstances(location, count, { overrides: { admin, ...LIFTED_LIMITS } });
+  const balancer = await balancerForThisTest(instances.map((instance) => instance.port));
   return { instances, balancer };
-}
-
-/** A visitor's page: the product's auction connection on Node's WebSocket. */
-function openVisitor(url: string, heartbeat: { intervalMs?: number; timeoutMs?: number } = {}) {
-  let moderation = 0;
-  const connection = createAuctionConnection({
-    url,
-    createSocket: (socketUrl) => new WebSocket(socketUrl) as unknown as SocketLike,
-    timers: globalTimers,
-    log: { error: () => {} },
-    notify: () => {},
-    heartbeatIntervalMs: heartbeat.intervalMs,
-    heartbeatTimeoutMs: heartbeat.timeoutMs,
-    observe: {
-      message(message) {
-        if ("moderation" in message) moderation = message.moderation;
-      },
-    },
-  });
-  connection.connect();
-  onTestFinished(() => connection.stop());
-  /** The moderation version of the last list the page received. */
-  return Object.assign(connection, { moderation: () => moderation });
-}
-type Visitor = ReturnType<typeof openVisitor>;
-
-async function placed(visitor: Visitor, name: string, cents: number): Promise<WireBid> {
-  const outcome = await visitor.placeBid(name, cents);
-  if (!outcome.ok) throw new Error(`${name}'s bid of ${cents} was refused: ${outcome.code}`);
-  return outcome.bid;
 }
 
 /** What a page shows: the ids listed, the leader's id, the bidder count. */

@@ -6,16 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { VIEW_SQL } from "../../realtime/storage/queries.ts";
-import {
-  cleanUpAfter,
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  withDirectSql,
-} from "./support/stores.ts";
+import { freshStoreForThisTest, placeRisingBids, STORE_HOOK_TIMEOUT_MS, withDirectSql } from "./support/stores.ts";
 
 const BIDS = 2_000;
-const BATCH = 100;
 
 /** A snapshot with its newest 50 bids, as the store reads it. */
 const SNAPSHOT_SIZE = 50;
@@ -24,18 +17,9 @@ describe("the PGlite store's statistics", () => {
   it(
     "keeps the bids analysed as they grow, so a snapshot reads the newest bids by index instead of sorting the round",
     async () => {
-      const location = await createTestLocation("pglite");
-      cleanUpAfter(() => location.remove());
-      const store = await openTestStore(location);
-      for (let first = 1; first <= BIDS; first += BATCH) {
-        const outcomes = await store.placeBids(
-          Array.from({ length: BATCH }, (_, index) => ({
-            bidderName: `Bidder ${index % 7}`,
-            amountCents: first + index,
-          })),
-        );
-        expect(outcomes.every((outcome) => outcome.accepted)).toBe(true);
-      }
+      const { location, store } = await freshStoreForThisTest("pglite");
+      const outcomes = await placeRisingBids(store, BIDS, (cents) => `Bidder ${cents % 7}`);
+      expect(outcomes.every((outcome) => outcome.accepted)).toBe(true);
       await store.close();
 
       const { tableRows, plan } = await withDirectSql(location, async (query) => ({

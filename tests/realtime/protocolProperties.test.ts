@@ -14,6 +14,7 @@ import { ENDLESS_ROUNDS } from "../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 import {
   AuctionModel,
   centsToDecimalText,
@@ -25,20 +26,19 @@ import {
   MODEL_MAX_MESSAGE_BYTES,
   MODEL_MAX_NAME_CODE_POINTS,
 } from "./support/auctionModel.ts";
-import { startAuctionService } from "./support/auctionService.ts";
+import { serviceForThisTest } from "./support/auctionService.ts";
 import { connectRaw, type Outcome, type RawClient } from "./support/rawClient.ts";
 import {
   BACKENDS,
   type Backend,
   cleanUpAfter,
-  createTestLocation,
   type DirectQuery,
-  openTestStore,
+  freshStoreForThisTest,
+  migratedLocationForThisTest,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_122);
 /** Generated runs per backend; each run is a sequence of 1 to 16 frames (8.5 on average). */
 const RUNS: Record<Backend, number> = { postgres: 400, pglite: 250 };
 const TEST_TIMEOUT_MS = 120_000;
@@ -345,15 +345,8 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
   it(
     "answers every frame as the model says, stores only rule-abiding rows and broadcasts each accepted bid once",
     async () => {
-      const location = await createTestLocation(backend);
-      cleanUpAfter(() => location.remove());
-      const store = await openTestStore(location);
-      let storeOpen = true;
-      cleanUpAfter(async () => {
-        if (storeOpen) await store.close();
-      });
-      const service = await startAuctionService(store, LIFTED_LIMITS);
-      cleanUpAfter(() => service.stop());
+      const { location, store } = await freshStoreForThisTest(backend);
+      const service = await serviceForThisTest(store, LIFTED_LIMITS);
 
       const watcher = await connectRaw(service.socketUrl);
       cleanUpAfter(() => watcher.close());
@@ -366,7 +359,6 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
       const accepted: Row[] = [];
       const tally = { frames: 0, accepted: 0, refused: {} as Record<string, number>, pongs: 0, closed: 0 };
       const started = performance.now();
-      console.info(`fast-check seed ${SEED} on ${backend} (FC_SEED=${SEED} to replay), ${RUNS[backend]} runs`);
 
       await fc.assert(
         fc.asyncProperty(fc.array(frameSpec, { minLength: 1, maxLength: 16 }), async (frames) => {
@@ -395,7 +387,7 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
             expect(observed(outcome), `answer to ${JSON.stringify(text).slice(0, 300)}`).toEqual(expected);
           }
         }),
-        { seed: SEED, numRuns: RUNS[backend] },
+        seededRuns(20_261_122, RUNS[backend], backend),
       );
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       console.info(`${backend}: ${tally.frames} frames in ${seconds} s; ${JSON.stringify(tally)}`);
@@ -414,7 +406,6 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
 
       await service.stop();
       await store.close();
-      storeOpen = false;
       const rows = await withDirectSql(location, readRows);
       expect(ruleBreaks(rows)).toEqual([]);
       expect(rows).toHaveLength(model.acceptances);
@@ -429,22 +420,13 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
   );
 });
 
-/** A location whose database has the auction's tables, with no store left open on it. */
-async function migratedLocation(backend: Backend) {
-  const location = await createTestLocation(backend);
-  cleanUpAfter(() => location.remove());
-  // A PGlite location is a copy of a migrated template already; a PostgreSQL one is an empty database.
-  if (backend === "postgres") await (await openTestStore(location)).close();
-  return location;
-}
-
 describe("the database's name checks against the bid rules", () => {
   // Once, on PostgreSQL: the checks are the same migration's code point ranges on either backend,
   // and a million regular expression tests take PGlite (WebAssembly) three times as long.
   it(
     "refuse exactly the one-character names the rules refuse, over every code point",
     async () => {
-      const location = await migratedLocation("postgres");
+      const location = await migratedLocationForThisTest("postgres");
       const refusedBySql = await withDirectSql(location, async (query) => {
         const checks = await query(
           `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
@@ -483,7 +465,7 @@ describe.each(BACKENDS)("the database's checks on %s against the bid rules", (ba
   it(
     "place_auction_bid accepts a generated name and amount exactly when the rules do, never with a check violation",
     async () => {
-      const location = await migratedLocation(backend);
+      const location = await migratedLocationForThisTest(backend);
       const name = fc.oneof(
         fc.string({ unit: "binary", maxLength: 42 }),
         fc.string({ unit: fc.constantFrom(...EDGE_CHARACTERS.filter((text) => text.isWellFormed())), maxLength: 42 }),
@@ -526,7 +508,7 @@ describe.each(BACKENDS)("the database's checks on %s against the bid rules", (ba
               await query("ROLLBACK");
             }
           }),
-          { seed: SEED, numRuns: backend === "postgres" ? 400 : 200 },
+          seededRuns(20_261_122, backend === "postgres" ? 400 : 200, backend),
         );
       });
       expect(tried).toBeGreaterThan(0);

@@ -23,17 +23,15 @@ import type {
   RoundWinner,
   StoredBid,
 } from "../../realtime/storage/types.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 import {
   BACKENDS,
   type Backend,
-  cleanUpAfter,
-  createTestLocation,
   type DirectQuery,
-  openTestStore,
+  migratedLocationForThisTest,
   withDirectSql,
 } from "./support/stores.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_123);
 /** Generated sequences per backend, each of 4 to 40 commands. */
 const RUNS: Record<Backend, number> = { postgres: 150, pglite: 100 };
 const TEST_TIMEOUT_MS = 120_000;
@@ -444,15 +442,12 @@ describe.each(BACKENDS)("rounds against a model on %s", (backend) => {
   it(
     "answers every bid, settlement and moderation as the model does, and ends with its rounds, bids and winners",
     async () => {
-      const location = await createTestLocation(backend);
-      cleanUpAfter(() => location.remove());
-      // Migrated by a store, then driven on one connection of its own.
-      await (await openTestStore(location)).close();
-      console.info(`fast-check seed ${SEED} on ${backend} (FC_SEED=${SEED} to replay), ${RUNS[backend]} runs`);
+      // Driven on one connection of its own.
+      const location = await migratedLocationForThisTest(backend);
       await withDirectSql(location, (query) =>
         fc.assert(
           fc.asyncProperty(runSpec, (run) => runAgainstModel(query, run)),
-          { seed: SEED, numRuns: RUNS[backend] },
+          seededRuns(20_261_123, RUNS[backend], backend),
         ),
       );
     },

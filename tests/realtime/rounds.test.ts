@@ -8,25 +8,17 @@
  */
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { BidStore, RoundSettings } from "../../realtime/storage/types.ts";
-import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
-import type { WireBid } from "../../src/lib/auction/protocol.ts";
-import type { SocketLike } from "../../src/lib/auction/realtimeClient.ts";
-import { globalTimers } from "../../src/lib/timers.ts";
-import { createAuctionConnection } from "../../src/stores/auctionConnection.ts";
-import type { ToastInput } from "../../src/stores/toasts.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import { type Instance, startInstances } from "./support/auctionService.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
-import { startLoadBalancer } from "./support/loadBalancer.ts";
+import { balancerForThisTest } from "./support/loadBalancer.ts";
+import { openVisitor, placed, type Visitor } from "./support/pageClient.ts";
 import { startServiceProcess } from "./support/serviceProcess.ts";
 import {
   BACKENDS,
   type Backend,
   cleanUpAfter,
-  createTestDatabase,
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  testLogger,
+  databaseForThisTest,
+  locationForThisTest,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
@@ -41,58 +33,16 @@ const END_ON_TIME_MS = 1_000;
  */
 const QUICK_HEARTBEAT = { intervalMs: 300, timeoutMs: 1_000 };
 
-interface Instance {
-  store: BidStore;
-  service: AuctionService;
-  port: number;
-}
-
 /** PostgreSQL: two instances on one database; PGlite (in-process, one opener): one. */
 async function setUp(backend: Backend, rounds: RoundSettings) {
-  const location = await createTestLocation(backend);
-  onTestFinished(() => location.remove(), STORE_HOOK_TIMEOUT_MS);
-  const instances: Instance[] = [];
-  for (let i = 0; i < (backend === "postgres" ? 2 : 1); i++) {
-    const store = await openTestStore(location, { rounds });
-    onTestFinished(() => store.close(), STORE_HOOK_TIMEOUT_MS);
-    const service = await startAuctionService(store, LIFTED_LIMITS, testLogger());
-    onTestFinished(() => service.stop(), STORE_HOOK_TIMEOUT_MS);
-    instances.push({ store, service, port: Number(new URL(service.httpUrl).port) });
-  }
-  const balancer = await startLoadBalancer(instances.map((instance) => instance.port));
-  onTestFinished(() => balancer.close());
+  const location = await locationForThisTest(backend);
+  const instances = await startInstances(location, backend === "postgres" ? 2 : 1, { rounds });
+  const balancer = await balancerForThisTest(instances.map((instance) => instance.port));
   return { location, instances, balancer, store: (instances[0] as Instance).store };
 }
 
-/** A visitor's page: the product's auction connection on Node's WebSocket, its toasts recorded. */
-function openVisitor(url: string, heartbeat: { intervalMs?: number; timeoutMs?: number } = {}) {
-  const toasts: ToastInput[] = [];
-  const connection = createAuctionConnection({
-    url,
-    createSocket: (socketUrl) => new WebSocket(socketUrl) as unknown as SocketLike,
-    timers: globalTimers,
-    log: { error: () => {} },
-    notify: (toast) => toasts.push(toast),
-    heartbeatIntervalMs: heartbeat.intervalMs,
-    heartbeatTimeoutMs: heartbeat.timeoutMs,
-  });
-  connection.connect();
-  onTestFinished(() => connection.stop());
-  return Object.assign(connection, {
-    toasts,
-    sold: () => toasts.filter((toast) => toast.title === "Sold!").map((toast) => toast.description),
-  });
-}
-type Visitor = ReturnType<typeof openVisitor>;
-
 async function allLive(visitors: Visitor[]) {
   await waitFor("every page live", () => visitors.every((visitor) => visitor.$auction.get().status === "live"));
-}
-
-async function placed(visitor: Visitor, name: string, cents: number): Promise<WireBid> {
-  const outcome = await visitor.placeBid(name, cents);
-  if (!outcome.ok) throw new Error(`${name}'s bid of ${cents} was refused: ${outcome.code}`);
-  return outcome.bid;
 }
 
 /** What a page shows of the round: its number, whether it ended, the ids listed, the leader, the count. */
@@ -278,16 +228,14 @@ describe("a page away across a round's end (PostgreSQL)", () => {
   it(
     "shows the winner once and the new round after its instance is killed across the end",
     async () => {
-      const database = await createTestDatabase();
-      cleanUpAfter(() => database.drop());
+      const database = await databaseForThisTest();
       const env = { AUCTION_ROUND_SECONDS: "2", AUCTION_SOFT_CLOSE_SECONDS: "0" };
       const processes = [
         await startServiceProcess({ databaseUrl: database.url, env }),
         await startServiceProcess({ databaseUrl: database.url, env }),
       ];
       for (const service of processes) cleanUpAfter(() => service.stop());
-      const balancer = await startLoadBalancer(processes.map((service) => service.port));
-      cleanUpAfter(() => balancer.close());
+      const balancer = await balancerForThisTest(processes.map((service) => service.port));
       // One after the other: the balancer records its routes in the order their probes finish.
       const away = openVisitor(balancer.socketUrl, QUICK_HEARTBEAT);
       await allLive([away]);

@@ -9,13 +9,12 @@ import { createInterface } from "node:readline";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { stopChild } from "../../scripts/support/childProcess.ts";
 import { serviceProcessEnv } from "./support/serviceProcess.ts";
-import { createTestDataDir } from "./support/stores.ts";
+import { dataDirForThisTest } from "./support/stores.ts";
 
 const OPEN_LINE = "The Nothing Store is open";
 
 async function serviceEnv(extra: Record<string, string> = {}) {
-  const data = await createTestDataDir();
-  onTestFinished(() => data.remove());
+  const data = await dataDirForThisTest();
   return serviceProcessEnv({ dataDir: data.dir, env: extra });
 }
 

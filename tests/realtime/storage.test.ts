@@ -2,26 +2,22 @@
  * The auction's storage on both backends, against real databases: migrations, the constraints
  * that hold the bid rules, the atomic "strictly above" insert, reads, and notifications.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  type BidNotice,
-  type BidStore,
-  type PlaceBidOutcome,
-  StoreUnavailableError,
-} from "../../realtime/storage/types.ts";
+import { describe, expect, it } from "vitest";
+import { type BidNotice, type PlaceBidOutcome, StoreUnavailableError } from "../../realtime/storage/types.ts";
 import {
   BACKENDS,
   createTestDatabase,
-  createTestLocation,
+  ISO_UTC_MILLIS,
+  NO_BIDS,
   openTestStore,
   STORE_HOOK_TIMEOUT_MS,
+  storeForThisTest,
+  storeTestOn,
   type TestLocation,
   testLogger,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
-
-const ISO_UTC_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 // These stores run with rounds off (AUCTION_ROUND_SECONDS=0): every bid is in one endless round 1.
 const IN_ENDLESS_ROUND_1 = { round: 1, endsAt: null, closedRoundBids: null };
@@ -40,25 +36,14 @@ function acceptedBid(outcome: PlaceBidOutcome) {
 describe.each(BACKENDS)(
   "auction storage on %s",
   (backend) => {
-    let location: TestLocation;
-    let store: BidStore;
+    const storeTest = storeTestOn(backend);
 
-    beforeEach(async () => {
-      location = await createTestLocation(backend);
-      store = await openTestStore(location);
-    }, STORE_HOOK_TIMEOUT_MS);
-
-    afterEach(async () => {
-      await store?.close();
-      await location?.remove();
-    }, STORE_HOOK_TIMEOUT_MS);
-
-    it("records each migration once and applies nothing on reopen", async () => {
+    storeTest("records each migration once and applies nothing on reopen", async ({ location, store }) => {
       await store.close();
       const lines: Record<string, unknown>[] = [];
-      store = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
+      const reopened = await storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) });
       expect(lines.filter((line) => line.msg === "migration applied")).toEqual([]);
-      await store.close();
+      await reopened.close();
       const recorded = await withDirectSql(location, (query) =>
         query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version"),
       );
@@ -75,7 +60,7 @@ describe.each(BACKENDS)(
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
 
-    it("refuses rows that break the bid rules, even inserted directly", async () => {
+    storeTest("refuses rows that break the bid rules, even inserted directly", async ({ location, store }) => {
       await store.close();
       const refused = async (
         query: (text: string, params?: unknown[]) => Promise<unknown>,
@@ -137,23 +122,26 @@ describe.each(BACKENDS)(
       });
     });
 
-    it("keeps a name stored before names had to show something, and lets the operator hide it", async () => {
-      await store.close();
-      // A bid of a blank name, as the service stored it before sql/008.
-      await withDirectSql(location, async (query) => {
-        await query("ALTER TABLE auction_bids DISABLE TRIGGER auction_bids_name_visible");
-        await query("SELECT * FROM place_auction_bid('\u3164', NULL, 100, 0, 0)");
-        await query("ALTER TABLE auction_bids ENABLE TRIGGER auction_bids_name_visible");
-      });
-      store = await openTestStore(location);
-      const [blank] = (await store.view(50)).bids;
-      expect(blank?.bidderName).toBe("\u3164");
-      const hide = { action: "hide", bidId: blank?.id ?? 0, reason: null, sessionId: "s" } as const;
-      expect(await store.moderate(hide)).toMatchObject({ outcome: "done" });
-      expect((await store.view(50)).bids).toEqual([]);
-    });
+    storeTest(
+      "keeps a name stored before names had to show something, and lets the operator hide it",
+      async ({ location, store: first }) => {
+        await first.close();
+        // A bid of a blank name, as the service stored it before the visible-name trigger.
+        await withDirectSql(location, async (query) => {
+          await query("ALTER TABLE auction_bids DISABLE TRIGGER auction_bids_name_visible");
+          await query("SELECT * FROM place_auction_bid('\u3164', NULL, 100, 0, 0)");
+          await query("ALTER TABLE auction_bids ENABLE TRIGGER auction_bids_name_visible");
+        });
+        const store = await storeForThisTest(location);
+        const [blank] = (await store.view(50)).bids;
+        expect(blank?.bidderName).toBe("\u3164");
+        const hide = { action: "hide", bidId: blank?.id ?? 0, reason: null, sessionId: "s" } as const;
+        expect(await store.moderate(hide)).toMatchObject({ outcome: "done" });
+        expect((await store.view(50)).bids).toEqual([]);
+      },
+    );
 
-    it("accepts only bids strictly above the highest, and says what the highest is", async () => {
+    storeTest("accepts only bids strictly above the highest, and says what the highest is", async ({ store }) => {
       const first = acceptedBid(await store.placeBid("Alice", 1));
       expect(first).toEqual({
         id: expect.any(Number),
@@ -197,7 +185,7 @@ describe.each(BACKENDS)(
       ]);
     });
 
-    it("counts distinct names exactly as stored, refused bids not included", async () => {
+    storeTest("counts distinct names exactly as stored, refused bids not included", async ({ store }) => {
       const outcomes = [];
       for (const [name, cents] of [
         ["alice", 100],
@@ -221,59 +209,46 @@ describe.each(BACKENDS)(
       expect((await store.bidsAfter(0, 10)).bidders).toBe(4);
     });
 
-    it("shows an empty auction before the first bid", async () => {
-      expect(await store.view(50)).toEqual({
-        bids: [],
-        highest: null,
-        bidders: 0,
-        moderation: 0,
-        lastId: 0,
-        blockedKeys: [],
-        ...BEFORE_ROUND_1,
-      });
-      expect(await store.bidsAfter(0, 50)).toEqual({
-        bids: [],
-        highest: null,
-        bidders: 0,
-        moderation: 0,
-        lastId: 0,
-        blockedKeys: [],
-        ...BEFORE_ROUND_1,
-      });
+    storeTest("shows an empty auction before the first bid", async ({ store }) => {
+      expect(await store.view(50)).toEqual({ ...NO_BIDS, ...BEFORE_ROUND_1 });
+      expect(await store.bidsAfter(0, 50)).toEqual({ ...NO_BIDS, ...BEFORE_ROUND_1 });
     });
 
-    it("reads the newest bids newest first and the bids after an id oldest first, within limits", async () => {
-      const ids: number[] = [];
-      for (let i = 1; i <= 6; i++) ids.push(acceptedBid(await store.placeBid(`bidder ${i % 3}`, i * 100)).id);
+    storeTest(
+      "reads the newest bids newest first and the bids after an id oldest first, within limits",
+      async ({ store }) => {
+        const ids: number[] = [];
+        for (let i = 1; i <= 6; i++) ids.push(acceptedBid(await store.placeBid(`bidder ${i % 3}`, i * 100)).id);
 
-      const view = await store.view(4);
-      expect(view.bids.map((bid) => bid.id)).toEqual(ids.slice(2).reverse());
-      expect(view.highest).toEqual(view.bids[0]);
-      expect(view.highest?.amountCents).toBe(600);
-      expect(view.bidders).toBe(3);
-      const noList = await store.view(0);
-      expect(noList.bids).toEqual([]);
-      expect(noList.highest?.id).toBe(ids[5]);
+        const view = await store.view(4);
+        expect(view.bids.map((bid) => bid.id)).toEqual(ids.slice(2).reverse());
+        expect(view.highest).toEqual(view.bids[0]);
+        expect(view.highest?.amountCents).toBe(600);
+        expect(view.bidders).toBe(3);
+        const noList = await store.view(0);
+        expect(noList.bids).toEqual([]);
+        expect(noList.highest?.id).toBe(ids[5]);
 
-      const after = await store.bidsAfter(ids[1] ?? 0, 3);
-      expect(after.bids.map((bid) => bid.id)).toEqual(ids.slice(2, 5));
-      expect(after.bids.map((bid) => bid.amountCents)).toEqual([300, 400, 500]);
-      expect(after.bidders).toBe(3);
-      // Nothing after the newest: the highest still comes with the same read (a resume is one query).
-      expect(await store.bidsAfter(ids[5] ?? 0, 10)).toEqual({
-        bids: [],
-        highest: view.highest,
-        bidders: 3,
-        moderation: 0,
-        lastId: ids[5],
-        blockedKeys: [],
-        ...ENDLESS_ROUND_1_VIEW,
-      });
-      expect((await store.bidsAfter(ids[1] ?? 0, 1)).highest).toEqual(view.highest);
-      expect((await store.bidsAfter(0, 100)).bids.map((bid) => bid.id)).toEqual(ids);
-    });
+        const after = await store.bidsAfter(ids[1] ?? 0, 3);
+        expect(after.bids.map((bid) => bid.id)).toEqual(ids.slice(2, 5));
+        expect(after.bids.map((bid) => bid.amountCents)).toEqual([300, 400, 500]);
+        expect(after.bidders).toBe(3);
+        // Nothing after the newest: the highest still comes with the same read (a resume is one query).
+        expect(await store.bidsAfter(ids[5] ?? 0, 10)).toEqual({
+          bids: [],
+          highest: view.highest,
+          bidders: 3,
+          moderation: 0,
+          lastId: ids[5],
+          blockedKeys: [],
+          ...ENDLESS_ROUND_1_VIEW,
+        });
+        expect((await store.bidsAfter(ids[1] ?? 0, 1)).highest).toEqual(view.highest);
+        expect((await store.bidsAfter(0, 100)).bids.map((bid) => bid.id)).toEqual(ids);
+      },
+    );
 
-    it("notifies every accepted bid once, in id order, with the bidder count", async () => {
+    storeTest("notifies every accepted bid once, in id order, with the bidder count", async ({ store }) => {
       const notices: BidNotice[] = [];
       const unsubscribe = store.onBid((notice) => notices.push(notice));
       const accepted = [];
@@ -300,35 +275,38 @@ describe.each(BACKENDS)(
       expect(notices).toHaveLength(3);
     });
 
-    it("keeps the bids and the bidder count across a reopen, and refuses work once closed", async () => {
-      const bid = acceptedBid(await store.placeBid("Persistent Pat", 4200));
-      await store.close();
-      await expect(store.placeBid("Too Late", 5000)).rejects.toBeInstanceOf(StoreUnavailableError);
-      store = await openTestStore(location);
-      expect(await store.view(10)).toEqual({
-        bids: [bid],
-        highest: bid,
-        bidders: 1,
-        moderation: 0,
-        lastId: bid.id,
-        blockedKeys: [],
-        ...ENDLESS_ROUND_1_VIEW,
-      });
-      expect(await store.placeBid("Pat's rival", 4200)).toEqual({
-        accepted: false,
-        code: "too_low",
-        highestCents: 4200,
-        moderation: 0,
-        ...IN_ENDLESS_ROUND_1,
-      });
-    });
+    storeTest(
+      "keeps the bids and the bidder count across a reopen, and refuses work once closed",
+      async ({ location, store }) => {
+        const bid = acceptedBid(await store.placeBid("Persistent Pat", 4200));
+        await store.close();
+        await expect(store.placeBid("Too Late", 5000)).rejects.toBeInstanceOf(StoreUnavailableError);
+        const reopened = await storeForThisTest(location);
+        expect(await reopened.view(10)).toEqual({
+          bids: [bid],
+          highest: bid,
+          bidders: 1,
+          moderation: 0,
+          lastId: bid.id,
+          blockedKeys: [],
+          ...ENDLESS_ROUND_1_VIEW,
+        });
+        expect(await reopened.placeBid("Pat's rival", 4200)).toEqual({
+          accepted: false,
+          code: "too_low",
+          highestCents: 4200,
+          moderation: 0,
+          ...IN_ENDLESS_ROUND_1,
+        });
+      },
+    );
 
-    it("is ready while open", () => {
+    storeTest("is ready while open", ({ store }) => {
       expect(store.isReady()).toBe(true);
       expect(store.backend).toBe(backend);
     });
   },
-  30_000,
+  STORE_HOOK_TIMEOUT_MS,
 );
 
 describe("migrations on PostgreSQL", () => {

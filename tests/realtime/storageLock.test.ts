@@ -3,45 +3,25 @@
  * process or another, is refused with a message naming the directory, and the lock goes with its
  * holder, whether it closes or crashes.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { DataDirLockedError, LOCK_FILE_NAME } from "../../realtime/storage/dataDirLock.ts";
-import type { BidStore } from "../../realtime/storage/types.ts";
 import { killChild } from "../../scripts/support/childProcess.ts";
-import {
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  type TestLocation,
-  waitFor,
-} from "./support/stores.ts";
+import { cleanUpAfter, NO_BIDS, openTestStore, storeForThisTest, storeTestOn, waitFor } from "./support/stores.ts";
 
 const OPEN_STORE_SCRIPT = fileURLToPath(new URL("./support/openStoreProcess.ts", import.meta.url));
 const CHILD_TIMEOUT_MS = 30_000;
 
-let location: TestLocation;
-let store: BidStore | undefined;
-const children: ChildProcess[] = [];
-
-beforeEach(async () => {
-  location = await createTestLocation("pglite");
-}, STORE_HOOK_TIMEOUT_MS);
-
-afterEach(async () => {
-  await Promise.all(children.splice(0).map(killChild));
-  await store?.close();
-  store = undefined;
-  await location.remove();
-}, STORE_HOOK_TIMEOUT_MS);
+const storeTest = storeTestOn("pglite");
 
 /** Starts `node openStoreProcess.ts`; resolves with its first output line and the process. */
 function openInAnotherProcess(dataDir: string, mode: "close" | "hold") {
   const child = spawn(process.execPath, [OPEN_STORE_SCRIPT, dataDir, mode], { stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
+  cleanUpAfter(() => killChild(child));
   let output = "";
   let errors = "";
   child.stderr.on("data", (chunk) => {
@@ -68,54 +48,55 @@ function openInAnotherProcess(dataDir: string, mode: "close" | "hold") {
 }
 
 describe("the PGlite data directory lock", () => {
-  it("refuses a second open in the same process, naming the directory, until the first closes", async () => {
-    store = await openTestStore(location);
-    const dir = await realpath(location.dataDir);
-    const second = openTestStore(location);
-    await expect(second).rejects.toBeInstanceOf(DataDirLockedError);
-    await expect(second).rejects.toThrow(`The data directory ${dir} is already open in this process.`);
+  storeTest(
+    "refuses a second open in the same process, naming the directory, until the first closes",
+    async ({ location, store }) => {
+      const dir = await realpath(location.dataDir);
+      const second = openTestStore(location);
+      await expect(second).rejects.toBeInstanceOf(DataDirLockedError);
+      await expect(second).rejects.toThrow(`The data directory ${dir} is already open in this process.`);
 
-    await store.close();
-    expect(existsSync(join(dir, LOCK_FILE_NAME))).toBe(false);
-    store = await openTestStore(location);
-    expect(await store.view(1)).toMatchObject({
-      bids: [],
-      highest: null,
-      bidders: 0,
-      moderation: 0,
-      lastId: 0,
-      blockedKeys: [],
-      round: { number: 0 },
-    });
-  }, 30_000);
+      await store.close();
+      expect(existsSync(join(dir, LOCK_FILE_NAME))).toBe(false);
+      const reopened = await storeForThisTest(location);
+      expect(await reopened.view(1)).toMatchObject({ ...NO_BIDS, round: { number: 0 } });
+    },
+    60_000,
+  );
 
-  it("refuses another process with a clear message, and lets it in once closed", async () => {
-    store = await openTestStore(location);
-    const dir = await realpath(location.dataDir);
-    const refused = openInAnotherProcess(location.dataDir, "close");
-    const answer = await refused.firstLine;
-    expect(answer.name).toBe("DataDirLockedError");
-    expect(answer.error).toContain(`The data directory ${dir} is in use by process ${process.pid}`);
-    expect(answer.error).toContain("choose another DATA_DIR");
-    expect(await refused.exited).toBe(1);
+  storeTest(
+    "refuses another process with a clear message, and lets it in once closed",
+    async ({ location, store }) => {
+      const dir = await realpath(location.dataDir);
+      const refused = openInAnotherProcess(location.dataDir, "close");
+      const answer = await refused.firstLine;
+      expect(answer.name).toBe("DataDirLockedError");
+      expect(answer.error).toContain(`The data directory ${dir} is in use by process ${process.pid}`);
+      expect(answer.error).toContain("choose another DATA_DIR");
+      expect(await refused.exited).toBe(1);
 
-    await store.placeBid("kept", 100);
-    await store.close();
-    store = undefined;
-    const admitted = openInAnotherProcess(location.dataDir, "close");
-    expect(await admitted.firstLine).toEqual({ opened: true });
-    expect(await admitted.exited).toBe(0);
-  }, 60_000);
+      await store.placeBid("kept", 100);
+      await store.close();
+      const admitted = openInAnotherProcess(location.dataDir, "close");
+      expect(await admitted.firstLine).toEqual({ opened: true });
+      expect(await admitted.exited).toBe(0);
+    },
+    60_000,
+  );
 
-  it("does not outlive a holder that was killed", async () => {
-    const holder = openInAnotherProcess(location.dataDir, "hold");
-    expect(await holder.firstLine).toEqual({ opened: true });
-    await expect(openTestStore(location)).rejects.toThrow(/is in use by process \d+/);
+  storeTest(
+    "does not outlive a holder that was killed",
+    async ({ location }) => {
+      const holder = openInAnotherProcess(location.dataDir, "hold");
+      expect(await holder.firstLine).toEqual({ opened: true });
+      await expect(openTestStore(location)).rejects.toThrow(/is in use by process \d+/);
 
-    holder.child.kill("SIGKILL");
-    await holder.exited;
-    expect(existsSync(join(location.dataDir, LOCK_FILE_NAME))).toBe(true);
-    store = await openTestStore(location);
-    await waitFor("the store to answer", async () => (await store?.view(1))?.bidders === 0);
-  }, 60_000);
+      holder.child.kill("SIGKILL");
+      await holder.exited;
+      expect(existsSync(join(location.dataDir, LOCK_FILE_NAME))).toBe(true);
+      const store = await storeForThisTest(location);
+      await waitFor("the store to answer", async () => (await store.view(1)).bidders === 0);
+    },
+    60_000,
+  );
 });

@@ -4,16 +4,15 @@
  * sequence with ids in commit order, and every instance must hear every accepted bid exactly once,
  * placed one bid per transaction or by group commit (DESIGN.md 6c).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type BidBatcher, createBidBatcher } from "../../realtime/auction/bidBatcher.ts";
 import type { BidNotice, BidStore, PlaceBidOutcome } from "../../realtime/storage/types.ts";
 import { seededRandom } from "../support/seededRandom.ts";
 import {
-  type Backend,
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  type TestLocation,
+  freshStoreForThisTest,
+  locationForThisTest,
+  migratedLocationForThisTest,
+  storeForThisTest,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
@@ -27,16 +26,6 @@ const NEGATIVE_CONTROL_ROUNDS = 20;
 const NAMES = ["ann", "bo", "cy", "di", "ed", "fay", "gus"];
 /** Seeded, so every run races the same amounts. */
 const random = seededRandom(20261122);
-
-let stores: BidStore[] = [];
-let location: TestLocation | undefined;
-
-afterEach(async () => {
-  await Promise.all(stores.map((store) => store.close()));
-  stores = [];
-  await location?.remove();
-  location = undefined;
-}, STORE_HOOK_TIMEOUT_MS);
 
 type Placement = "one per transaction" | "group commit";
 
@@ -102,9 +91,9 @@ describe("concurrent bids", () => {
   it.each<Placement>(["one per transaction", "group commit"])(
     `on PostgreSQL: ${CONCURRENT_BIDS} at once x ${POSTGRES_ROUNDS} rounds through two instances, %s`,
     async (placement) => {
-      location = await createTestLocation("postgres");
-      stores = [await openTestStore(location), await openTestStore(location)];
-      const accepted = await raceThrough(stores, POSTGRES_ROUNDS, placement);
+      const location = await locationForThisTest("postgres");
+      const instances = [await storeForThisTest(location), await storeForThisTest(location)];
+      const accepted = await raceThrough(instances, POSTGRES_ROUNDS, placement);
       expect(accepted).toBeGreaterThanOrEqual(POSTGRES_ROUNDS);
     },
     60_000,
@@ -113,17 +102,15 @@ describe("concurrent bids", () => {
   it.each<Placement>(["one per transaction", "group commit"])(
     `on PGlite: ${CONCURRENT_BIDS} at once x ${PGLITE_ROUNDS} rounds in one process, %s`,
     async (placement) => {
-      location = await createTestLocation("pglite" satisfies Backend);
-      stores = [await openTestStore(location)];
-      const accepted = await raceThrough(stores, PGLITE_ROUNDS, placement);
+      const { store } = await freshStoreForThisTest("pglite");
+      const accepted = await raceThrough([store], PGLITE_ROUNDS, placement);
       expect(accepted).toBeGreaterThanOrEqual(PGLITE_ROUNDS);
     },
     60_000,
   );
 
   it("breaks without the row lock: a lock-free insert lets equal or lower bids win (negative control)", async () => {
-    location = await createTestLocation("postgres");
-    await (await openTestStore(location)).close();
+    const location = await migratedLocationForThisTest("postgres");
     const databaseUrl = location.databaseUrl ?? "";
     // The naive statement a store must not use: "insert if above max()" with no lock between.
     // Every bid of a round carries the same amount, so any second accepted row breaks the rule;

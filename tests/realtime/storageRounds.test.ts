@@ -6,7 +6,7 @@
  * off is one endless round, and a database from before rounds keeps its bids as round 1.
  * Rounds are real and short (1 to 3 s of the database's clock); every wait is on a condition.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { nameKey } from "../../realtime/names/nameKey.ts";
 import { readMigrations } from "../../realtime/storage/migrations.ts";
 import { openPgliteStore } from "../../realtime/storage/pglite.ts";
@@ -22,23 +22,26 @@ import { migrateAsReleased, releaseAt } from "./support/releases.ts";
 import {
   BACKENDS,
   type Backend,
+  cleanUpAfter,
   createTestDataDir,
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
+  ISO_UTC_MILLIS,
+  locationForThisTest,
+  storeForThisTest,
+  storeTestOn,
   type TestLocation,
   testLogger,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
 
-const ISO_UTC_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const SESSION = "session-rounds";
 /** Longest wait for a round's end: the rounds here last at most a few seconds. */
 const ROUND_END_WAIT_MS = 10_000;
 const TEST_TIMEOUT_MS = 60_000;
 
-function accepted(outcome: PlaceBidOutcome) {
+type AcceptedOutcome = Extract<PlaceBidOutcome, { accepted: true }>;
+
+function accepted(outcome: PlaceBidOutcome): AcceptedOutcome {
   if (!outcome.accepted) throw new Error(`bid refused (${outcome.code}), highest ${outcome.highestCents}`);
   return outcome;
 }
@@ -79,31 +82,36 @@ function hearNotices(store: BidStore): HeardNotice[] {
   return heard;
 }
 
+/**
+ * Waits for the notice of `opener`, the bid that opened round 2, then checks all that was heard:
+ * `round1Bids` with round 1's end, that end once, then `opener`.
+ */
+async function expectHeardRoundChange(
+  heard: HeardNotice[],
+  {
+    round1Bids,
+    round1EndsAt,
+    opener,
+  }: { round1Bids: AcceptedOutcome[]; round1EndsAt: string; opener: AcceptedOutcome },
+) {
+  await waitFor(`the notice of bid ${opener.bid.id}`, () =>
+    heard.some((notice) => "bid" in notice && notice.bid === opener.bid.id),
+  );
+  expect(heard).toEqual([
+    ...round1Bids.map(({ bid }) => ({ bid: bid.id, round: 1, endsAt: round1EndsAt })),
+    { roundClosed: 1 },
+    { bid: opener.bid.id, round: 2, endsAt: opener.endsAt },
+  ]);
+}
+
 describe.each(BACKENDS)(
   "rounds in the store on %s",
   (backend) => {
-    let location: TestLocation;
-    let store: BidStore | undefined;
+    // Each test opens its stores with the round lengths it is about.
+    const storeTest = storeTestOn(backend);
 
-    beforeEach(async () => {
-      location = await createTestLocation(backend);
-    }, STORE_HOOK_TIMEOUT_MS);
-
-    afterEach(async () => {
-      await store?.close();
-      store = undefined;
-      await location?.remove();
-    }, STORE_HOOK_TIMEOUT_MS);
-
-    /** Closes the store open on the location (PGlite allows one) and opens one with these round lengths. */
-    async function reopen(rounds: RoundSettings): Promise<BidStore> {
-      await store?.close();
-      store = await openTestStore(location, { rounds });
-      return store;
-    }
-
-    it("opens round 1 with the first accepted bid, ending roundSeconds after that bid", async () => {
-      const auction = await reopen({ roundSeconds: 2, softCloseSeconds: 0 });
+    storeTest("opens round 1 with the first accepted bid, ending roundSeconds after that bid", async ({ location }) => {
+      const auction = await storeForThisTest(location, { rounds: { roundSeconds: 2, softCloseSeconds: 0 } });
       expect(await auction.view(10)).toMatchObject({
         bids: [],
         round: { number: 0, endsAt: null, closed: false },
@@ -138,237 +146,245 @@ describe.each(BACKENDS)(
       expect(Date.parse(view.now)).toBeGreaterThanOrEqual(Date.parse(second.bid.createdAt));
     });
 
-    it("settles nothing before the end, then records the end once with the round's bid count", async () => {
-      const auction = await reopen({ roundSeconds: 2, softCloseSeconds: 0 });
-      const heard = hearNotices(auction);
-      expect(await auction.settleRound()).toEqual({
-        number: 0,
-        endsAt: null,
-        closed: false,
-        closedRoundBids: null,
-        now: expect.stringMatching(ISO_UTC_MILLIS),
-      });
+    storeTest(
+      "settles nothing before the end, then records the end once with the round's bid count",
+      async ({ location }) => {
+        const auction = await storeForThisTest(location, { rounds: { roundSeconds: 2, softCloseSeconds: 0 } });
+        const heard = hearNotices(auction);
+        expect(await auction.settleRound()).toEqual({
+          number: 0,
+          endsAt: null,
+          closed: false,
+          closedRoundBids: null,
+          now: expect.stringMatching(ISO_UTC_MILLIS),
+        });
 
-      const alice = accepted(await auction.placeBid("Alice", 100));
-      const bob = accepted(await auction.placeBid("Bob", 200));
-      const endsAt = alice.endsAt ?? "";
-      const early = await auction.settleRound();
-      expect(early).toEqual({ number: 1, endsAt, closed: false, closedRoundBids: null, now: early.now });
-      expect(Date.parse(early.now)).toBeLessThan(Date.parse(endsAt));
-      expect((await auction.view(10)).round).toEqual({ number: 1, endsAt, closed: false });
+        const alice = accepted(await auction.placeBid("Alice", 100));
+        const bob = accepted(await auction.placeBid("Bob", 200));
+        const endsAt = alice.endsAt ?? "";
+        const early = await auction.settleRound();
+        expect(early).toEqual({ number: 1, endsAt, closed: false, closedRoundBids: null, now: early.now });
+        expect(Date.parse(early.now)).toBeLessThan(Date.parse(endsAt));
+        expect((await auction.view(10)).round).toEqual({ number: 1, endsAt, closed: false });
 
-      await untilDatabaseClockReaches(auction, endsAt);
-      const settled = await auction.settleRound();
-      expect(settled).toEqual({ number: 1, endsAt, closed: true, closedRoundBids: 2, now: settled.now });
-      expect(Date.parse(settled.now)).toBeGreaterThanOrEqual(Date.parse(endsAt));
-      // Another instance's timer firing later finds it recorded.
-      const again = await auction.settleRound();
-      expect(again).toEqual({ number: 1, endsAt, closed: true, closedRoundBids: null, now: again.now });
+        await untilDatabaseClockReaches(auction, endsAt);
+        const settled = await auction.settleRound();
+        expect(settled).toEqual({ number: 1, endsAt, closed: true, closedRoundBids: 2, now: settled.now });
+        expect(Date.parse(settled.now)).toBeGreaterThanOrEqual(Date.parse(endsAt));
+        // Another instance's timer firing later finds it recorded.
+        const again = await auction.settleRound();
+        expect(again).toEqual({ number: 1, endsAt, closed: true, closedRoundBids: null, now: again.now });
 
-      // Until the next bid the auction shows the closed round, its winner among the past ones.
-      expect(await auction.view(10)).toMatchObject({
-        bids: [bob.bid, alice.bid],
-        highest: bob.bid,
-        round: { number: 1, endsAt, closed: true },
-        pastWinners: [winner(1, bob.bid, endsAt)],
-      });
+        // Until the next bid the auction shows the closed round, its winner among the past ones.
+        expect(await auction.view(10)).toMatchObject({
+          bids: [bob.bid, alice.bid],
+          highest: bob.bid,
+          round: { number: 1, endsAt, closed: true },
+          pastWinners: [winner(1, bob.bid, endsAt)],
+        });
 
-      // The end was recorded already: the bid that opens round 2 recorded none.
-      const carol = accepted(await auction.placeBid("Carol", 50));
-      expect(carol).toMatchObject({ round: 2, closedRoundBids: null, bidders: 1 });
-      // Carol's notice comes after anything the two settlements sent: exactly one end was heard.
-      await waitFor("Carol's bid notice", () => heard.some((notice) => "bid" in notice && notice.bid === carol.bid.id));
-      expect(heard).toEqual([
-        { bid: alice.bid.id, round: 1, endsAt },
-        { bid: bob.bid.id, round: 1, endsAt },
-        { roundClosed: 1 },
-        { bid: carol.bid.id, round: 2, endsAt: carol.endsAt },
-      ]);
-    });
+        // The end was recorded already: the bid that opens round 2 recorded none.
+        const carol = accepted(await auction.placeBid("Carol", 50));
+        expect(carol).toMatchObject({ round: 2, closedRoundBids: null, bidders: 1 });
+        // Carol's notice comes after anything the two settlements sent: exactly one end was heard.
+        await expectHeardRoundChange(heard, { round1Bids: [alice, bob], round1EndsAt: endsAt, opener: carol });
+      },
+    );
 
-    it("accepts a bid after the end into round 2 even below round 1's highest, and that bid records round 1's end", async () => {
-      const auction = await reopen({ roundSeconds: 1, softCloseSeconds: 0 });
-      const heard = hearNotices(auction);
-      const alice = accepted(await auction.placeBid("Alice", 500));
-      const bob = accepted(await auction.placeBid("Bob", 1_000));
-      const round1EndsAt = alice.endsAt ?? "";
+    storeTest(
+      "accepts a bid after the end into round 2 even below round 1's highest, and that bid records round 1's end",
+      async ({ location }) => {
+        const auction = await storeForThisTest(location, { rounds: { roundSeconds: 1, softCloseSeconds: 0 } });
+        const heard = hearNotices(auction);
+        const alice = accepted(await auction.placeBid("Alice", 500));
+        const bob = accepted(await auction.placeBid("Bob", 1_000));
+        const round1EndsAt = alice.endsAt ?? "";
 
-      await untilDatabaseClockReaches(auction, round1EndsAt);
-      const carol = accepted(await auction.placeBid("Carol", 100));
-      expect(carol).toEqual({
-        accepted: true,
-        bid: { id: expect.any(Number), bidderName: "Carol", amountCents: 100, createdAt: carol.bid.createdAt },
-        bidders: 1,
-        moderation: 0,
-        round: 2,
-        endsAt: plusSeconds(carol.bid.createdAt, 1),
-        closedRoundBids: 2,
-      });
-      expect(Date.parse(carol.bid.createdAt)).toBeGreaterThanOrEqual(Date.parse(round1EndsAt));
-      // Judged against round 2's highest from here on.
-      expect(await auction.placeBid("Dave", 100)).toMatchObject({
-        accepted: false,
-        code: "too_low",
-        highestCents: 100,
-        round: 2,
-        endsAt: carol.endsAt,
-        closedRoundBids: null,
-      });
+        await untilDatabaseClockReaches(auction, round1EndsAt);
+        const carol = accepted(await auction.placeBid("Carol", 100));
+        expect(carol).toEqual({
+          accepted: true,
+          bid: { id: expect.any(Number), bidderName: "Carol", amountCents: 100, createdAt: carol.bid.createdAt },
+          bidders: 1,
+          moderation: 0,
+          round: 2,
+          endsAt: plusSeconds(carol.bid.createdAt, 1),
+          closedRoundBids: 2,
+        });
+        expect(Date.parse(carol.bid.createdAt)).toBeGreaterThanOrEqual(Date.parse(round1EndsAt));
+        // Judged against round 2's highest from here on.
+        expect(await auction.placeBid("Dave", 100)).toMatchObject({
+          accepted: false,
+          code: "too_low",
+          highestCents: 100,
+          round: 2,
+          endsAt: carol.endsAt,
+          closedRoundBids: null,
+        });
 
-      const view = await auction.view(10);
-      expect(view).toMatchObject({
-        bids: [carol.bid],
-        highest: carol.bid,
-        bidders: 1,
-        lastId: carol.bid.id,
-        round: { number: 2, endsAt: carol.endsAt, closed: false },
-        pastWinners: [winner(1, bob.bid, round1EndsAt)],
-      });
-      // A resume from before round 2 gets round 2's bids only.
-      expect((await auction.bidsAfter(0, 10)).bids).toEqual([carol.bid]);
-      expect(await auction.winners(10)).toEqual([winner(1, bob.bid, round1EndsAt)]);
+        const view = await auction.view(10);
+        expect(view).toMatchObject({
+          bids: [carol.bid],
+          highest: carol.bid,
+          bidders: 1,
+          lastId: carol.bid.id,
+          round: { number: 2, endsAt: carol.endsAt, closed: false },
+          pastWinners: [winner(1, bob.bid, round1EndsAt)],
+        });
+        // A resume from before round 2 gets round 2's bids only.
+        expect((await auction.bidsAfter(0, 10)).bids).toEqual([carol.bid]);
+        expect(await auction.winners(10)).toEqual([winner(1, bob.bid, round1EndsAt)]);
 
-      await waitFor("Carol's bid notice", () => heard.some((notice) => "bid" in notice && notice.bid === carol.bid.id));
-      expect(heard).toEqual([
-        { bid: alice.bid.id, round: 1, endsAt: round1EndsAt },
-        { bid: bob.bid.id, round: 1, endsAt: round1EndsAt },
-        { roundClosed: 1 },
-        { bid: carol.bid.id, round: 2, endsAt: carol.endsAt },
-      ]);
-    });
+        await expectHeardRoundChange(heard, { round1Bids: [alice, bob], round1EndsAt, opener: carol });
+      },
+    );
 
-    it("moves the end to a bid's time plus the soft close when less than the soft close was left, and only then", async () => {
-      const auction = await reopen({ roundSeconds: 3, softCloseSeconds: 2 });
-      const alice = accepted(await auction.placeBid("Alice", 100));
-      const endsAt = alice.endsAt ?? "";
-      expect(endsAt).toBe(plusSeconds(alice.bid.createdAt, 3));
+    storeTest(
+      "moves the end to a bid's time plus the soft close when less than the soft close was left, and only then",
+      async ({ location }) => {
+        const auction = await storeForThisTest(location, { rounds: { roundSeconds: 3, softCloseSeconds: 2 } });
+        const alice = accepted(await auction.placeBid("Alice", 100));
+        const endsAt = alice.endsAt ?? "";
+        expect(endsAt).toBe(plusSeconds(alice.bid.createdAt, 3));
 
-      // About 3 s left, more than the soft close: the end stays.
-      const bob = accepted(await auction.placeBid("Bob", 200));
-      expect(Date.parse(endsAt) - Date.parse(bob.bid.createdAt)).toBeGreaterThan(2_000);
-      expect(bob).toMatchObject({ round: 1, endsAt });
+        // About 3 s left, more than the soft close: the end stays.
+        const bob = accepted(await auction.placeBid("Bob", 200));
+        expect(Date.parse(endsAt) - Date.parse(bob.bid.createdAt)).toBeGreaterThan(2_000);
+        expect(bob).toMatchObject({ round: 1, endsAt });
 
-      // About 1 s left, less than the soft close: the end becomes Carol's time plus 2 s.
-      await untilDatabaseClockReaches(auction, plusSeconds(endsAt, -1));
-      const carol = accepted(await auction.placeBid("Carol", 300));
-      expect(carol.round).toBe(1);
-      expect(Date.parse(endsAt) - Date.parse(carol.bid.createdAt)).toBeLessThan(2_000);
-      const movedEnd = plusSeconds(carol.bid.createdAt, 2);
-      expect(carol).toMatchObject({ round: 1, endsAt: movedEnd, closedRoundBids: null });
-      expect(Date.parse(movedEnd)).toBeGreaterThan(Date.parse(endsAt));
-      expect((await auction.view(10)).round).toEqual({ number: 1, endsAt: movedEnd, closed: false });
+        // About 1 s left, less than the soft close: the end becomes Carol's time plus 2 s.
+        await untilDatabaseClockReaches(auction, plusSeconds(endsAt, -1));
+        const carol = accepted(await auction.placeBid("Carol", 300));
+        expect(carol.round).toBe(1);
+        expect(Date.parse(endsAt) - Date.parse(carol.bid.createdAt)).toBeLessThan(2_000);
+        const movedEnd = plusSeconds(carol.bid.createdAt, 2);
+        expect(carol).toMatchObject({ round: 1, endsAt: movedEnd, closedRoundBids: null });
+        expect(Date.parse(movedEnd)).toBeGreaterThan(Date.parse(endsAt));
+        expect((await auction.view(10)).round).toEqual({ number: 1, endsAt: movedEnd, closed: false });
 
-      // The first end passes (about a second before the moved one) and the round goes on.
-      await untilDatabaseClockReaches(auction, endsAt);
-      const goingOn = await auction.settleRound();
-      expect(Date.parse(goingOn.now)).toBeLessThan(Date.parse(movedEnd));
-      expect(goingOn).toMatchObject({ number: 1, endsAt: movedEnd, closed: false, closedRoundBids: null });
-      await untilDatabaseClockReaches(auction, movedEnd);
-      expect(await auction.settleRound()).toMatchObject({
-        number: 1,
-        endsAt: movedEnd,
-        closed: true,
-        closedRoundBids: 3,
-      });
-      expect(await auction.winners(10)).toEqual([winner(1, carol.bid, movedEnd)]);
-    });
+        // The first end passes (about a second before the moved one) and the round goes on.
+        await untilDatabaseClockReaches(auction, endsAt);
+        const goingOn = await auction.settleRound();
+        expect(Date.parse(goingOn.now)).toBeLessThan(Date.parse(movedEnd));
+        expect(goingOn).toMatchObject({ number: 1, endsAt: movedEnd, closed: false, closedRoundBids: null });
+        await untilDatabaseClockReaches(auction, movedEnd);
+        expect(await auction.settleRound()).toMatchObject({
+          number: 1,
+          endsAt: movedEnd,
+          closed: true,
+          closedRoundBids: 3,
+        });
+        expect(await auction.winners(10)).toEqual([winner(1, carol.bid, movedEnd)]);
+      },
+    );
 
-    it("hands a round with a hidden winning bid to its next visible bid, and drops a round whose bids are all hidden", async () => {
-      const auction = await reopen({ roundSeconds: 1, softCloseSeconds: 0 });
-      const alice = accepted(await auction.placeBid("Alice", 100));
-      const bob = accepted(await auction.placeBid("Bob", 200));
-      await untilDatabaseClockReaches(auction, alice.endsAt ?? "");
-      const carol = accepted(await auction.placeBid("Carol", 50));
-      const dave = accepted(await auction.placeBid("Dave", 60));
-      expect([carol.round, dave.round, carol.closedRoundBids]).toEqual([2, 2, 2]);
-      await untilDatabaseClockReaches(auction, carol.endsAt ?? "");
-      expect(await auction.settleRound()).toMatchObject({ number: 2, closed: true, closedRoundBids: 2 });
+    storeTest(
+      "hands a round with a hidden winning bid to its next visible bid, and drops a round whose bids are all hidden",
+      async ({ location }) => {
+        const auction = await storeForThisTest(location, { rounds: { roundSeconds: 1, softCloseSeconds: 0 } });
+        const alice = accepted(await auction.placeBid("Alice", 100));
+        const bob = accepted(await auction.placeBid("Bob", 200));
+        await untilDatabaseClockReaches(auction, alice.endsAt ?? "");
+        const carol = accepted(await auction.placeBid("Carol", 50));
+        const dave = accepted(await auction.placeBid("Dave", 60));
+        expect([carol.round, dave.round, carol.closedRoundBids]).toEqual([2, 2, 2]);
+        await untilDatabaseClockReaches(auction, carol.endsAt ?? "");
+        expect(await auction.settleRound()).toMatchObject({ number: 2, closed: true, closedRoundBids: 2 });
 
-      const round1End = alice.endsAt ?? "";
-      const round2End = carol.endsAt ?? "";
-      expect(await auction.winners(10)).toEqual([winner(2, dave.bid, round2End), winner(1, bob.bid, round1End)]);
+        const round1End = alice.endsAt ?? "";
+        const round2End = carol.endsAt ?? "";
+        expect(await auction.winners(10)).toEqual([winner(2, dave.bid, round2End), winner(1, bob.bid, round1End)]);
 
-      await auction.moderate(hide(bob.bid.id));
-      const bobHidden = [winner(2, dave.bid, round2End), winner(1, alice.bid, round1End)];
-      expect(await auction.winners(10)).toEqual(bobHidden);
-      expect((await auction.view(10)).pastWinners).toEqual(bobHidden);
+        await auction.moderate(hide(bob.bid.id));
+        const bobHidden = [winner(2, dave.bid, round2End), winner(1, alice.bid, round1End)];
+        expect(await auction.winners(10)).toEqual(bobHidden);
+        expect((await auction.view(10)).pastWinners).toEqual(bobHidden);
 
-      // The current round, closed, is handed over the same way.
-      await auction.moderate(hide(dave.bid.id));
-      expect(await auction.winners(10)).toEqual([winner(2, carol.bid, round2End), winner(1, alice.bid, round1End)]);
+        // The current round, closed, is handed over the same way.
+        await auction.moderate(hide(dave.bid.id));
+        expect(await auction.winners(10)).toEqual([winner(2, carol.bid, round2End), winner(1, alice.bid, round1End)]);
 
-      await auction.moderate(hide(alice.bid.id));
-      expect(await auction.winners(10)).toEqual([winner(2, carol.bid, round2End)]);
-      expect((await auction.view(10)).pastWinners).toEqual([winner(2, carol.bid, round2End)]);
-      expect(await auction.winners(1)).toEqual([winner(2, carol.bid, round2End)]);
+        await auction.moderate(hide(alice.bid.id));
+        expect(await auction.winners(10)).toEqual([winner(2, carol.bid, round2End)]);
+        expect((await auction.view(10)).pastWinners).toEqual([winner(2, carol.bid, round2End)]);
+        expect(await auction.winners(1)).toEqual([winner(2, carol.bid, round2End)]);
 
-      await auction.moderate(restore(bob.bid.id));
-      expect(await auction.winners(10)).toEqual([winner(2, carol.bid, round2End), winner(1, bob.bid, round1End)]);
-    });
+        await auction.moderate(restore(bob.bid.id));
+        expect(await auction.winners(10)).toEqual([winner(2, carol.bid, round2End), winner(1, bob.bid, round1End)]);
+      },
+    );
 
-    it("with rounds off never ends the round, and makes an open timed round endless at its next bid or settlement", async () => {
-      let auction = await reopen({ roundSeconds: 0, softCloseSeconds: 5 });
-      const alice = accepted(await auction.placeBid("Alice", 100));
-      expect(alice).toMatchObject({ round: 1, endsAt: null, closedRoundBids: null });
-      // No soft close without an end.
-      expect(accepted(await auction.placeBid("Bob", 200))).toMatchObject({ round: 1, endsAt: null });
-      expect(await auction.settleRound()).toMatchObject({
-        number: 1,
-        endsAt: null,
-        closed: false,
-        closedRoundBids: null,
-      });
-      expect((await auction.view(10)).round).toEqual({ number: 1, endsAt: null, closed: false });
+    storeTest(
+      "with rounds off never ends the round, and makes an open timed round endless at its next bid or settlement",
+      async ({ location }) => {
+        let auction = await storeForThisTest(location, { rounds: { roundSeconds: 0, softCloseSeconds: 5 } });
+        // PGlite allows one store open on a location: each reopen closes the last.
+        const reopen = async (rounds: RoundSettings) => {
+          await auction.close();
+          auction = await storeForThisTest(location, { rounds });
+        };
+        /** A settlement finds round 1 endless, and the view says so. */
+        const expectEndlessRound1 = async () => {
+          expect(await auction.settleRound()).toMatchObject({
+            number: 1,
+            endsAt: null,
+            closed: false,
+            closedRoundBids: null,
+          });
+          expect((await auction.view(10)).round).toEqual({ number: 1, endsAt: null, closed: false });
+        };
 
-      // Rounds on: the endless round gets its end, counted from when it opened.
-      auction = await reopen({ roundSeconds: 3_600, softCloseSeconds: 0 });
-      const round1End = plusSeconds(alice.bid.createdAt, 3_600);
-      expect(accepted(await auction.placeBid("Carol", 300))).toMatchObject({
-        round: 1,
-        endsAt: round1End,
-        closedRoundBids: null,
-      });
+        const alice = accepted(await auction.placeBid("Alice", 100));
+        expect(alice).toMatchObject({ round: 1, endsAt: null, closedRoundBids: null });
+        // No soft close without an end.
+        expect(accepted(await auction.placeBid("Bob", 200))).toMatchObject({ round: 1, endsAt: null });
+        await expectEndlessRound1();
 
-      // Rounds off again: a settlement makes it endless...
-      auction = await reopen({ roundSeconds: 0, softCloseSeconds: 0 });
-      expect(await auction.settleRound()).toMatchObject({
-        number: 1,
-        endsAt: null,
-        closed: false,
-        closedRoundBids: null,
-      });
-      expect((await auction.view(10)).round).toEqual({ number: 1, endsAt: null, closed: false });
+        // Rounds on: the endless round gets its end, counted from when it opened.
+        await reopen({ roundSeconds: 3_600, softCloseSeconds: 0 });
+        const round1End = plusSeconds(alice.bid.createdAt, 3_600);
+        expect(accepted(await auction.placeBid("Carol", 300))).toMatchObject({
+          round: 1,
+          endsAt: round1End,
+          closedRoundBids: null,
+        });
 
-      // ...and so does a bid.
-      auction = await reopen({ roundSeconds: 3_600, softCloseSeconds: 0 });
-      expect(await auction.settleRound()).toMatchObject({ number: 1, endsAt: round1End, closed: false });
-      auction = await reopen({ roundSeconds: 0, softCloseSeconds: 0 });
-      const dave = accepted(await auction.placeBid("Dave", 400));
-      expect(dave).toMatchObject({ round: 1, endsAt: null, closedRoundBids: null, bidders: 4 });
-      expect(await auction.view(10)).toMatchObject({
-        bids: [dave.bid, expect.anything(), expect.anything(), alice.bid],
-        round: { number: 1, endsAt: null, closed: false },
-        pastWinners: [],
-      });
+        // Rounds off again: a settlement makes it endless...
+        await reopen({ roundSeconds: 0, softCloseSeconds: 0 });
+        await expectEndlessRound1();
 
-      await auction.close();
-      store = undefined;
-      const stored = await withDirectSql(location, (query) =>
-        query("SELECT number, ends_at, closed_at FROM auction_rounds ORDER BY number"),
-      );
-      expect(stored.map((row) => [Number(row.number), row.ends_at, row.closed_at])).toEqual([[1, null, null]]);
-    });
+        // ...and so does a bid.
+        await reopen({ roundSeconds: 3_600, softCloseSeconds: 0 });
+        expect(await auction.settleRound()).toMatchObject({ number: 1, endsAt: round1End, closed: false });
+        await reopen({ roundSeconds: 0, softCloseSeconds: 0 });
+        const dave = accepted(await auction.placeBid("Dave", 400));
+        expect(dave).toMatchObject({ round: 1, endsAt: null, closedRoundBids: null, bidders: 4 });
+        expect(await auction.view(10)).toMatchObject({
+          bids: [dave.bid, expect.anything(), expect.anything(), alice.bid],
+          round: { number: 1, endsAt: null, closed: false },
+          pastWinners: [],
+        });
+
+        await auction.close();
+        const stored = await withDirectSql(location, (query) =>
+          query("SELECT number, ends_at, closed_at FROM auction_rounds ORDER BY number"),
+        );
+        expect(stored.map((row) => [Number(row.number), row.ends_at, row.closed_at])).toEqual([[1, null, null]]);
+      },
+    );
   },
   TEST_TIMEOUT_MS,
 );
 
-/** A location with no migrations applied yet, on which a store may open with a chosen list. */
-async function createEmptyLocation(backend: Backend): Promise<TestLocation> {
-  if (backend === "postgres") return createTestLocation("postgres");
+/** A location with no migrations applied yet, on which a store may open with a chosen list; removed when the test ends. */
+async function emptyLocationForThisTest(backend: Backend): Promise<TestLocation> {
+  if (backend === "postgres") return locationForThisTest("postgres");
   const data = await createTestDataDir({ empty: true });
+  cleanUpAfter(() => data.remove());
   return { backend, dataDir: data.dir, remove: data.remove };
 }
 
+/** A store with only the migrations `versions` picks, closed when the test ends. */
 async function openWithMigrations(
   location: TestLocation,
   versions: (version: number) => boolean,
@@ -376,28 +392,18 @@ async function openWithMigrations(
 ): Promise<BidStore> {
   const migrations = (await readMigrations()).filter((migration) => versions(migration.version));
   const logger = testLogger();
-  return location.databaseUrl
+  const store = await (location.databaseUrl
     ? openPostgresStore({ databaseUrl: location.databaseUrl, logger, migrations, poolSize: 2, rounds })
-    : openPgliteStore({ dataDir: location.dataDir, logger, migrations, rounds });
+    : openPgliteStore({ dataDir: location.dataDir, logger, migrations, rounds }));
+  cleanUpAfter(() => store.close());
+  return store;
 }
 
 describe.each(BACKENDS)(
   "a database from before rounds on %s",
   (backend) => {
-    let location: TestLocation;
-    let store: BidStore | undefined;
-
-    beforeEach(async () => {
-      location = await createEmptyLocation(backend);
-    }, STORE_HOOK_TIMEOUT_MS);
-
-    afterEach(async () => {
-      await store?.close();
-      store = undefined;
-      await location?.remove();
-    }, STORE_HOOK_TIMEOUT_MS);
-
     it("keeps its bids as round 1, open since the first of them, which a short round's settlement closes and the next bid follows", async () => {
+      const location = await emptyLocationForThisTest(backend);
       // Migrations 001 and 002 as 002 shipped them, and bids placed as the service placed them then.
       await migrateAsReleased(location, releaseAt(2));
       const oldBids = await withDirectSql(location, async (query) => {
@@ -428,8 +434,8 @@ describe.each(BACKENDS)(
       const [first, , highest] = oldBids as [StoredBid, StoredBid, StoredBid];
 
       // Every migration, rounds of an hour: the old bids are round 1, as they stood.
-      store = await openWithMigrations(location, () => true, { roundSeconds: 3_600, softCloseSeconds: 0 });
-      expect(await store.view(10)).toMatchObject({
+      const hourRounds = await openWithMigrations(location, () => true, { roundSeconds: 3_600, softCloseSeconds: 0 });
+      expect(await hourRounds.view(10)).toMatchObject({
         bids: [...oldBids].reverse(),
         highest,
         bidders: 2,
@@ -438,9 +444,8 @@ describe.each(BACKENDS)(
         round: { number: 1, endsAt: null, closed: false },
         pastWinners: [],
       });
-      expect((await store.bidsAfter(0, 10)).bids).toEqual(oldBids);
-      await store.close();
-      store = undefined;
+      expect((await hourRounds.bidsAfter(0, 10)).bids).toEqual(oldBids);
+      await hourRounds.close();
       const stored = await withDirectSql(location, async (query) => ({
         rounds: await query(
           "SELECT number, auction_time_text(opened_at) AS opened_at, ends_at, closed_at FROM auction_rounds",
@@ -455,7 +460,7 @@ describe.each(BACKENDS)(
       expect(stored.state.map((row) => [Number(row.round_number), row.high, row.bidder_count])).toEqual([[1, 300, 2]]);
 
       // Reopened with 1 s rounds once the first old bid is over 1 s old: round 1 ended at opened_at + 1 s.
-      store = await openWithMigrations(location, () => true, { roundSeconds: 1, softCloseSeconds: 0 });
+      const store = await openWithMigrations(location, () => true, { roundSeconds: 1, softCloseSeconds: 0 });
       const heard = hearNotices(store);
       const round1End = plusSeconds(first.createdAt, 1);
       await untilDatabaseClockReaches(store, round1End);
@@ -477,8 +482,7 @@ describe.each(BACKENDS)(
         round: { number: 2, endsAt: next.endsAt, closed: false },
         pastWinners: [winner(1, highest, round1End)],
       });
-      await waitFor("Dave's bid notice", () => heard.some((notice) => "bid" in notice && notice.bid === next.bid.id));
-      expect(heard).toEqual([{ roundClosed: 1 }, { bid: next.bid.id, round: 2, endsAt: next.endsAt }]);
+      await expectHeardRoundChange(heard, { round1Bids: [], round1EndsAt: round1End, opener: next });
     });
   },
   TEST_TIMEOUT_MS,

@@ -14,10 +14,9 @@ import {
   parseAmountInput,
 } from "../../src/lib/auction/bidRules.ts";
 import { centsToDecimalText, modelAmountCents, modelName } from "../realtime/support/auctionModel.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_122);
-const RUNS = 5_000;
-const options = { seed: SEED, numRuns: RUNS };
+const options = seededRuns(20_261_122, 5_000);
 
 const cents = fc.oneof(
   fc.integer({ min: 1, max: 10_000 }),

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { NEWS_JOKES } from "../../src/data/newsJokes.ts";
 import {
   FIRST_POPUP_DELAY_MS,
@@ -8,15 +8,12 @@ import {
   pickJoke,
   startNewsPopups,
 } from "../../src/lib/newsPopups.ts";
-import { $toasts, dismissToast, showToast } from "../../src/stores/toasts.ts";
+import { $toasts, showToast } from "../../src/stores/toasts.ts";
+import { fakeTimersAndNoToastLeft } from "../support/toastsPerTest.ts";
+
+fakeTimersAndNoToastLeft();
 
 describe("news pop-up schedule", () => {
-  beforeEach(() => vi.useFakeTimers());
-  afterEach(() => {
-    for (const toast of $toasts.get()) dismissToast(toast.id);
-    vi.useRealTimers();
-  });
-
   it("has twelve distinct jokes and picks one by the random draw", () => {
     expect(NEWS_JOKES).toHaveLength(12);
     expect(new Set(NEWS_JOKES.map((joke) => joke.description)).size).toBe(12);

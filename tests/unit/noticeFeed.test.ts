@@ -11,25 +11,15 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createNoticeFeed } from "../../realtime/auction/noticeFeed.ts";
 import { createLogger } from "../../realtime/logger.ts";
-import {
-  type AuctionView,
-  type BidNotice,
-  type BidStore,
-  ENDLESS_ROUNDS,
-  type StoredBid,
-} from "../../realtime/storage/types.ts";
+import type { AuctionView, StoredBid } from "../../realtime/storage/types.ts";
 import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
+import { endlessRoundView, scriptedBid, scriptedStore } from "../support/scriptedStore.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_124);
-const RUNS = 1_000;
 const RETRY_MS = 1_000;
 
 /** Lets every promise continuation the feed has queued run (setImmediate stays real). */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-function bid(id: number): StoredBid {
-  return { id, bidderName: `b${id}`, amountCents: id * 100, createdAt: new Date(0).toISOString() };
-}
 
 interface PendingRead {
   kind: "view" | "bidsAfter";
@@ -51,30 +41,17 @@ interface Row {
  * A store whose reads wait until the test answers them, from the rows as they stood when the read
  * was made (or, on request, as they stand when it is answered).
  */
-function scriptedStore() {
+function scriptedFeedStore() {
   const rows: Row[] = [];
-  const bidListeners = new Set<(notice: BidNotice) => void>();
-  const readyListeners = new Set<(ready: boolean) => void>();
   const pending: PendingRead[] = [];
   /** afterId of every bidsAfter read, in the order they were made. */
   const catchUpReads: number[] = [];
-  let ready = true;
 
   function viewOf(snapshot: Row[], afterId: number, limit: number, newestFirst: boolean): AuctionView {
     const visible = snapshot.filter((row) => !row.hidden).map((row) => row.bid);
     const above = visible.filter((row) => row.id > afterId);
-    return {
-      bids: newestFirst ? above.reverse().slice(0, limit) : above.slice(0, limit),
-      highest: visible.at(-1) ?? null,
-      bidders: visible.length,
-      moderation: 0,
-      lastId: snapshot.at(-1)?.bid.id ?? 0,
-      blockedKeys: [],
-      // One endless round, as the service runs with AUCTION_ROUND_SECONDS=0.
-      round: { number: 1, endsAt: null, closed: false },
-      pastWinners: [],
-      now: "2026-11-21T12:00:00.000Z",
-    };
+    const listed = newestFirst ? above.reverse().slice(0, limit) : above.slice(0, limit);
+    return endlessRoundView(listed, visible, snapshot.at(-1)?.bid.id ?? 0);
   }
 
   function waitForAnswer(kind: PendingRead["kind"], afterId: number, limit: number): Promise<AuctionView> {
@@ -83,33 +60,13 @@ function scriptedStore() {
     });
   }
 
-  const store: BidStore = {
-    backend: "postgres",
-    rounds: ENDLESS_ROUNDS,
-    placeBid: () => Promise.reject(new Error("not used")),
-    placeBids: () => Promise.reject(new Error("not used")),
-    settleRound: () => Promise.reject(new Error("not used")),
-    winners: () => Promise.reject(new Error("not used")),
+  const scripted = scriptedStore({
     view: (limit) => waitForAnswer("view", 0, limit),
     bidsAfter: (afterId, limit) => {
       catchUpReads.push(afterId);
       return waitForAnswer("bidsAfter", afterId, limit);
     },
-    moderate: () => Promise.reject(new Error("not used")),
-    moderationView: () => Promise.reject(new Error("not used")),
-    onModeration: () => () => {},
-    onRoundClosed: () => () => {},
-    onBid(listener) {
-      bidListeners.add(listener);
-      return () => bidListeners.delete(listener);
-    },
-    onReadyChange(listener) {
-      readyListeners.add(listener);
-      return () => readyListeners.delete(listener);
-    },
-    isReady: () => ready,
-    close: async () => {},
-  };
+  });
 
   function takeRead(): PendingRead {
     const read = pending.shift();
@@ -118,27 +75,23 @@ function scriptedStore() {
   }
 
   return {
-    store,
+    store: scripted.store,
     catchUpReads,
     /** Commits the next bid (ids rise in commit order) and returns its id. */
     commit(options: { hidden?: boolean } = {}): number {
       const id = (rows.at(-1)?.bid.id ?? 0) + 1;
-      rows.push({ bid: bid(id), hidden: options.hidden ?? false });
+      rows.push({ bid: scriptedBid(id), hidden: options.hidden ?? false });
       return id;
     },
     notify(id: number) {
-      for (const listener of bidListeners)
-        listener({ bid: bid(id), bidders: id, moderation: 0, round: 1, endsAt: null });
+      scripted.notify({ bid: scriptedBid(id), bidders: id, moderation: 0, round: 1, endsAt: null });
     },
-    setReady(value: boolean) {
-      ready = value;
-      for (const listener of readyListeners) listener(value);
-    },
+    setReady: scripted.setReady,
     get pendingReads(): readonly PendingRead[] {
       return pending;
     },
     get listeners(): number {
-      return bidListeners.size + readyListeners.size;
+      return scripted.listeners;
     },
     /** Answers the oldest waiting read from its snapshot, or from the rows as they stand now. */
     async answerRead(snapshot: "at call" | "now" = "at call") {
@@ -154,7 +107,7 @@ function scriptedStore() {
   };
 }
 
-type Script = ReturnType<typeof scriptedStore>;
+type Script = ReturnType<typeof scriptedFeedStore>;
 
 /** A feed on the script that records what it hands on, and when each hook ran. */
 function feedOn(script: Script) {
@@ -182,16 +135,31 @@ async function startedFeed(script: Script) {
   return harness;
 }
 
-describe("the notice feed", () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+// The retry waits on setTimeout: every test here steps it by hand.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
+/**
+ * A feed started after bid 1, then an outage during which bid 2 was committed, unheard, and the
+ * store back: the catch-up read waits for its answer.
+ */
+async function feedCatchingUpOnBid2() {
+  const script = scriptedFeedStore();
+  script.commit();
+  const harness = await startedFeed(script);
+  script.setReady(false);
+  script.commit();
+  script.setReady(true);
+  return { script, ...harness };
+}
+
+describe("the notice feed", () => {
   it("hands on each bid after its opening read once, in id order, and drops duplicates and stale ones", async () => {
-    const script = scriptedStore();
+    const script = scriptedFeedStore();
     script.commit();
     script.commit();
     const { feed, handedOn, events } = await startedFeed(script);
@@ -209,7 +177,7 @@ describe("the notice feed", () => {
   });
 
   it("queues the notifications that arrive during its opening read and flushes those above it, in id order", async () => {
-    const script = scriptedStore();
+    const script = scriptedFeedStore();
     script.commit();
     const { feed, handedOn, events } = feedOn(script);
     const started = feed.start();
@@ -228,7 +196,7 @@ describe("the notice feed", () => {
   });
 
   it("catches up after an outage: the bids committed meanwhile, then the queued notifications, each once", async () => {
-    const script = scriptedStore();
+    const script = scriptedFeedStore();
     script.commit();
     const { feed, handedOn, events } = await startedFeed(script);
 
@@ -258,7 +226,7 @@ describe("the notice feed", () => {
   });
 
   it(`reads a long outage in pages of ${RESUME_LIMIT}, gapless, stepping over hidden bids`, async () => {
-    const script = scriptedStore();
+    const script = scriptedFeedStore();
     script.commit();
     const { feed, handedOn } = await startedFeed(script);
 
@@ -285,7 +253,7 @@ describe("the notice feed", () => {
   });
 
   it("steps over the bids a catch-up read leaves out: a hidden bid's queued notification is not handed on", async () => {
-    const script = scriptedStore();
+    const script = scriptedFeedStore();
     script.commit();
     const { feed, handedOn } = await startedFeed(script);
 
@@ -304,13 +272,7 @@ describe("the notice feed", () => {
   });
 
   it("keeps holding the queue when the store goes down again during the catch-up read, until the next one", async () => {
-    const script = scriptedStore();
-    script.commit();
-    const { feed, handedOn } = await startedFeed(script);
-
-    script.setReady(false);
-    script.commit();
-    script.setReady(true);
+    const { script, feed, handedOn } = await feedCatchingUpOnBid2();
     script.setReady(false); // the pool still answers the read, LISTEN is lost again
     script.commit(); // unheard
     const fourth = script.commit();
@@ -327,13 +289,7 @@ describe("the notice feed", () => {
   });
 
   it("reads again before flushing when the store was lost and back during the catch-up read", async () => {
-    const script = scriptedStore();
-    script.commit();
-    const { feed, handedOn } = await startedFeed(script);
-
-    script.setReady(false);
-    script.commit();
-    script.setReady(true);
+    const { script, feed, handedOn } = await feedCatchingUpOnBid2();
     script.setReady(false);
     script.commit(); // unheard, after the first read's snapshot
     script.setReady(true);
@@ -348,13 +304,7 @@ describe("the notice feed", () => {
   });
 
   it(`holds the queue through a failed catch-up read and retries after ${RETRY_MS} ms`, async () => {
-    const script = scriptedStore();
-    script.commit();
-    const { feed, handedOn } = await startedFeed(script);
-
-    script.setReady(false);
-    script.commit();
-    script.setReady(true);
+    const { script, feed, handedOn } = await feedCatchingUpOnBid2();
     const third = script.commit();
     script.notify(third);
     await script.failRead();
@@ -371,13 +321,7 @@ describe("the notice feed", () => {
   });
 
   it("catches up at once on a ready event while a retry waits, and drops that retry", async () => {
-    const script = scriptedStore();
-    script.commit();
-    const { feed, handedOn } = await startedFeed(script);
-
-    script.setReady(false);
-    script.commit();
-    script.setReady(true);
+    const { script, feed, handedOn } = await feedCatchingUpOnBid2();
     await script.failRead();
     script.setReady(false);
     script.setReady(true);
@@ -391,7 +335,7 @@ describe("the notice feed", () => {
   });
 
   it("started while the store is down, it hands on nothing until the store is ready and it has caught up", async () => {
-    const script = scriptedStore();
+    const script = scriptedFeedStore();
     script.commit();
     script.setReady(false);
     const { feed, handedOn, events } = await startedFeed(script);
@@ -408,7 +352,7 @@ describe("the notice feed", () => {
   });
 
   it("rejects start when the opening read fails", async () => {
-    const script = scriptedStore();
+    const script = scriptedFeedStore();
     const { feed } = feedOn(script);
     const rejected = expect(feed.start()).rejects.toThrow("the database is away");
     await script.failRead();
@@ -417,12 +361,8 @@ describe("the notice feed", () => {
   });
 
   it("hands on nothing after stop, not what a read in flight brings back, and drops a pending retry", async () => {
-    const script = scriptedStore();
-    script.commit();
-    const first = await startedFeed(script);
-    script.setReady(false);
-    script.commit();
-    script.setReady(true);
+    const first = await feedCatchingUpOnBid2();
+    const { script } = first;
     first.feed.stop();
     expect(script.listeners).toBe(0);
     await script.answerRead();
@@ -548,22 +488,14 @@ function world(script: Script, startedDown: boolean) {
 }
 
 describe("the notice feed over generated schedules", () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it("always hands on a gapless prefix of the bids committed after its start, and at rest all of them", async () => {
-    console.info(`fast-check seed ${SEED} (FC_SEED=${SEED} to replay), ${RUNS} runs`);
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 0, max: 3 }),
         fc.boolean(),
         fc.array(step, { maxLength: 80, size: "max" }),
         async (before, startedDown, steps) => {
-          const script = scriptedStore();
+          const script = scriptedFeedStore();
           for (let index = 0; index < before; index++) script.commit();
           if (startedDown) script.setReady(false);
           const { feed, handedOn } = await startedFeed(script);
@@ -582,7 +514,7 @@ describe("the notice feed over generated schedules", () => {
           }
         },
       ),
-      { seed: SEED, numRuns: RUNS },
+      seededRuns(20_261_124, 1_000),
     );
   });
 });

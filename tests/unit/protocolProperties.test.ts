@@ -7,9 +7,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ERROR_CODES, parseClientMessage, parseServerMessage } from "../../src/lib/auction/protocol.ts";
 import { AuctionModel } from "../realtime/support/auctionModel.ts";
+import { seededRuns } from "../support/seededRuns.ts";
 
-const SEED = Number(process.env.FC_SEED ?? 20_261_122);
-const options = { seed: SEED, numRuns: 3_000 };
+const options = seededRuns(20_261_122, 3_000);
 
 const requestId = fc.string({ minLength: 1, maxLength: 64 });
 /** What JSON can carry of a double: JSON.stringify writes -0 as 0, and NaN and Infinity are not numbers in JSON. */

@@ -8,6 +8,7 @@ import {
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_TIMEOUT_MS,
   type RealtimeClient,
+  type RealtimeClientOptions,
   realtimeEndpoint,
   type SocketLike,
 } from "../../src/lib/auction/realtimeClient.ts";
@@ -52,15 +53,21 @@ describe("realtime client against a real socket server", () => {
       connections.push(connection);
     });
     timers = new ManualTimers();
-    client = createRealtimeClient({
+    client = recordingClient();
+  });
+
+  /** A client on the test's server and timers that records its statuses, messages and logged errors. */
+  function recordingClient(heartbeat: Pick<RealtimeClientOptions, "heartbeatIntervalMs" | "heartbeatTimeoutMs"> = {}) {
+    return createRealtimeClient({
       url,
       timers,
       createSocket,
       onStatus: (status) => statuses.push(status),
       onMessage: (message) => messages.push(message),
+      ...heartbeat,
       log: { error: (...parts: unknown[]) => errors.push(parts.join(" ")) },
     });
-  });
+  }
 
   afterEach(async () => {
     client.stop();
@@ -202,16 +209,7 @@ describe("realtime client against a real socket server", () => {
 
   it("takes a shorter heartbeat from its options, and a timeout longer than the interval drops only a silent connection", async () => {
     client.stop();
-    client = createRealtimeClient({
-      url,
-      timers,
-      createSocket,
-      onStatus: (status) => statuses.push(status),
-      onMessage: (message) => messages.push(message),
-      heartbeatIntervalMs: 300,
-      heartbeatTimeoutMs: 1_000,
-      log: { error: (...parts: unknown[]) => errors.push(parts.join(" ")) },
-    });
+    client = recordingClient({ heartbeatIntervalMs: 300, heartbeatTimeoutMs: 1_000 });
     client.start();
     await until(() => statuses.at(-1) === "live", "live");
     const first = connections.at(-1);

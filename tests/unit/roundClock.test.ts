@@ -74,10 +74,18 @@ function scriptedRoundStore(endsAt: number) {
   };
 }
 
-function startClock(store: BidStore) {
+/** A round clock on a scripted store whose round ends at `end`, started: its first settlement is done. */
+async function startedClock(end: number) {
+  const script = scriptedRoundStore(end);
   const metrics = createMetrics();
-  const clock = createRoundClock({ store, logger: createLogger("silent"), metrics, timers: globalTimers });
-  return { clock, metrics };
+  const clock = createRoundClock({
+    store: script.store,
+    logger: createLogger("silent"),
+    metrics,
+    timers: globalTimers,
+  });
+  await clock.start();
+  return { script, clock, metrics };
 }
 
 describe("the instance's round clock", () => {
@@ -90,9 +98,7 @@ describe("the instance's round clock", () => {
 
   it("settles the round when its end comes by the database's clock, not this process's", async () => {
     const end = START + PROCESS_LAG_MS + 60_000;
-    const script = scriptedRoundStore(end);
-    const { clock, metrics } = startClock(script.store);
-    await clock.start();
+    const { script, clock, metrics } = await startedClock(end);
     expect(script.settlements).toEqual([START + PROCESS_LAG_MS]);
     expect(clock.nearEnd()).toBe(false);
 
@@ -114,9 +120,7 @@ describe("the instance's round clock", () => {
 
   it("follows a soft-close bid's new end instead of settling at the old one", async () => {
     const end = START + PROCESS_LAG_MS + 10_000;
-    const script = scriptedRoundStore(end);
-    const { clock } = startClock(script.store);
-    await clock.start();
+    const { script, clock } = await startedClock(end);
     await vi.advanceTimersByTimeAsync(9_000);
     script.bidMovesEndTo(end + 29_000);
     await vi.advanceTimersByTimeAsync(1_000);
@@ -128,9 +132,7 @@ describe("the instance's round clock", () => {
 
   it("sets its timer again when the database says the end moved after the timer was set", async () => {
     const end = START + PROCESS_LAG_MS + 5_000;
-    const script = scriptedRoundStore(end);
-    const { clock } = startClock(script.store);
-    await clock.start();
+    const { script, clock } = await startedClock(end);
     script.moveEndUnheard(end + 20_000);
     await vi.advanceTimersByTimeAsync(5_000);
     expect(script.settlements).toEqual([START + PROCESS_LAG_MS, end]);
@@ -141,9 +143,7 @@ describe("the instance's round clock", () => {
 
   it("retries a settlement the database could not answer, every second until it can", async () => {
     const end = START + PROCESS_LAG_MS + 2_000;
-    const script = scriptedRoundStore(end);
-    const { clock, metrics } = startClock(script.store);
-    await clock.start();
+    const { script, clock, metrics } = await startedClock(end);
     script.failNext(2);
     await vi.advanceTimersByTimeAsync(2_000);
     await vi.advanceTimersByTimeAsync(1_000);
@@ -157,9 +157,7 @@ describe("the instance's round clock", () => {
   });
 
   it("stops asking once stopped", async () => {
-    const script = scriptedRoundStore(START + PROCESS_LAG_MS + 1_000);
-    const { clock } = startClock(script.store);
-    await clock.start();
+    const { script, clock } = await startedClock(START + PROCESS_LAG_MS + 1_000);
     clock.stop();
     await vi.advanceTimersByTimeAsync(10_000);
     expect(script.settlements).toHaveLength(1);

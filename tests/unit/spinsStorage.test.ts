@@ -6,6 +6,7 @@ import {
   STARTING_SPINS,
   writeStoredSpins,
 } from "../../src/lib/spinsStorage.ts";
+import { memoryStorage, throwingStorage } from "../support/storages.ts";
 
 describe("parseStoredSpins", () => {
   it("starts at 1 when nothing is stored", () => {
@@ -30,30 +31,17 @@ describe("parseStoredSpins", () => {
 });
 
 describe("reading and writing the stored count", () => {
-  const throwing = {
-    getItem: () => {
-      throw new Error("SecurityError");
-    },
-    setItem: () => {
-      throw new Error("QuotaExceededError");
-    },
-  };
-
   it("writes the count as an integer under nothingStoreSpins and reads it back", () => {
-    const items = new Map<string, string>();
-    const storage = {
-      getItem: (key: string) => items.get(key) ?? null,
-      setItem: (k: string, v: string) => items.set(k, v),
-    };
+    const storage = memoryStorage();
     writeStoredSpins(storage, 42);
     expect(SPINS_STORAGE_KEY).toBe("nothingStoreSpins");
-    expect(items.get("nothingStoreSpins")).toBe("42");
+    expect(storage.items.get("nothingStoreSpins")).toBe("42");
     expect(readStoredSpins(storage)).toBe(42);
   });
 
   it("tolerates a storage that throws or is missing", () => {
-    expect(readStoredSpins(throwing)).toBe(STARTING_SPINS);
-    expect(() => writeStoredSpins(throwing, 3)).not.toThrow();
+    expect(readStoredSpins(throwingStorage)).toBe(STARTING_SPINS);
+    expect(() => writeStoredSpins(throwingStorage, 3)).not.toThrow();
     expect(readStoredSpins(undefined)).toBe(STARTING_SPINS);
     expect(() => writeStoredSpins(undefined, 3)).not.toThrow();
   });

@@ -15,18 +15,15 @@ import {
   spin,
   startSpins,
 } from "../../src/stores/spins.ts";
+import { memoryStorage, throwingStorage } from "../support/storages.ts";
 
 /** Draw points on the 155 weights: 0 is Basic Nothing (common), 0.9 is Epic Emptiness. */
 const COMMON = 0;
 const EPIC = 0.9;
 
-function memoryStorage(initial?: string) {
-  const items = new Map<string, string>(initial === undefined ? [] : [[SPINS_STORAGE_KEY, initial]]);
-  return {
-    items,
-    getItem: (key: string) => items.get(key) ?? null,
-    setItem: (key: string, value: string) => void items.set(key, value),
-  };
+/** A storage holding `initial` as the stored count, or nothing. */
+function storedSpins(initial?: string) {
+  return memoryStorage(initial === undefined ? [] : [[SPINS_STORAGE_KEY, initial]]);
 }
 
 const purchase = (events: EventTarget, spins: number, planId = 2) =>
@@ -42,7 +39,7 @@ describe("spins store", () => {
   let events: EventTarget;
 
   const start = (stored?: string) => {
-    const storage = memoryStorage(stored);
+    const storage = storedSpins(stored);
     stop = startSpins({ storage, events, random: () => random });
     return storage;
   };
@@ -151,7 +148,7 @@ describe("spins store", () => {
 
   it("starts only once, so a second start never credits a purchase twice", () => {
     start("1");
-    startSpins({ events, storage: memoryStorage("50") });
+    startSpins({ events, storage: storedSpins("50") });
     expect($spins.get()).toBe(1);
     purchase(events, 3);
     expect($spins.get()).toBe(4);
@@ -177,22 +174,14 @@ describe("spins store", () => {
   });
 
   it("keeps counting in memory when storage throws", () => {
-    const storage = {
-      getItem: () => {
-        throw new Error("SecurityError");
-      },
-      setItem: () => {
-        throw new Error("QuotaExceededError");
-      },
-    };
-    stop = startSpins({ storage, events, random: () => random });
+    stop = startSpins({ storage: throwingStorage, events, random: () => random });
     expect($spins.get()).toBe(1);
     purchase(events, 3);
     expect($spins.get()).toBe(4);
   });
 
   it("listens on the window by default", () => {
-    vi.stubGlobal("localStorage", memoryStorage("2"));
+    vi.stubGlobal("localStorage", storedSpins("2"));
     stop = startSpins();
     purchase(window, 7);
     expect($spins.get()).toBe(9);

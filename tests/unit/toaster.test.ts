@@ -2,6 +2,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ToastStack } from "../../src/scripts/toaster.ts";
 import { $toasts, dismissToast, showToast } from "../../src/stores/toasts.ts";
+import { fakeTimersAndNoToastLeft } from "../support/toastsPerTest.ts";
 
 // The structure Toaster.astro renders (its classes left out): two live regions and a card template.
 const MARKUP = `
@@ -24,16 +25,14 @@ const region = (role: "alert" | "status") => stack.querySelector(`[role="${role}
 const titles = (role: "alert" | "status") =>
   [...region(role).querySelectorAll("[data-toast-title]")].map((title) => title.textContent);
 
+fakeTimersAndNoToastLeft();
 beforeEach(() => {
-  vi.useFakeTimers();
   stack = document.createElement("toast-stack");
   stack.innerHTML = MARKUP;
   document.body.append(stack);
 });
 afterEach(() => {
-  for (const toast of $toasts.get()) dismissToast(toast.id);
   document.body.innerHTML = "";
-  vi.useRealTimers();
 });
 
 describe("<toast-stack>", () => {

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   $toasts,
   dismissToast,
@@ -8,14 +8,11 @@ import {
   showToast,
   TOAST_DURATION_MS,
 } from "../../src/stores/toasts.ts";
+import { fakeTimersAndNoToastLeft } from "../support/toastsPerTest.ts";
+
+fakeTimersAndNoToastLeft();
 
 describe("toasts store", () => {
-  beforeEach(() => vi.useFakeTimers());
-  afterEach(() => {
-    for (const toast of $toasts.get()) dismissToast(toast.id);
-    vi.useRealTimers();
-  });
-
   it("stacks the newest first and keeps at most three", () => {
     for (const title of ["one", "two", "three", "four"]) showToast({ title });
     expect($toasts.get().map((toast) => toast.title)).toEqual(["four", "three", "two"]);
@@ -49,12 +46,6 @@ describe("toasts store", () => {
 });
 
 describe("pausing a toast", () => {
-  beforeEach(() => vi.useFakeTimers());
-  afterEach(() => {
-    for (const toast of $toasts.get()) dismissToast(toast.id);
-    vi.useRealTimers();
-  });
-
   it("holds it while paused and lets only the time left run out after", () => {
     const id = showToast({ title: "Bid Placed!" });
     vi.advanceTimersByTime(3_000);

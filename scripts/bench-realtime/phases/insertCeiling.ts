@@ -3,10 +3,9 @@
  * concurrency, on the same cluster as the service's phases, in a child process of its own
  * (insertLoad.ts) so this process measures nothing it also runs. The bar for bids decided per second.
  */
-import { once } from "node:events";
 import type { InsertLoadResult } from "../insertLoad.ts";
-import { INSERT_LOAD_FILE, ROOT } from "../plan.ts";
-import { spawnNode, withTimeout } from "../processes.ts";
+import { INSERT_LOAD_FILE } from "../plan.ts";
+import { runMeasurement } from "../processes.ts";
 
 export interface InsertCeilingReport extends InsertLoadResult {
   concurrency: number;
@@ -19,16 +18,11 @@ export async function measureInsertCeiling(
   concurrency: number,
   durationMs: number,
 ): Promise<InsertCeilingReport> {
-  const child = spawnNode(INSERT_LOAD_FILE, [JSON.stringify({ ...target, concurrency, durationMs })], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  const [code] = (await withTimeout(once(child, "exit"), durationMs + 120_000, "the plain-insert run")) as [number];
-  if (code !== 0) throw new Error(`the plain-insert run exited with code ${code}`);
-  const result = JSON.parse(output.trim().split("\n").at(-1) ?? "{}") as InsertLoadResult;
+  const result = await runMeasurement<InsertLoadResult>(
+    INSERT_LOAD_FILE,
+    { ...target, concurrency, durationMs },
+    durationMs + 120_000,
+    "the plain-insert run",
+  );
   return { concurrency, on: "databaseUrl" in target ? "postgres" : "pglite", ...result };
 }

@@ -178,14 +178,20 @@ export type ErrorMessage = v.InferOutput<typeof ErrorSchema>;
 
 export type Parsed<T> = { ok: true; message: T } | { ok: false; requestId?: string; reason: string };
 
-/** Parses one text frame from a client; a refusal keeps the requestId when one can be read. */
-export function parseClientMessage(text: string): Parsed<ClientMessage> {
-  let data: unknown;
+/** The frame's JSON value, or the refusal of a frame that is not JSON. */
+function readJson(text: string): { ok: true; data: unknown } | { ok: false; reason: string } {
   try {
-    data = JSON.parse(text);
+    return { ok: true, data: JSON.parse(text) };
   } catch {
     return { ok: false, reason: "Message is not valid JSON." };
   }
+}
+
+/** Parses one text frame from a client; a refusal keeps the requestId when one can be read. */
+export function parseClientMessage(text: string): Parsed<ClientMessage> {
+  const json = readJson(text);
+  if (!json.ok) return json;
+  const { data } = json;
   const result = v.safeParse(ClientMessageSchema, data);
   if (result.success) return { ok: true, message: result.output };
   const requestId = v.is(v.object({ requestId: RequestId }), data) ? data.requestId : undefined;
@@ -196,12 +202,8 @@ export function parseClientMessage(text: string): Parsed<ClientMessage> {
 
 /** Parses one text frame from the service; anything unexpected is reported, never trusted. */
 export function parseServerMessage(text: string): Parsed<ServerMessage> {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return { ok: false, reason: "Message is not valid JSON." };
-  }
-  const result = v.safeParse(ServerMessageSchema, data);
+  const json = readJson(text);
+  if (!json.ok) return json;
+  const result = v.safeParse(ServerMessageSchema, json.data);
   return result.success ? { ok: true, message: result.output } : { ok: false, reason: result.issues[0].message };
 }

@@ -170,56 +170,60 @@ export async function auditAuction(
     });
   }
   const rows = await readStoredBids(databaseUrl);
-  let lost = 0;
-  let duplicated = 0;
+  const counts: Audit["counts"] = {
+    tried: 0,
+    acked: 0,
+    unavailable: 0,
+    tooLow: 0,
+    unanswered: 0,
+    storedUnacked: 0,
+    lost: 0,
+    duplicated: 0,
+    pages: pages.length,
+    reconnects: 0,
+    crashes: options.crashes,
+  };
 
   const rowsByName = new Map<string, StoredRow[]>();
   for (const row of rows) rowsByName.set(row.name, [...(rowsByName.get(row.name) ?? []), row]);
   const attemptsByName = new Map(ledger.attempts.map((attempt) => [attempt.name, attempt]));
   for (const [name, stored] of rowsByName) {
     if (stored.length > 1) {
-      duplicated += stored.length - 1;
+      counts.duplicated += stored.length - 1;
       problems.push(`"${name}" is stored ${stored.length} times`);
     }
     if (!attemptsByName.has(name)) problems.push(`"${name}" is stored but was never sent`);
   }
 
-  let acked = 0;
-  let unavailable = 0;
-  let tooLow = 0;
-  let unanswered = 0;
-  let storedUnacked = 0;
-  let notSent = 0;
   for (const attempt of ledger.attempts) {
     const stored = rowsByName.get(attempt.name) ?? [];
     const outcome = attempt.outcome;
+    if (outcome?.kind !== "not_sent") counts.tried += 1;
     if (outcome?.kind === "accepted") {
-      acked += 1;
+      counts.acked += 1;
       const row = stored[0];
       if (!row) {
-        lost += 1;
+        counts.lost += 1;
         problems.push(`acknowledged "${attempt.name}" (id ${outcome.bid.id}) is not stored`);
       } else if (row.id !== outcome.bid.id || row.amountCents !== attempt.amountCents) {
         problems.push(`acknowledged "${attempt.name}" is stored as id ${row.id}, ${row.amountCents} cents`);
       }
     } else if (outcome?.kind === "not_sent") {
-      notSent += 1;
       if (stored.length > 0) problems.push(`"${attempt.name}" was never sent but is stored`);
     } else if (outcome?.kind === "refused" && outcome.code !== "unavailable") {
-      if (outcome.code === "too_low") tooLow += 1;
+      if (outcome.code === "too_low") counts.tooLow += 1;
       else problems.push(`"${attempt.name}" was refused with ${outcome.code}`);
       if (stored.length > 0) problems.push(`"${attempt.name}" was refused ${outcome.code} but is stored`);
     } else {
       // Unavailable or unanswered: the database may or may not have it, but at most once.
-      if (outcome?.kind === "refused") unavailable += 1;
-      else if (outcome?.kind === "no_answer" || outcome === undefined) unanswered += 1;
-      if (stored.length > 0) storedUnacked += 1;
+      if (outcome?.kind === "refused") counts.unavailable += 1;
+      else if (outcome?.kind === "no_answer" || outcome === undefined) counts.unanswered += 1;
+      if (stored.length > 0) counts.storedUnacked += 1;
     }
   }
 
-  let reconnects = 0;
   for (const page of pages) {
-    reconnects += page.reopenings;
+    counts.reconnects += page.reopenings;
     const top = page.firstTop;
     if (top === null) {
       problems.push(`page ${page.label} never got its opening`);
@@ -243,33 +247,21 @@ export async function auditAuction(
     const missing = expected.filter((id) => !listed.has(id));
     const extra = got.length - gotSet.size;
     if (missing.length > 0) {
-      lost += missing.length;
+      counts.lost += missing.length;
       problems.push(`page ${page.label} missed ${missing.length} bid(s): ${missing.slice(0, 10).join(", ")}`);
     }
     if (extra > 0) {
-      duplicated += extra;
+      counts.duplicated += extra;
       problems.push(`page ${page.label} received ${extra} bid(s) twice`);
     }
     const unknown = got.filter((id) => !rows.some((row) => row.id === id));
     if (unknown.length > 0) problems.push(`page ${page.label} received ids not stored: ${unknown.slice(0, 10)}`);
   }
 
-  const counts = {
-    tried: ledger.attempts.length - notSent,
-    acked,
-    unavailable,
-    tooLow,
-    unanswered,
-    storedUnacked,
-    lost,
-    duplicated,
-    pages: pages.length,
-    reconnects,
-    crashes: options.crashes,
-  };
   const line =
-    `[accounting] ${ledger.label}: tried=${counts.tried} acked=${acked} unavailable=${unavailable} too_low=${tooLow} ` +
-    `unanswered=${unanswered} stored_unacked=${storedUnacked} lost=${lost} duplicated=${duplicated} ` +
-    `pages=${counts.pages} reconnects=${reconnects} crashes=${counts.crashes}`;
+    `[accounting] ${ledger.label}: tried=${counts.tried} acked=${counts.acked} unavailable=${counts.unavailable} ` +
+    `too_low=${counts.tooLow} unanswered=${counts.unanswered} stored_unacked=${counts.storedUnacked} ` +
+    `lost=${counts.lost} duplicated=${counts.duplicated} pages=${counts.pages} reconnects=${counts.reconnects} ` +
+    `crashes=${counts.crashes}`;
   return { problems, counts, line };
 }

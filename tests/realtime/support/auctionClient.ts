@@ -21,6 +21,8 @@ import {
 import { waitFor } from "./stores.ts";
 
 type Accepted = Extract<ServerMessage, { type: "accepted" }>;
+/** What a socket gets first: the snapshot, or the resume it asked for. */
+export type OpeningMessage = SnapshotMessage | ResumeMessage;
 export type BidAnswer = Accepted | ErrorMessage;
 
 export interface TestClient {
@@ -29,7 +31,7 @@ export interface TestClient {
   messages: ServerMessage[];
   /** Resolves with the close code and reason, whoever closes. */
   closed: Promise<{ code: number; reason: string }>;
-  opening(): Promise<SnapshotMessage | ResumeMessage>;
+  opening(): Promise<OpeningMessage>;
   /** The bids broadcast to this client so far, in arrival order. */
   broadcastBids(): WireBid[];
   waitForBroadcasts(count: number, timeoutMs?: number): Promise<WireBid[]>;
@@ -79,11 +81,11 @@ export function connectClient(url: string, options: ConnectOptions = {}): Promis
   });
   const messages: ServerMessage[] = [];
   const malformed: string[] = [];
-  socket.on("message", (data, isBinary) => {
-    const parsed = isBinary ? null : parseServerMessage(String(data));
-    if (parsed?.ok) messages.push(parsed.message);
-    else malformed.push(String(data));
-  });
+  onServerMessages(
+    socket,
+    (message) => messages.push(message),
+    (text) => malformed.push(text),
+  );
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     socket.on("close", (code, reason) => resolve({ code, reason: String(reason) }));
   });
@@ -131,8 +133,7 @@ export function connectClient(url: string, options: ConnectOptions = {}): Promis
     opening: () =>
       waitForMessage(
         "the snapshot or resume",
-        (message): message is SnapshotMessage | ResumeMessage =>
-          message.type === "snapshot" || message.type === "resume",
+        (message): message is OpeningMessage => message.type === "snapshot" || message.type === "resume",
       ),
     broadcastBids,
     async waitForBroadcasts(count, timeoutMs = WAIT_MS) {
@@ -151,6 +152,22 @@ export function connectClient(url: string, options: ConnectOptions = {}): Promis
   };
 
   return resolveOnOpen(socket, client);
+}
+
+/**
+ * Hands every text frame from the service, checked against the protocol's schemas, to `onMessage`,
+ * and anything else (binary, malformed) to `onMalformed`.
+ */
+export function onServerMessages(
+  socket: WebSocket,
+  onMessage: (message: ServerMessage) => void,
+  onMalformed: (text: string) => void,
+): void {
+  socket.on("message", (data, isBinary) => {
+    const parsed = isBinary ? null : parseServerMessage(String(data));
+    if (parsed?.ok) onMessage(parsed.message);
+    else onMalformed(String(data));
+  });
 }
 
 /** Resolves with the client once the socket opens; a refused upgrade rejects with UpgradeRefused. */

@@ -5,6 +5,8 @@
  *   const service = await startAuctionService(store, { bidRateLimit: 1000 });
  *   // service.socketUrl → ws://127.0.0.1:<port>/realtime, service.httpUrl → http://127.0.0.1:<port>
  *   await service.stop(); // drains: sockets closed with 1001
+ *
+ * serviceForThisTest and startInstances do the same and stop it when the current test ends.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,8 +19,9 @@ import { readServiceConfig, type ServiceConfig } from "../../../realtime/config.
 import type { Logger } from "../../../realtime/logger.ts";
 import { createMetrics, type Metrics } from "../../../realtime/metrics.ts";
 import { createAppServer } from "../../../realtime/server.ts";
-import type { BidStore } from "../../../realtime/storage/types.ts";
-import { testLogger } from "./stores.ts";
+import type { BidStore, RoundSettings } from "../../../realtime/storage/types.ts";
+import { LIFTED_LIMITS } from "../../../scripts/support/liftedLimits.ts";
+import { cleanUpAfter, storeForThisTest, type TestLocation, testLogger } from "./stores.ts";
 
 export interface AuctionService {
   socketUrl: string;
@@ -58,4 +61,39 @@ export async function startAuctionService(
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** startAuctionService, stopped when the current test ends. */
+export async function serviceForThisTest(
+  store: BidStore,
+  overrides: Partial<ServiceConfig> = {},
+  logger: Logger = testLogger(),
+): Promise<AuctionService> {
+  const service = await startAuctionService(store, overrides, logger);
+  cleanUpAfter(() => service.stop());
+  return service;
+}
+
+export interface Instance {
+  store: BidStore;
+  service: AuctionService;
+  port: number;
+}
+
+/**
+ * `count` service instances on one location, each on a store of its own as separate processes
+ * would be, limits lifted unless `overrides` says otherwise; stopped and closed when the test ends.
+ */
+export async function startInstances(
+  location: TestLocation,
+  count: number,
+  options: { overrides?: Partial<ServiceConfig>; rounds?: RoundSettings } = {},
+): Promise<Instance[]> {
+  const instances: Instance[] = [];
+  for (let i = 0; i < count; i++) {
+    const store = await storeForThisTest(location, { rounds: options.rounds });
+    const service = await serviceForThisTest(store, options.overrides ?? LIFTED_LIMITS);
+    instances.push({ store, service, port: Number(new URL(service.httpUrl).port) });
+  }
+  return instances;
 }

@@ -4,16 +4,16 @@
  * upgrade first checks that its target accepts a TCP connection and moves on to the next target
  * when it is refused (a killed or draining instance), so clients fail over to a survivor.
  *
- *   const balancer = await startLoadBalancer([a.port, b.port]);
+ *   const balancer = await balancerForThisTest([a.port, b.port]); // closed when the test ends
  *   // balancer.socketUrl → ws://127.0.0.1:<port>/realtime
  *   balancer.routed // target port of every upgrade, in order
- *   await balancer.close();
  */
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import httpProxy from "http-proxy";
 import { PROTOCOL_PATH } from "../../../src/lib/auction/protocol.ts";
+import { cleanUpAfter } from "./stores.ts";
 
 const PROBE_TIMEOUT_MS = 2_000;
 /** How long a connection this side has ended may wait for the client's end before it is cut. */
@@ -43,7 +43,7 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-export async function startLoadBalancer(targetPorts: number[]): Promise<LoadBalancer> {
+async function startLoadBalancer(targetPorts: number[]): Promise<LoadBalancer> {
   const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true });
   const routed: number[] = [];
   /** Each open client connection and the target it was routed to (null while being routed). */
@@ -101,4 +101,11 @@ export async function startLoadBalancer(targetPorts: number[]): Promise<LoadBala
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** startLoadBalancer, closed when the current test ends. */
+export async function balancerForThisTest(targetPorts: number[]): Promise<LoadBalancer> {
+  const balancer = await startLoadBalancer(targetPorts);
+  cleanUpAfter(() => balancer.close());
+  return balancer;
 }

@@ -1,19 +1,42 @@
 /**
- * A visitor's page as the fault tests account for it: the product's own auction connection
- * (src/stores/auctionConnection.ts, the code the page runs, on Node's global WebSocket) with its
- * heartbeat, backoff, resume and bid acknowledgements, observed from outside: every bid that
- * reached the page, in arrival order, the statuses, the sockets and their close codes.
+ * Visitors' pages for the service suites: the product's own auction connection
+ * (src/stores/auctionConnection.ts, the code the page runs) on Node's global WebSocket.
+ *
+ * openPage: a page as the fault tests account for it, with its heartbeat, backoff, resume and bid
+ * acknowledgements observed from outside: every bid that reached the page, in arrival order, the
+ * statuses, the sockets and their close codes.
  *
  *   const page = openPage("alice", balancer.socketUrl);
  *   await waitFor("live", () => page.isLive());
  *   const outcome = await page.placeBid("alice-1", 1234); // accepted, refused, no_answer, not_sent
  *   page.received // resume and broadcast bids after the first opening, in arrival order
  *   page.stop();
+ *
+ * openVisitor: the connection itself, as the end-to-end suites read it ($auction, placeBid), with
+ * the toasts it showed and the moderation version it holds, stopped when the test ends.
  */
+import { onTestFinished } from "vitest";
 import type { ErrorCode, ServerMessage, WireBid } from "../../../src/lib/auction/protocol.ts";
 import type { ConnectionStatus, SocketLike } from "../../../src/lib/auction/realtimeClient.ts";
 import { globalTimers } from "../../../src/lib/timers.ts";
-import { createAuctionConnection, type BidOutcome as StoreOutcome } from "../../../src/stores/auctionConnection.ts";
+import {
+  type AuctionConnectionOptions,
+  createAuctionConnection,
+  type BidOutcome as StoreOutcome,
+} from "../../../src/stores/auctionConnection.ts";
+import type { ToastInput } from "../../../src/stores/toasts.ts";
+
+/** The page's auction connection on Node's WebSocket, with no console and no toasts unless given; not connected yet. */
+function nodeAuctionConnection(url: string, options: Partial<Omit<AuctionConnectionOptions, "url" | "timers">> = {}) {
+  return createAuctionConnection({
+    url,
+    createSocket: (socketUrl) => new WebSocket(socketUrl) as unknown as SocketLike,
+    timers: globalTimers,
+    log: { error: () => {} },
+    notify: () => {},
+    ...options,
+  });
+}
 
 export type BidOutcome =
   | { kind: "accepted"; bid: WireBid }
@@ -89,17 +112,13 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
     lastReceivedId = Math.max(lastReceivedId, bid.id);
   }
 
-  const connection = createAuctionConnection({
-    url,
+  const connection = nodeAuctionConnection(url, {
     createSocket: (socketUrl) => {
       socketUrls.push(socketUrl);
       const socket = new WebSocket(socketUrl);
       socket.addEventListener("close", (event) => closeCodes.push(event.code));
       return socket as unknown as SocketLike;
     },
-    timers: globalTimers,
-    log: { error: () => {} },
-    notify: () => {},
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs,
     observe: {
@@ -150,4 +169,37 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
     placeBid: async (bidderName, amountCents) => pageOutcome(await connection.placeBid(bidderName, amountCents)),
     stop: () => connection.stop(),
   };
+}
+
+/** A visitor's page, connected now and stopped when the current test ends. */
+export function openVisitor(url: string, heartbeat: { intervalMs?: number; timeoutMs?: number } = {}) {
+  const toasts: ToastInput[] = [];
+  let moderation = 0;
+  const connection = nodeAuctionConnection(url, {
+    notify: (toast) => toasts.push(toast),
+    heartbeatIntervalMs: heartbeat.intervalMs,
+    heartbeatTimeoutMs: heartbeat.timeoutMs,
+    observe: {
+      message(message) {
+        if ("moderation" in message) moderation = message.moderation;
+      },
+    },
+  });
+  connection.connect();
+  onTestFinished(() => connection.stop());
+  return Object.assign(connection, {
+    toasts,
+    /** The round ends the page announced, as their toasts' texts. */
+    sold: () => toasts.filter((toast) => toast.title === "Sold!").map((toast) => toast.description),
+    /** The moderation version of the last list the page received. */
+    moderation: () => moderation,
+  });
+}
+export type Visitor = ReturnType<typeof openVisitor>;
+
+/** The visitor's bid, which must be accepted. */
+export async function placed(visitor: Visitor, name: string, cents: number): Promise<WireBid> {
+  const outcome = await visitor.placeBid(name, cents);
+  if (!outcome.ok) throw new Error(`${name}'s bid of ${cents} was refused: ${outcome.code}`);
+  return outcome.bid;
 }

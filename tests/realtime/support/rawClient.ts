@@ -9,14 +9,8 @@
  */
 import WebSocket from "ws";
 import { closeSocket } from "../../../scripts/support/sockets.ts";
-import {
-  parseServerMessage,
-  type ResumeMessage,
-  type ServerMessage,
-  type SnapshotMessage,
-  type WireBid,
-} from "../../../src/lib/auction/protocol.ts";
-import { resolveOnOpen } from "./auctionClient.ts";
+import type { ServerMessage, WireBid } from "../../../src/lib/auction/protocol.ts";
+import { type OpeningMessage, onServerMessages, resolveOnOpen } from "./auctionClient.ts";
 
 type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" | "moderated" | "roundEnded" }>;
 export type Outcome = Answer | { type: "closed"; code: number; reason: string };
@@ -29,7 +23,7 @@ export interface RawClient {
   moderated: number[];
   /** The rounds whose end replaced this socket's state. */
   roundsEnded: number[];
-  opening(): Promise<SnapshotMessage | ResumeMessage>;
+  opening(): Promise<OpeningMessage>;
   /** Sends one frame and resolves with the next answer (accepted, error, pong) or the close. */
   exchange(frame: string | Buffer, options?: { binary?: boolean }): Promise<Outcome>;
   /** The next answer or the close, without sending anything first. */
@@ -46,7 +40,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
   const roundsEnded: number[] = [];
   const queue: Outcome[] = [];
   const waiting: ((outcome: Outcome) => void)[] = [];
-  let firstMessage: SnapshotMessage | ResumeMessage | undefined;
+  let firstMessage: OpeningMessage | undefined;
   let onOpening: (() => void) | undefined;
   let failure: Error | undefined;
 
@@ -56,22 +50,22 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
     else queue.push(outcome);
   }
 
-  socket.on("message", (data, isBinary) => {
-    const parsed = isBinary ? null : parseServerMessage(String(data));
-    if (!parsed?.ok) {
-      failure ??= new Error(`malformed message from the service: ${String(data)}`);
-      return;
-    }
-    const message = parsed.message;
-    if (message.type === "bid") broadcasts.push(message.bid);
-    else if (message.type === "moderated") moderated.push(message.moderation);
-    else if (message.type === "roundEnded") roundsEnded.push(message.round.number);
-    else if (message.type === "snapshot" || message.type === "resume") {
-      if (firstMessage) failure ??= new Error(`a second opening message: ${String(data)}`);
-      firstMessage = message;
-      onOpening?.();
-    } else deliver(message);
-  });
+  onServerMessages(
+    socket,
+    (message) => {
+      if (message.type === "bid") broadcasts.push(message.bid);
+      else if (message.type === "moderated") moderated.push(message.moderation);
+      else if (message.type === "roundEnded") roundsEnded.push(message.round.number);
+      else if (message.type === "snapshot" || message.type === "resume") {
+        if (firstMessage) failure ??= new Error(`a second opening message: ${JSON.stringify(message)}`);
+        firstMessage = message;
+        onOpening?.();
+      } else deliver(message);
+    },
+    (text) => {
+      failure ??= new Error(`malformed message from the service: ${text}`);
+    },
+  );
   const _closed = new Promise<void>((resolve) => {
     socket.on("close", (code, reason) => {
       deliver({ type: "closed", code, reason: String(reason) });
@@ -112,7 +106,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
       return bounded(
         "the opening message",
         new Promise((resolve) => {
-          onOpening = () => resolve(firstMessage as SnapshotMessage | ResumeMessage);
+          onOpening = () => resolve(firstMessage as OpeningMessage);
         }),
       );
     },

@@ -6,6 +6,10 @@
  *   ...
  *   await store.close(); await location.remove();
  *
+ * or, closed and removed when the current test ends, pass or fail (from the test or a beforeEach):
+ *
+ *   const { location, store } = await freshStoreForThisTest("pglite");
+ *
  * PostgreSQL: a fresh database per location on the run's cluster (see postgresUrl()), dropped by
  * remove(). PGlite: a fresh data directory per location, copied from a migrated template built once
  * per run (a new PGlite directory takes seconds to initialise, a copy a fraction of one).
@@ -22,10 +26,10 @@ import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
-import { inject, onTestFinished, vi } from "vitest";
+import { inject, it, onTestFinished, vi } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
-import type { BidStore, RoundSettings } from "../../../realtime/storage/types.ts";
+import type { BidStore, PlaceBidOutcome, RoundSettings } from "../../../realtime/storage/types.ts";
 import { startPostgresCluster } from "../../../scripts/support/postgresCluster.ts";
 import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
 
@@ -34,6 +38,12 @@ import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
  * template (seconds, more on a loaded machine).
  */
 export const STORE_HOOK_TIMEOUT_MS = 60_000;
+
+/** A time as the store writes it: ISO 8601 in UTC, to the millisecond. */
+export const ISO_UTC_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** What a view of an auction without a single bid says, round aside. */
+export const NO_BIDS = { bids: [], highest: null, bidders: 0, moderation: 0, lastId: 0, blockedKeys: [] };
 
 export type Backend = "postgres" | "pglite";
 export const BACKENDS: Backend[] = ["postgres", "pglite"];
@@ -210,11 +220,14 @@ export async function createTestLocation(
   return { backend, dataDir: data.dir, remove: data.remove };
 }
 
+export interface TestStoreOptions {
+  logger?: Logger;
+  poolSize?: number;
+  rounds?: RoundSettings;
+}
+
 /** openBidStore on a test location; logs are discarded unless a logger is given. */
-export function openTestStore(
-  location: TestLocation,
-  options: { logger?: Logger; poolSize?: number; rounds?: RoundSettings } = {},
-): Promise<BidStore> {
+export function openTestStore(location: TestLocation, options: TestStoreOptions = {}): Promise<BidStore> {
   return openBidStore({
     databaseUrl: location.databaseUrl,
     dataDir: location.dataDir,
@@ -222,6 +235,93 @@ export function openTestStore(
     poolSize: options.poolSize,
     rounds: options.rounds,
   });
+}
+
+/*
+ * The same, tied to the current test (called from it or from a beforeEach): whatever they create is
+ * closed or removed when the test ends, pass or fail, stores before their location. A test may close
+ * a store itself first (close is idempotent) and open another on the location the same way.
+ */
+
+/** A new empty database on the run's PostgreSQL, dropped when the current test ends. */
+export async function databaseForThisTest(): Promise<{ url: string; drop(): Promise<void> }> {
+  const database = await createTestDatabase();
+  cleanUpAfter(() => database.drop());
+  return database;
+}
+
+/** A new PGlite data directory, already migrated, removed when the current test ends. */
+export async function dataDirForThisTest(): Promise<{ dir: string; remove(): Promise<void> }> {
+  const data = await createTestDataDir();
+  cleanUpAfter(() => data.remove());
+  return data;
+}
+
+/** A new location, removed when the current test ends. */
+export async function locationForThisTest(backend: Backend): Promise<TestLocation> {
+  const location = await createTestLocation(backend);
+  cleanUpAfter(() => location.remove());
+  return location;
+}
+
+/** A store on `location`, closed when the current test ends. */
+export async function storeForThisTest(location: TestLocation, options: TestStoreOptions = {}): Promise<BidStore> {
+  const store = await openTestStore(location, options);
+  cleanUpAfter(() => store.close());
+  return store;
+}
+
+/** A new location with a store open on it, both gone when the current test ends. */
+export async function freshStoreForThisTest(
+  backend: Backend,
+  options: TestStoreOptions = {},
+): Promise<{ location: TestLocation; store: BidStore }> {
+  const location = await locationForThisTest(backend);
+  return { location, store: await storeForThisTest(location, options) };
+}
+
+/**
+ * `it` for tests given a fresh location and a store open on it, as
+ * `storeTest("…", async ({ location, store }) => …)`: each made when the test first asks for it
+ * (a test that asks only for `location` opens its own stores, with storeForThisTest) and gone when
+ * the test ends. They are made within the test's time limit, and the first PGlite location of a run
+ * builds the template: give the suite STORE_HOOK_TIMEOUT_MS or more.
+ */
+export function storeTestOn(backend: Backend, options: TestStoreOptions = {}) {
+  return it
+    .extend("location", () => locationForThisTest(backend))
+    .extend("store", ({ location }) => storeForThisTest(location, options));
+}
+
+/**
+ * A new location whose database has the auction's tables and no store open on it (to drive with
+ * withDirectSql), removed when the current test ends.
+ */
+export async function migratedLocationForThisTest(backend: Backend): Promise<TestLocation> {
+  const location = await locationForThisTest(backend);
+  // A PGlite location is a copy of a migrated template already; a PostgreSQL one is an empty database.
+  if (backend === "postgres") await (await openTestStore(location)).close();
+  return location;
+}
+
+/**
+ * Places bids of 1, 2, … `count` cents, `batch` to a transaction as group commit does: each above
+ * the last, so every one is accepted. Names from `nameOf(amountCents)`.
+ */
+export async function placeRisingBids(
+  store: BidStore,
+  count: number,
+  nameOf: (amountCents: number) => string,
+  batch = 100,
+): Promise<PlaceBidOutcome[]> {
+  const outcomes: PlaceBidOutcome[] = [];
+  for (let first = 1; first <= count; first += batch) {
+    const amounts = Array.from({ length: Math.min(batch, count - first + 1) }, (_, index) => first + index);
+    outcomes.push(
+      ...(await store.placeBids(amounts.map((amountCents) => ({ bidderName: nameOf(amountCents), amountCents })))),
+    );
+  }
+  return outcomes;
 }
 
 /** Waits until `check` returns true, failing with `what` after `timeoutMs`: every wait is bounded. */
