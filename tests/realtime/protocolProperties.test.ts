@@ -45,7 +45,7 @@ const TEST_TIMEOUT_MS = 120_000;
 
 // ---- Generated frames ----------------------------------------------------------------------
 
-/** Characters that sit on the rules' edges: white space trimmed or not, Cc, Cf, marks, astral, surrogates. */
+/** Characters that sit on the rules' edges: white space trimmed or not, Cc, Cf, joined emoji, marks, astral, surrogates. */
 const EDGE_CHARACTERS = [
   " ",
   "\t",
@@ -77,6 +77,9 @@ const EDGE_CHARACTERS = [
   "\u0489",
   "\u{1f600}",
   "\u{1f468}\u200d\u{1f469}",
+  "\u{1f469}\u{1f3fd}\u200d\u{1f4bb}",
+  "\u{1f3fd}",
+  "\ufe0f",
   "\u{10ffff}",
   "\ufffd",
   "\ud800",
@@ -420,42 +423,114 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
   );
 });
 
+/**
+ * The table's name checks as one SQL condition on `bidder_name`: its CHECK expressions and the test
+ * of new rows' trigger (a name must show something: sql/functions/45_bidder_names.sql).
+ */
+async function tableNameChecks(query: DirectQuery): Promise<string> {
+  const checks = await query(
+    `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+     WHERE conrelid = 'auction_bids'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%bidder_name%'`,
+  );
+  expect(checks.length).toBeGreaterThanOrEqual(3);
+  return [
+    ...checks.map((check) => String(check.def).replace(/^CHECK /, "")),
+    "auction_bidder_name_visible(bidder_name)",
+  ].join(" AND ");
+}
+
+/**
+ * A name made around one code point: every one from U+0001 (no text holds NUL) but the
+ * surrogates, in SQL (`cp` the code point) and in JavaScript.
+ */
+interface NameShape {
+  label: string;
+  sql: string;
+  text: (character: string) => string;
+}
+
+/** The code points whose name the table refuses, evaluated in SQL over every code point. */
+async function refusedByTable(query: DirectQuery, checks: string, shape: NameShape): Promise<number[]> {
+  const rows = await query(
+    `SELECT cp FROM (SELECT cp, ${shape.sql} AS bidder_name FROM generate_series(1, 1114111) AS cp
+       WHERE cp NOT BETWEEN 55296 AND 57343) AS names
+     WHERE NOT (${checks}) ORDER BY cp`,
+  );
+  return rows.map((row) => Number(row.cp));
+}
+
+/** The code points whose name the rules refuse or would store otherwise (trimmed: the table refuses it too). */
+function refusedByRules(shape: NameShape): number[] {
+  const refused: number[] = [];
+  for (let point = 1; point <= 0x10ffff; point++) {
+    if (point >= 0xd800 && point <= 0xdfff) continue;
+    const name = shape.text(String.fromCodePoint(point));
+    const rule = checkBidderName(name);
+    if (!(rule.ok && rule.value === name)) refused.push(point);
+  }
+  return refused;
+}
+
+/** Where the table and the rules disagree, in hex: a short answer when they do, of a million code points. */
+function disagreements(byTable: number[], byRules: number[]) {
+  const table = new Set(byTable);
+  const rules = new Set(byRules);
+  const hex = (points: number[]) => points.map((point) => point.toString(16));
+  return {
+    refusedOnlyByTable: hex(byTable.filter((point) => !rules.has(point))),
+    refusedOnlyByRules: hex(byRules.filter((point) => !table.has(point))),
+  };
+}
+const AGREE = { refusedOnlyByTable: [], refusedOnlyByRules: [] };
+
 describe("the database's name checks against the bid rules", () => {
-  // Once, on PostgreSQL: the checks are the same migration's code point ranges on either backend,
+  // Once, on PostgreSQL: the checks are the same migrations' code point ranges on either backend,
   // and a million regular expression tests take PGlite (WebAssembly) three times as long.
   it(
     "refuse exactly the one-character names the rules refuse, over every code point",
     async () => {
       const location = await migratedLocationForThisTest("postgres");
-      const refusedBySql = await withDirectSql(location, async (query) => {
-        const checks = await query(
-          `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
-           WHERE conrelid = 'auction_bids'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%bidder_name%'`,
-        );
-        expect(checks.length).toBeGreaterThanOrEqual(2);
-        // The table's own CHECK expressions, evaluated on every code point as a one-character name,
-        // and the test of new rows' trigger (a name must show something: sql/functions/45_bidder_names.sql).
-        const passes = [
-          ...checks.map((check) => String(check.def).replace(/^CHECK /, "")),
-          "auction_bidder_name_visible(bidder_name)",
-        ].join(" AND ");
-        const rows = await query(
-          `SELECT cp FROM (SELECT cp, chr(cp) AS bidder_name FROM generate_series(1, 1114111) AS cp
-             WHERE cp NOT BETWEEN 55296 AND 57343) AS names
-           WHERE NOT (${passes}) ORDER BY cp`,
-        );
-        return rows.map((row) => Number(row.cp));
+      const alone: NameShape = { label: "alone", sql: "chr(cp)", text: (character) => character };
+      const refused = await withDirectSql(location, async (query) =>
+        refusedByTable(query, await tableNameChecks(query), alone),
+      );
+      expect(disagreements(refused, refusedByRules(alone))).toEqual(AGREE);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "judge a zero width joiner beside every code point as the rules do (docs/design.md#11)",
+    async () => {
+      const location = await migratedLocationForThisTest("postgres");
+      // 👩 U+1F469, 🚀 U+1F680, a skin tone U+1F3FD, the emoji presentation selector U+FE0F.
+      const shapes: NameShape[] = [
+        { label: "before a joiner", sql: "chr(cp) || chr(8205) || chr(128640)", text: (c) => `${c}\u200d\u{1f680}` },
+        { label: "after a joiner", sql: "chr(128105) || chr(8205) || chr(cp)", text: (c) => `\u{1f469}\u200d${c}` },
+        {
+          label: "before U+FE0F, a skin tone and a joiner",
+          sql: "chr(cp) || chr(65039) || chr(127997) || chr(8205) || chr(128640)",
+          text: (c) => `${c}\ufe0f\u{1f3fd}\u200d\u{1f680}`,
+        },
+        {
+          label: "before a skin tone, U+FE0F and a joiner",
+          sql: "chr(cp) || chr(127997) || chr(65039) || chr(8205) || chr(128640)",
+          text: (c) => `${c}\u{1f3fd}\ufe0f\u200d\u{1f680}`,
+        },
+      ];
+      await withDirectSql(location, async (query) => {
+        const checks = await tableNameChecks(query);
+        for (const shape of shapes) {
+          const byRules = refusedByRules(shape);
+          // Both ways are taken: a pictograph joins (🚀, ©), a letter or a skin tone does not.
+          const refused = new Set(byRules);
+          expect(
+            [0x1f680, 0xa9, 0x61, 0x1f3fd].map((point) => refused.has(point)),
+            shape.label,
+          ).toEqual([false, false, true, true]);
+          expect(disagreements(await refusedByTable(query, checks, shape), byRules), shape.label).toEqual(AGREE);
+        }
       });
-      const refusedByRules: number[] = [];
-      for (let point = 1; point <= 0x10ffff; point++) {
-        if (point >= 0xd800 && point <= 0xdfff) continue;
-        const name = String.fromCodePoint(point);
-        const rule = checkBidderName(name);
-        // A name the rules trim to another is never stored as given, so the table refuses it too.
-        if (!(rule.ok && rule.value === name)) refusedByRules.push(point);
-      }
-      const hex = (points: number[]) => points.map((point) => point.toString(16));
-      expect(hex(refusedBySql)).toEqual(hex(refusedByRules));
     },
     TEST_TIMEOUT_MS,
   );

@@ -56,6 +56,7 @@ describe.each(BACKENDS)(
         [6, "006_known_bidders_by_index.sql"],
         [7, "007_name_key_version.sql"],
         [8, "008_auction_placement.sql"],
+        [9, "009_emoji_joiner.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
@@ -83,6 +84,13 @@ describe.each(BACKENDS)(
           "bell\u0007",
           "tab\tinside",
           "zero\u200Bwidth",
+          // U+200D joins two emoji only (sql/009_emoji_joiner.sql): alone, between letters, first, last, doubled.
+          "\u200D",
+          "zero\u200Djoiner",
+          "\u200D\u{1F680}",
+          "\u{1F469}\u200D",
+          "\u{1F469}\u200D\u200D\u{1F680}",
+          "\u{1F469}\u200Da",
           "right\u202Eleft",
           " lead",
           "trail ",
@@ -111,12 +119,22 @@ describe.each(BACKENDS)(
           "INSERT INTO auction_bids (bidder_name, amount, round_number) VALUES ($1, 1000000000.00, 1), ('Zoë and Chloé', 0.01, 1)",
           [fortyEmoji],
         );
+        // Emoji joined by U+200D, with U+FE0F and a skin tone before a joiner.
+        const joined = [
+          "\u{1F468}\u200D\u{1F469}\u200D\u{1F467}",
+          "\u{1F3F3}\uFE0F\u200D\u{1F308}",
+          "\u{1F469}\u{1F3FD}\u200D\u{1F4BB}",
+        ];
+        for (const name of joined) {
+          await query("INSERT INTO auction_bids (bidder_name, amount, round_number) VALUES ($1, 0.02, 1)", [name]);
+        }
         // A third decimal never reaches the table: the numeric(12,2) scale rounds it.
         await query("INSERT INTO auction_bids (bidder_name, amount, round_number) VALUES ('three decimals', 1.005, 1)");
         const rows = await query("SELECT bidder_name, amount::text AS amount FROM auction_bids ORDER BY id");
         expect(rows.map((row) => [row.bidder_name, row.amount])).toEqual([
           [fortyEmoji, "1000000000.00"],
           ["Zoë and Chloé", "0.01"],
+          ...joined.map((name) => [name, "0.02"]),
           ["three decimals", "1.01"],
         ]);
       });
@@ -333,9 +351,10 @@ describe("migrations on PostgreSQL", () => {
         "006_known_bidders_by_index.sql",
         "007_name_key_version.sql",
         "008_auction_placement.sql",
+        "009_emoji_joiner.sql",
       ]);
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(8);
+      expect(rows[0]?.n).toBe(9);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();

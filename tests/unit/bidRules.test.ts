@@ -56,6 +56,67 @@ describe("bidder name", () => {
     expect(checkBidderName("\u202egnihton")).toEqual(invalidName);
   });
 
+  it("accepts U+200D (a format character) where it joins two emoji, stored as typed (docs/design.md#11)", () => {
+    for (const name of [
+      "\u{1f469}\u200d\u{1f680}", // woman astronaut
+      "\u{1f468}\u200d\u{1f469}\u200d\u{1f467}", // family: man, woman, girl
+      "\u{1f3f3}\ufe0f\u200d\u{1f308}", // rainbow flag: the white flag in emoji presentation
+      "\u{1f469}\u{1f3fd}\u200d\u{1f4bb}", // woman technologist, medium skin tone
+      "\u{1f3f3}\ufe0f\u200d\u26a7\ufe0f", // transgender flag, ending in U+FE0F
+      "\u2764\ufe0f\u200d\u{1f525}", // heart on fire: a pictograph from the BMP
+      "\u{1f441}\ufe0f\u200d\u{1f5e8}\ufe0f", // eye in speech bubble
+      "\u{1f9d1}\u{1f3fb}\u200d\u2764\ufe0f\u200d\u{1f48b}\u200d\u{1f9d1}\u{1f3fc}", // kiss, two skin tones
+      "\u{1f469}\u{1f3fd}\ufe0f\u200d\u{1f680}", // a skin tone and U+FE0F, in either order
+      "\u{1f469}\ufe0f\u{1f3fd}\u200d\u{1f680}",
+      "Ana \u{1f469}\u200d\u{1f680} Nobody",
+    ]) {
+      expect(checkBidderName(name), JSON.stringify(name)).toEqual({ ok: true, value: name });
+    }
+    // Trimmed around the emoji, as any name.
+    expect(checkBidderName(" \u{1f469}\u200d\u{1f680}\u3000")).toEqual({ ok: true, value: "\u{1f469}\u200d\u{1f680}" });
+  });
+
+  it("refuses U+200D anywhere else: alone, first, last, doubled, or beside anything but a pictograph", () => {
+    for (const stray of [
+      "\u200d",
+      "\u200d\u200d",
+      "a\u200db",
+      "No\u200dbody",
+      "\u200d\u{1f680}",
+      "\u{1f469}\u200d",
+      " \u{1f469}\u200d ", // trimmed, the joiner is last
+      "\u{1f469}\u200d\u200d\u{1f680}",
+      "\u{1f469}\u200da",
+      "a\u200d\u{1f680}",
+      "\u{1f3fd}\u200d\u{1f680}", // after a skin tone alone
+      "\u{1f469}\u{1f3fd}\u{1f3fd}\u200d\u{1f680}", // two skin tones
+      "\u{1f469}\ufe0f\ufe0f\u200d\u{1f680}", // two presentation selectors
+      "\u{1f469}\u200d\ufe0f\u{1f680}", // the selector after the joiner
+      "\u{1f469}\u200d\u{1f3fd}", // before a skin tone
+      "1\ufe0f\u20e3\u200d\u{1f680}", // after a keycap: a digit is no pictograph
+      "\u{1f1f3}\u{1f1f4}\u200d\u{1f680}", // after a flag: regional indicators are no pictographs
+    ]) {
+      expect(checkBidderName(stray), JSON.stringify(stray)).toEqual(invalidName);
+    }
+  });
+
+  it("refuses the other format characters between emoji, and a joined emoji with one elsewhere", () => {
+    for (const format of ["\u200b", "\u200c", "\u2060", "\u00ad", "\u202e"]) {
+      expect(checkBidderName(`\u{1f469}${format}\u{1f680}`), JSON.stringify(format)).toEqual(invalidName);
+      expect(checkBidderName(`\u{1f469}\u200d\u{1f680}${format}x`), JSON.stringify(format)).toEqual(invalidName);
+    }
+    // A subdivision flag is spelled with tag characters (Cf): still refused.
+    expect(checkBidderName("\u{1f3f4}\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}")).toEqual(invalidName);
+  });
+
+  it("counts each code point of a joined emoji toward the 40", () => {
+    const astronaut = "\u{1f469}\u200d\u{1f680}";
+    const thirteen = astronaut.repeat(13);
+    expect([...`${thirteen}x`].length).toBe(40);
+    expect(checkBidderName(`${thirteen}x`).ok).toBe(true);
+    expect(checkBidderName(`${thirteen}xy`)).toEqual(invalidName);
+  });
+
   it("refuses a lone surrogate, which a JSON \\u escape can carry but no name can store", () => {
     for (const lone of ["\ud800", "\udfff", "a\ud83d", "\ude00b"]) {
       expect(checkBidderName(lone), JSON.stringify(lone)).toEqual(invalidName);

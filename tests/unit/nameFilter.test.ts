@@ -107,7 +107,7 @@ describe("the name filter", () => {
     }
   });
 
-  it("lets emoji through, joined ones too (the bid rules refuse U+200D itself, as a format character)", () => {
+  it("lets emoji through, joined ones too (the bid rules let U+200D join two emoji, docs/design.md#11)", () => {
     for (const name of [
       "\u{1f469}\u200d\u{1f680}",
       "\u{1f468}\u200d\u{1f469}\u200d\u{1f467}",

@@ -44,7 +44,10 @@ const IGNORABLES = [
   "\u180b",
   "\u{e0100}",
 ];
-/** Default-ignorable format characters (Cf): the bid rules refuse a name with one as invalid_name. */
+/**
+ * Default-ignorable format characters (Cf): the bid rules refuse a name with one as invalid_name,
+ * U+200D too, which they allow only between two emoji (no disguised letter is one).
+ */
 const FORMAT_IGNORABLES = ["\u200b", "\u200c", "\u200d", "\u2060", "\u00ad"];
 
 const isLetter = (character: string) => /^[A-Za-z]$/.test(character);

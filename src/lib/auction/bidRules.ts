@@ -15,6 +15,13 @@ export type RuleResult<T> = { ok: true; value: T } | { ok: false; code: BidRuleV
 // does a lone surrogate (Cs), which a JSON "\ud800" escape can carry: it is no character at all, and
 // the database would store it as U+FFFD, a name other than the one accepted.
 const FORBIDDEN_IN_NAME = /[\p{Cc}\p{Cf}\p{Cs}]/u;
+// Except U+200D (ZERO WIDTH JOINER, Cf) where it joins two emoji, as in 👩‍🚀, 👨‍👩‍👧, 🏳️‍🌈 or 👩🏽‍💻
+// (docs/design.md#11): after a pictograph, itself maybe followed by U+FE0F (emoji presentation)
+// and a skin tone, in either order, and before the next pictograph. Anywhere else ("a\u200db", alone,
+// first or last, doubled) it only hides in a name, as U+200B does. sql/009_emoji_joiner.sql is the
+// table's check of the same rule.
+const EMOJI_JOINER =
+  /(?<=\p{Extended_Pictographic}(?:\uFE0F\p{Emoji_Modifier}?|\p{Emoji_Modifier}\uFE0F?)?)\u200D(?=\p{Extended_Pictographic})/gu;
 // A name must show something (docs/design.md#11): a letter, digit, punctuation mark or symbol that
 // draws. Default-ignorable code points draw nothing, though U+115F, U+1160, U+3164 and U+FFA0 (the
 // Hangul fillers) are letters by category; nor does the blank braille pattern U+2800, a symbol.
@@ -23,7 +30,7 @@ const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
 
 /**
  * The stored form of a bidder's name: trimmed, 1 to 40 code points, no control or format
- * characters (nor lone surrogates), and something visible.
+ * characters (nor lone surrogates) but the joiner inside an emoji sequence, and something visible.
  */
 export function checkBidderName(raw: string): RuleResult<string> {
   const name = raw.trim();
@@ -31,7 +38,7 @@ export function checkBidderName(raw: string): RuleResult<string> {
   if (
     codePoints < 1 ||
     codePoints > BIDDER_NAME_MAX_CODE_POINTS ||
-    FORBIDDEN_IN_NAME.test(name) ||
+    FORBIDDEN_IN_NAME.test(name.replace(EMOJI_JOINER, "")) ||
     !VISIBLE.test(name.replace(DRAWS_NOTHING, ""))
   ) {
     return { ok: false, code: "invalid_name" };

@@ -43,9 +43,43 @@ export function codePointsOf(text: string): number[] {
 
 const isSurrogate = (point: number) => point >= 0xd800 && point <= 0xdfff;
 
-/** Not allowed anywhere in a stored name: Cc and Cf, and lone surrogates, which are not characters at all. */
-export function isForbiddenInName(point: number): boolean {
+const ZERO_WIDTH_JOINER = 0x200d;
+const EMOJI_PRESENTATION = 0xfe0f;
+const PICTOGRAPHIC = /^\p{Extended_Pictographic}$/u;
+const SKIN_TONE = /^\p{Emoji_Modifier}$/u;
+const isPictographic = (point: number | undefined) =>
+  point !== undefined && !isSurrogate(point) && PICTOGRAPHIC.test(String.fromCodePoint(point));
+const isSkinTone = (point: number | undefined) =>
+  point !== undefined && !isSurrogate(point) && SKIN_TONE.test(String.fromCodePoint(point));
+
+/**
+ * Whether the joiner at `index` joins two emoji (docs/design.md#11): the next code point is a
+ * pictograph, and so is the one before, or the one before an emoji presentation selector (U+FE0F)
+ * and a skin tone standing between it and the joiner, each at most once, in either order.
+ */
+function joinsTwoEmoji(points: readonly number[], index: number): boolean {
+  if (!isPictographic(points[index + 1])) return false;
+  let before = index - 1;
+  let presentation = false;
+  let skinTone = false;
+  for (let step = 0; step < 2; step++) {
+    const point = points[before];
+    if (point === EMOJI_PRESENTATION && !presentation) presentation = true;
+    else if (isSkinTone(point) && !skinTone) skinTone = true;
+    else break;
+    before--;
+  }
+  return isPictographic(points[before]);
+}
+
+/**
+ * Not allowed at this place in a stored name: Cc and Cf, and lone surrogates, which are not
+ * characters at all; a zero width joiner (Cf) only where it joins two emoji. Takes `Array.some`'s
+ * arguments: `points.some(isForbiddenInName)`.
+ */
+export function isForbiddenInName(point: number, index: number, points: readonly number[]): boolean {
   if (isSurrogate(point)) return true;
+  if (point === ZERO_WIDTH_JOINER) return !joinsTwoEmoji(points, index);
   const character = String.fromCodePoint(point);
   return CONTROL.test(character) || FORMAT.test(character);
 }
