@@ -10,6 +10,7 @@ import type { ServiceConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { handleOperations } from "./operations.ts";
+import type { PaymentRoute } from "./payments/routes.ts";
 import { SERVICE_HEADERS } from "./securityHeaders.ts";
 import { createStaticSite } from "./staticSite.ts";
 import type { BidStore } from "./storage/types.ts";
@@ -19,6 +20,8 @@ export interface AuctionEndpoint {
   metrics: Metrics;
   /** What the operator console reads and moderates. */
   store: BidStore;
+  /** The payment routes (docs/design.md#8); only /payments/config while payments are off. */
+  payments?: { route: PaymentRoute };
 }
 
 type AdminHandler = ReturnType<typeof createAdminConsole>;
@@ -52,6 +55,7 @@ export function createAppServer(
     for (const [name, value] of Object.entries(SERVICE_HEADERS)) res.setHeader(name, value);
     if (operations && handleOperations(req, res, operations)) return;
     if (winners?.(req, res)) return;
+    if (auction?.payments?.route(req, res)) return;
     if (admin && isAdminPath(req.url)) {
       admin(req, res).catch((error: unknown) => {
         logger.error({ err: error }, "the operator console failed");

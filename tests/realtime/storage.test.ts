@@ -69,6 +69,7 @@ describe.each(BACKENDS)(
         [4, "004_batched_bids.sql"],
         [5, "005_known_bidders.sql"],
         [6, "006_known_bidders_by_index.sql"],
+        [9, "009_payments.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
@@ -331,9 +332,10 @@ describe("migrations on PostgreSQL", () => {
         "004_batched_bids.sql",
         "005_known_bidders.sql",
         "006_known_bidders_by_index.sql",
+        "009_payments.sql",
       ]);
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(6);
+      expect(rows[0]?.n).toBe(7);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();
