@@ -24,7 +24,7 @@ import postgres from "postgres";
 import { inject, onTestFinished, vi } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
-import type { BidStore, RoundSettings } from "../../../realtime/storage/types.ts";
+import type { RoundSettings, StoreWithPayments } from "../../../realtime/storage/types.ts";
 import { startPostgresCluster } from "../../../scripts/support/postgresCluster.ts";
 import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
 
@@ -192,7 +192,7 @@ export async function createTestLocation(backend: Backend): Promise<TestLocation
 export function openTestStore(
   location: TestLocation,
   options: { logger?: Logger; poolSize?: number; rounds?: RoundSettings } = {},
-): Promise<BidStore> {
+): Promise<StoreWithPayments> {
   return openBidStore({
     databaseUrl: location.databaseUrl,
     dataDir: location.dataDir,
