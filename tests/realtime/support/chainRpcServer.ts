@@ -53,6 +53,7 @@ export interface ChainRpcServer {
   readonly calls: Map<string, number>;
   resetCalls(): void;
   failNext(count: number, fault: ChainFault, method?: string): void;
+  clearFaults(): void;
   /** Closes the port and every open connection: calls are refused until accept(). */
   refuse(): Promise<void>;
   accept(): Promise<void>;
@@ -223,6 +224,7 @@ export async function startChainRpcServer(chain: LocalChain): Promise<ChainRpcSe
     failNext(count, fault, method) {
       for (let i = 0; i < count; i++) faults.push({ fault, method });
     },
+    clearFaults: () => void faults.splice(0),
     refuse: close,
     accept: listen,
     stop: close,

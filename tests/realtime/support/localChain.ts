@@ -207,6 +207,8 @@ export class LocalChain {
 
   /** Signs and executes, then records the transaction with its meta, as a validator's ledger would. */
   async send(feePayer: KeyPairSigner, instructions: readonly Instruction[]): Promise<Signature> {
+    // A new block, a new blockhash: two identical transfers are two transactions, as on a cluster.
+    this.svm.expireBlockhash();
     const message = pipe(
       createTransactionMessage({ version: 0 }),
       (tx) => setTransactionMessageFeePayerSigner(feePayer, tx),

@@ -85,19 +85,27 @@ export interface PaymentBench {
   payer(tokens?: bigint): ReturnType<typeof generateKeyPairSigner>;
   /** One watcher step (a lease claim or a poll); its pause before the next. */
   step(): Promise<number>;
+  /** Stops the watchers and the chain's server (the store stays open). */
+  close(): Promise<void>;
 }
 
-export async function openPaymentBench(
-  location: TestLocation,
-  options: { program?: TokenProgramName; decimals?: number; logger?: Logger; seed?: number } = {},
-): Promise<PaymentBench> {
+type BenchOptions = { program?: TokenProgramName; decimals?: number; logger?: Logger; seed?: number };
+
+/** A bench on a store of its own, all of it closed when the test ends. */
+export async function openPaymentBench(location: TestLocation, options: BenchOptions = {}): Promise<PaymentBench> {
+  const store = await openTestStore(location, { logger: options.logger });
+  cleanUpAfter(() => store.close());
+  const bench = await createPaymentBench(store, options);
+  cleanUpAfter(() => bench.close());
+  return bench;
+}
+
+/** A bench on an open store: a new chain, mint and recipient each time, so benches can share a store. */
+export async function createPaymentBench(store: StoreWithPayments, options: BenchOptions = {}): Promise<PaymentBench> {
   const clock = { ms: Date.UTC(2026, 0, 1, 12) };
   const logger = options.logger ?? testLogger();
-  const store = await openTestStore(location, { logger });
-  cleanUpAfter(() => store.close());
   const chain = await LocalChain.create({ now: () => clock.ms });
   const rpc = await startChainRpcServer(chain);
-  cleanUpAfter(() => rpc.stop());
   const decimals = options.decimals ?? 6;
   const mint = await chain.createMint({ decimals, program: options.program ?? "token" });
   const recipient = (await generateKeyPairSigner()).address;
@@ -112,6 +120,7 @@ export async function openPaymentBench(
     now: () => clock.ms,
   });
   const info = await readChainInfo(client, mint, recipient);
+  const watchers: PaymentWatcher[] = [];
   const spawnWatcher = () => {
     const watcher = createPaymentWatcher({
       store: store.payments,
@@ -123,7 +132,7 @@ export async function openPaymentBench(
       timers: timers.timers,
       now: () => clock.ms,
     });
-    cleanUpAfter(() => watcher.stop());
+    watchers.push(watcher);
     return watcher;
   };
   const watcher = spawnWatcher();
@@ -174,5 +183,9 @@ export async function openPaymentBench(
       return signer;
     },
     step: () => watcher.step(),
+    async close() {
+      for (const spawned of watchers) await spawned.stop();
+      await rpc.stop();
+    },
   };
 }
