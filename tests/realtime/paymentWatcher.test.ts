@@ -408,4 +408,72 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     },
     TEST_TIMEOUT_MS,
   );
+
+  it(
+    "on its first poll of an account skips the history from before its requests, unread",
+    async () => {
+      const bench = await openPaymentBench(location);
+      const payer = await bench.payer();
+      const stranger = (await generateKeyPairSigner()).address;
+      await bench.chain.pay({
+        payer,
+        recipient: bench.recipient,
+        mint: bench.mint,
+        amount: PRICE,
+        references: [stranger],
+      });
+      bench.clock.ms += 60 * 60_000;
+      expect(await bench.step()).toBe(0);
+      const reference = await bench.request({ price: PRICE });
+      const signature = await bench.chain.pay({
+        payer,
+        recipient: bench.recipient,
+        mint: bench.mint,
+        amount: PRICE,
+        references: [reference],
+      });
+      bench.rpc.resetCalls();
+      await bench.step();
+      expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 1 });
+      expect(await bench.find(reference)).toMatchObject({ status: "confirmed", signature });
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe("the payment watcher behind a backlog", () => {
+  it("pages through more than 1,000 new signatures and judges them oldest first", async () => {
+    const location = await createTestLocation("postgres");
+    cleanUpAfter(() => location.remove());
+    const bench = await openPaymentBench(location);
+    expect(await bench.step()).toBe(0);
+    const payer = await bench.payer();
+    const reference = await bench.request({ price: PRICE });
+    // The request's transfer first, then 1,000 more: it sits on the second page.
+    const signature = await bench.chain.pay({
+      payer,
+      recipient: bench.recipient,
+      mint: bench.mint,
+      amount: PRICE,
+      references: [reference],
+    });
+    const stranger = (await generateKeyPairSigner()).address;
+    for (let transfer = 0; transfer < 1_000; transfer++) {
+      await bench.chain.pay({
+        payer,
+        recipient: bench.recipient,
+        mint: bench.mint,
+        amount: 1n,
+        references: [stranger],
+      });
+    }
+    bench.rpc.resetCalls();
+    await bench.step();
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2, getTransaction: 1_001 });
+    expect(await bench.find(reference)).toMatchObject({ status: "confirmed", signature });
+    expect(await outcomeCount(bench, "unknown_reference")).toBe(1_000);
+    bench.rpc.resetCalls();
+    await bench.step();
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
+  }, 120_000);
 });
