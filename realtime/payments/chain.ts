@@ -45,7 +45,8 @@ export function retryAfterMs(value: string | null, now: number): number | null {
   if (value === null || value.trim() === "") return null;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
+  // An HTTP date names its day and month; Date.parse alone would read "-5" as a year.
+  const date = /[a-z]{3}/i.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 

@@ -25,6 +25,7 @@ import {
   PAYMENTS_UNAVAILABLE_TEXT,
   type PatronsBody,
   type PaymentErrorBody,
+  type PaymentRequestBody,
   type PaymentStatusBody,
   type PaymentsConfigBody,
 } from "../../src/lib/payments.ts";
@@ -172,7 +173,7 @@ function parseRequest(value: unknown, nameFilter: NameFilter): ParsedRequest {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { ok: false, status: 400, error: { error: "bad_request", message: 'Send {"tierId": "1"}.' } };
   }
-  const { tierId, name } = value as Record<string, unknown>;
+  const { tierId, name } = value as { [K in keyof PaymentRequestBody]?: unknown };
   if (typeof tierId !== "string") {
     return { ok: false, status: 400, error: { error: "bad_request", message: "tierId must be a string." } };
   }

@@ -23,7 +23,7 @@ export type TransactionVerdict =
   | { kind: "payment"; accountKeys: Address[]; received: bigint; blockTime: Date | null };
 
 /** The transaction's account keys in index order: the static keys, then those loaded from lookup tables. */
-export function accountKeysOf(transaction: FetchedTransaction): Address[] {
+function accountKeysOf(transaction: FetchedTransaction): Address[] {
   const loaded = transaction.meta?.loadedAddresses;
   return [...transaction.transaction.message.accountKeys, ...(loaded?.writable ?? []), ...(loaded?.readonly ?? [])];
 }

@@ -17,7 +17,7 @@ export const PAYMENT_WATCHER_CHANNEL = "payment_watcher";
 type Row = Record<string, unknown>;
 export type Query = (text: string, params: unknown[]) => Promise<Row[]>;
 
-export interface NewPaymentRequest {
+interface NewPaymentRequest {
   reference: string;
   tierId: number;
   priceBaseUnits: bigint;
@@ -48,7 +48,7 @@ export interface StoredPayment {
   hidden: boolean;
 }
 
-export interface PatronTotal {
+interface PatronTotal {
   name: string;
   totalBaseUnits: bigint;
   decimals: number;
@@ -56,7 +56,7 @@ export interface PatronTotal {
 }
 
 /** What one transaction did to the watched token account, as the watcher verified it. */
-export interface ObservedTransfer {
+interface ObservedTransfer {
   signature: string;
   /** Every account key of the transaction (static and loaded), where its reference hides. */
   accountKeys: readonly string[];
@@ -111,7 +111,7 @@ export interface LeaseConnection {
   release(): Promise<void>;
 }
 
-export interface WatchedAccount {
+interface WatchedAccount {
   tokenAccount: string;
   mint: string;
   recipient: string;

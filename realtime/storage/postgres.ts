@@ -302,7 +302,7 @@ const HOLDS_LOCK_SQL = `SELECT EXISTS (
   WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = 0 AND objid = $1::integer AND objsubid = 1 AND granted
 ) AS held`;
 
-export class LeaseLostError extends Error {
+class LeaseLostError extends Error {
   override name = "LeaseLostError";
 }
 

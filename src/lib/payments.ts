@@ -17,7 +17,6 @@ export const PAYMENT_NAME_NOT_ALLOWED_TEXT = "Name Not Allowed";
 export const PAYMENT_LABEL = "The Nothing Store";
 
 export type PaymentStatus = "waiting" | "confirmed" | "underpaid" | "expired";
-export const PAYMENT_STATUSES: readonly PaymentStatus[] = ["waiting", "confirmed", "underpaid", "expired"];
 
 /** POST /payments. `tierId` is a tier's id (src/data/tiers.ts) as a decimal string, "1" to "6". */
 export interface PaymentRequestBody {
@@ -72,7 +71,7 @@ export interface PatronsBody {
   patrons: Patron[];
 }
 
-export interface Patron {
+interface Patron {
   name: string;
   /** Confirmed $ZN in total, user units. */
   total: string;

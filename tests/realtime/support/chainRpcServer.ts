@@ -26,7 +26,7 @@ import type {
 } from "@solana/kit";
 import type { LocalChain } from "./localChain.ts";
 
-export type ChainFault = { status: number; retryAfter?: string } | { hang: true };
+type ChainFault = { status: number; retryAfter?: string } | { hang: true };
 
 type SignaturesAnswer = ReturnType<GetSignaturesForAddressApi["getSignaturesForAddress"]>;
 type AccountsAnswer = ReturnType<GetMultipleAccountsApi["getMultipleAccounts"]>;

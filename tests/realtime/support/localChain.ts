@@ -43,7 +43,7 @@ import { FailedTransactionMetadata, LiteSVM } from "litesvm";
 import { TOKEN_2022_PROGRAM_ADDRESS } from "../../../realtime/payments/chain.ts";
 
 export type TokenProgramName = "token" | "token-2022";
-export const TOKEN_PROGRAMS: Record<TokenProgramName, Address> = {
+const TOKEN_PROGRAMS: Record<TokenProgramName, Address> = {
   token: TOKEN_PROGRAM_ADDRESS,
   "token-2022": TOKEN_2022_PROGRAM_ADDRESS,
 };

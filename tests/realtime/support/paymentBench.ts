@@ -31,7 +31,7 @@ export const POLL_MS = 2_000;
 export const REQUEST_MINUTES = 30;
 
 /** Timers that fire only when the test says: each pending timeout with the delay it was set for. */
-export function manualTimers() {
+function manualTimers() {
   let nextId = 1;
   const pending = new Map<number, { callback: () => void; ms: number }>();
   const timers: Timers = {
