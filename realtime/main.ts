@@ -47,10 +47,10 @@ async function start() {
   });
   if (stopping) return;
   const metrics = createMetrics();
-  socketServer = createSocketServer(store, config, logger, metrics);
+  payments = startPayments({ config, store, logger, metrics });
+  socketServer = createSocketServer(store, config, logger, metrics, payments.sockets);
   await socketServer.start();
   if (stopping) return;
-  payments = startPayments({ config, store, logger, metrics });
   const app = createAppServer(config, logger, { socketServer, metrics, store, payments });
   server = app;
   app.once("error", async (error) => {

@@ -17,6 +17,7 @@ import { globalTimers } from "../../src/lib/timers.ts";
 import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
+import type { PaymentSocketLink } from "../payments/sockets.ts";
 import type { BidStore } from "../storage/types.ts";
 import { createBidDesk } from "./bidDesk.ts";
 import { createBroadcaster } from "./broadcaster.ts";
@@ -71,6 +72,8 @@ export function createSocketServer(
   config: SocketServerConfig,
   logger: Logger,
   metrics: Metrics,
+  /** The payments' live status on this socket (docs/design.md#8); absent while payments are off. */
+  payments?: PaymentSocketLink,
 ): SocketServer {
   // permessage-deflate off: the broadcaster's prebuilt frames (wire.ts) are only valid uncompressed,
   // and ~120-byte messages gain nothing from it.
@@ -116,6 +119,7 @@ export function createSocketServer(
     if (dropIfBacklogged(socket, config.maxBufferedBytes, logger, metrics)) return;
     socket.send(encodeMessage(message), { binary: false });
   }
+  payments?.attach(send);
 
   function onConnection(socket: WebSocket, req: IncomingMessage, address: string) {
     const connection: Connection = { address, alive: true };
@@ -123,6 +127,7 @@ export function createSocketServer(
     metrics.openSockets.inc();
     // Registered before the opening is read: bids accepted meanwhile are held, not lost.
     broadcaster.add(socket);
+    payments?.hooks.opened(socket);
 
     socket.on("pong", () => {
       connection.alive = true;
@@ -132,6 +137,7 @@ export function createSocketServer(
     socket.on("close", () => {
       connections.delete(socket);
       broadcaster.remove(socket);
+      payments?.hooks.closed(socket);
       cap.release(address);
       metrics.openSockets.dec();
     });
@@ -172,6 +178,10 @@ export function createSocketServer(
     const message = parsed.message;
     if (message.type === "ping") {
       send(socket, { type: "pong" });
+      return;
+    }
+    if (message.type === "watchPayment") {
+      payments?.hooks.watch(socket, message.reference);
       return;
     }
     desk.place(message, connection.address).then(

@@ -21,6 +21,7 @@ import {
   readChainInfo,
 } from "./chain.ts";
 import { createPaymentRoutes, createPaymentsOffRoute, type PaymentRoute } from "./routes.ts";
+import { createPaymentSockets, type PaymentSocketLink } from "./sockets.ts";
 import { createPaymentWatcher, MAX_BACKOFF_MS, type PaymentWatcher } from "./watcher.ts";
 
 /** A wrong mint or recipient may be fixed on chain (a devnet mint created late): look again this often. */
@@ -29,7 +30,7 @@ const RATE_LIMIT_SWEEP_MS = 60_000;
 
 export interface PaymentsOptions {
   config: Pick<ServiceConfig, "payments" | "allowedOrigins" | "trustProxy">;
-  store: { payments: PaymentStore; isReady(): boolean };
+  store: { payments: PaymentStore; isReady(): boolean; onReadyChange(listener: (ready: boolean) => void): () => void };
   logger: Logger;
   metrics: Metrics;
   timers?: Timers;
@@ -50,6 +51,8 @@ export interface Payments {
   watcher(): PaymentWatcher | null;
   /** Every committed outcome, from any instance's watcher, with the request as stored. Returns unsubscribe. */
   onOutcome(listener: (payment: StoredPayment) => void): () => void;
+  /** For the socket server: "watchPayment" and the "payment" and "purchase" messages; absent while payments are off. */
+  sockets?: PaymentSocketLink;
   stop(): Promise<void>;
 }
 
@@ -141,6 +144,11 @@ export function startPayments(options: PaymentsOptions): Payments {
   }
   void setUp(0);
 
+  const onOutcome = (listener: (payment: StoredPayment) => void) => {
+    outcomeListeners.add(listener);
+    return () => void outcomeListeners.delete(listener);
+  };
+  const sockets = createPaymentSockets({ store, logger, onOutcome });
   const rateLimiter = createRateLimiter(settings.rateLimit, settings.rateWindowMs);
   const sweep = setInterval(() => rateLimiter.sweep(), RATE_LIMIT_SWEEP_MS);
   sweep.unref();
@@ -163,11 +171,10 @@ export function startPayments(options: PaymentsOptions): Payments {
     }),
     available,
     watcher: () => watcher,
-    onOutcome(listener) {
-      outcomeListeners.add(listener);
-      return () => void outcomeListeners.delete(listener);
-    },
+    onOutcome,
+    sockets,
     async stop() {
+      sockets.stop();
       stopped = true;
       timers.clearTimeout(setupTimer);
       clearInterval(sweep);

@@ -192,7 +192,7 @@ function parseRequest(value: unknown, nameFilter: NameFilter): ParsedRequest {
   return { ok: true, tier, name: checked.value };
 }
 
-function statusBody(payment: StoredPayment): PaymentStatusBody {
+export function statusBody(payment: StoredPayment): PaymentStatusBody {
   const tier = TIERS.find((candidate) => candidate.id === payment.tierId);
   return {
     reference: payment.reference,

@@ -37,12 +37,12 @@ export async function startAuctionService(
 ): Promise<AuctionService> {
   const config: ServiceConfig = { ...readServiceConfig({ STATIC_DIR: "" }), port: 0, host: "127.0.0.1", ...overrides };
   const metrics = createMetrics();
-  const socketServer = createSocketServer(store, config, logger, metrics);
-  await socketServer.start();
   const payments =
     "payments" in store
       ? startPayments({ config, store: store as StoreWithPayments, logger, metrics, ...paymentOptions })
       : null;
+  const socketServer = createSocketServer(store, config, logger, metrics, payments?.sockets);
+  await socketServer.start();
   const server = createAppServer(config, logger, { socketServer, metrics, store, payments: payments ?? undefined });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
