@@ -15,10 +15,10 @@ import { statusBody } from "./routes.ts";
 /** References one socket watches at most; a page has one or two pending at a time. */
 const MAX_WATCHED_PER_SOCKET = 8;
 
-export type SendMessage = (socket: WebSocket, message: ServerMessage) => void;
+type SendMessage = (socket: WebSocket, message: ServerMessage) => void;
 
 /** What the socket server tells the payments of its sockets. */
-export interface PaymentSocketHooks {
+interface PaymentSocketHooks {
   opened(socket: WebSocket): void;
   closed(socket: WebSocket): void;
   watch(socket: WebSocket, reference: string): void;
