@@ -23,6 +23,7 @@ import {
   openTestStore,
   STORE_HOOK_TIMEOUT_MS,
   type TestLocation,
+  testLogger,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
@@ -44,6 +45,8 @@ interface Shop {
   mint: Address;
   recipient: Address;
   store: StoreWithPayments;
+  /** The service's log lines so far. */
+  logs: Record<string, unknown>[];
   post(body: unknown, headers?: Record<string, string>): Promise<Response>;
   get(path: string, headers?: Record<string, string>): Promise<Response>;
   payer(): Promise<Awaited<ReturnType<LocalChain["wallet"]>>>;
@@ -78,10 +81,11 @@ async function openShop(
     rateWindowMs: 60_000,
     ...options.settings,
   };
+  const logs: Record<string, unknown>[] = [];
   const service = await startAuctionService(
     store,
     { payments: settings, allowedOrigins: options.allowedOrigins ?? [] },
-    undefined,
+    testLogger((line) => logs.push(line)),
     { randomBytes: seededBytes(options.seed ?? 1), rpcTimeoutMs: 2_000 },
   );
   cleanUpAfter(() => service.stop());
@@ -93,6 +97,7 @@ async function openShop(
     mint,
     recipient,
     store,
+    logs,
     post: (body, headers = {}) =>
       fetch(`${url}/payments`, {
         method: "POST",
@@ -206,6 +211,20 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
       });
       await waitFor("the confirmation", async () => (await statusOf(shop, reference)).status === "confirmed");
       expect(await statusOf(shop, reference)).toMatchObject({ status: "confirmed", receivedAmount: "100", signature });
+
+      // One log line for the request and one for its outcome; the metrics count both and the RPC's calls.
+      expect(shop.logs.filter((line) => line.msg === "payment requested")).toEqual([
+        expect.objectContaining({ reference, tierId: 2, priceBaseUnits: "100000000", named: true, address: "127.0.0.x" }),
+      ]);
+      expect(shop.logs.filter((line) => line.msg === "payment confirmed")).toEqual([
+        expect.objectContaining({ reference, signature, outcome: "confirmed", receivedBaseUnits: "100000000" }),
+      ]);
+      const metrics = await (await shop.get("/metrics")).text();
+      expect(metrics).toContain('payment_requests_total{outcome="created"} 1');
+      expect(metrics).toContain('payment_confirmations_total{outcome="confirmed"} 1');
+      expect(metrics).toContain("payment_watcher_active 1");
+      expect(metrics).toMatch(/payment_rpc_calls_total\{method="getTransaction"\} 1\n/);
+      expect(metrics).toMatch(/payment_rpc_latency_seconds_count\{method="getSignaturesForAddress"\} [1-9]/);
 
       const patrons = await shop.get("/payments/patrons");
       expect(patrons.headers.get("cache-control")).toBe("public, max-age=5");
