@@ -113,6 +113,8 @@ export interface ChainClient {
   transaction(signature: Signature): Promise<FetchedTransaction | null>;
   /** Owner program and data of each account, null for an account that does not exist. */
   accounts(addresses: readonly Address[]): Promise<({ owner: Address; data: Uint8Array } | null)[]>;
+  /** Aborts the calls in flight (on shutdown: a hung call must not hold the drain). */
+  abortAll(): void;
 }
 
 export interface ChainClientOptions {
@@ -131,10 +133,12 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
   const { commitment, metrics, timers, now = Date.now } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const rpc = createSolanaRpc(options.rpcUrl);
+  const inFlight = new Set<AbortController>();
 
   async function call<T>(method: string, send: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
     metrics.paymentRpcCalls.inc({ method });
     const controller = new AbortController();
+    inFlight.add(controller);
     // The injected timers, not AbortSignal.timeout: a test's clock drives the deadline.
     const deadline = timers.setTimeout(() => {
       controller.abort(new DOMException(`no answer in ${timeoutMs} ms`, "TimeoutError"));
@@ -149,10 +153,14 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
     } finally {
       stopTimer();
       timers.clearTimeout(deadline);
+      inFlight.delete(controller);
     }
   }
 
   return {
+    abortAll() {
+      for (const controller of inFlight) controller.abort(new DOMException("the service is stopping", "AbortError"));
+    },
     signaturesFor(address, { until, before, limit }) {
       return call("getSignaturesForAddress", (abortSignal) =>
         rpc

@@ -181,7 +181,10 @@ export function startPayments(options: PaymentsOptions): Payments {
       unsubscribeHealth();
       unsubscribeOutcomes();
       outcomeListeners.clear();
-      await watcher?.stop();
+      // A hung call would hold the watcher's stop, and the drain with it, for its whole deadline.
+      const stopping = watcher?.stop();
+      chain.abortAll();
+      await stopping;
     },
   };
 }

@@ -13,7 +13,7 @@ import type { StoreWithPayments } from "../../realtime/storage/types.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import type { CreatedPayment, PatronsBody, PaymentStatusBody } from "../../src/lib/payments.ts";
 import { seededRandom } from "../support/seededRandom.ts";
-import { startAuctionService } from "./support/auctionService.ts";
+import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import { type ChainRpcServer, startChainRpcServer } from "./support/chainRpcServer.ts";
 import { LocalChain } from "./support/localChain.ts";
 import {
@@ -47,6 +47,7 @@ interface Shop {
   store: StoreWithPayments;
   /** The service's log lines so far. */
   logs: Record<string, unknown>[];
+  service: AuctionService;
   post(body: unknown, headers?: Record<string, string>): Promise<Response>;
   get(path: string, headers?: Record<string, string>): Promise<Response>;
   payer(): Promise<Awaited<ReturnType<LocalChain["wallet"]>>>;
@@ -59,6 +60,7 @@ async function openShop(
     settings?: Partial<PaymentSettings>;
     allowedOrigins?: string[];
     refuseAtStart?: boolean;
+    rpcTimeoutMs?: number;
   } = {},
 ): Promise<Shop> {
   const store = await openTestStore(location);
@@ -86,7 +88,7 @@ async function openShop(
     store,
     { payments: settings, allowedOrigins: options.allowedOrigins ?? [] },
     testLogger((line) => logs.push(line)),
-    { randomBytes: seededBytes(options.seed ?? 1), rpcTimeoutMs: 2_000 },
+    { randomBytes: seededBytes(options.seed ?? 1), rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000 },
   );
   cleanUpAfter(() => service.stop());
   const url = service.httpUrl;
@@ -98,6 +100,7 @@ async function openShop(
     recipient,
     store,
     logs,
+    service,
     post: (body, headers = {}) =>
       fetch(`${url}/payments`, {
         method: "POST",
@@ -214,7 +217,13 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
 
       // One log line for the request and one for its outcome; the metrics count both and the RPC's calls.
       expect(shop.logs.filter((line) => line.msg === "payment requested")).toEqual([
-        expect.objectContaining({ reference, tierId: 2, priceBaseUnits: "100000000", named: true, address: "127.0.0.x" }),
+        expect.objectContaining({
+          reference,
+          tierId: 2,
+          priceBaseUnits: "100000000",
+          named: true,
+          address: "127.0.0.x",
+        }),
       ]);
       expect(shop.logs.filter((line) => line.msg === "payment confirmed")).toEqual([
         expect.objectContaining({ reference, signature, outcome: "confirmed", receivedBaseUnits: "100000000" }),
@@ -362,6 +371,23 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
     TEST_TIMEOUT_MS,
   );
 });
+
+it(
+  "stops at once while a call to the RPC hangs, rather than after its deadline",
+  async () => {
+    const location = await createTestLocation("pglite");
+    cleanUpAfter(() => location.remove());
+    const shop = await openShop(location, { rpcTimeoutMs: 60_000 });
+    await waitAvailable(shop);
+    const listings = shop.rpc.calls.get("getSignaturesForAddress") ?? 0;
+    shop.rpc.failNext(1, { hang: true }, "getSignaturesForAddress");
+    await waitFor("the hung listing", () => (shop.rpc.calls.get("getSignaturesForAddress") ?? 0) > listings);
+    const started = performance.now();
+    await shop.service.stop();
+    expect(performance.now() - started).toBeLessThan(5_000);
+  },
+  TEST_TIMEOUT_MS,
+);
 
 describe("Verified Patrons", () => {
   it(
