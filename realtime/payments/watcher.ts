@@ -21,7 +21,7 @@ const SIGNATURE_PAGE_LIMIT = 1000;
 /** A backlog deeper than this many pages is read from its newest 50,000 (logged). */
 const MAX_SIGNATURE_PAGES = 50;
 /** How often an instance without the lease tries to take it. */
-const LEASE_RETRY_MS = 2_000;
+const LEASE_RETRY_MS = 1_000;
 /** Longest pause between two tries after failures (a Retry-After may ask for more, up to MAX_RETRY_AFTER_MS). */
 export const MAX_BACKOFF_MS = 60_000;
 const MAX_RETRY_AFTER_MS = 10 * 60_000;

@@ -296,7 +296,7 @@ const LEASE_CHECK_MS = 2_000;
  * frozen holder frees the lock for another instance well within docs/design.md#8's 10 s; a dead
  * one frees it at once, with its socket.
  */
-const LEASE_IDLE_TIMEOUT_MS = 6_000;
+const LEASE_IDLE_TIMEOUT_MS = 5_000;
 const HOLDS_LOCK_SQL = `SELECT EXISTS (
   SELECT 1 FROM pg_locks
   WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = 0 AND objid = $1::integer AND objsubid = 1 AND granted
