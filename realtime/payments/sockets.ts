@@ -8,12 +8,15 @@
  */
 import type { WebSocket } from "ws";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
+import { createRateLimiter } from "../auction/rateLimiter.ts";
 import type { Logger } from "../logger.ts";
 import type { PaymentStore, StoredPayment } from "../storage/payments.ts";
 import { statusBody } from "./routes.ts";
 
 /** References one socket watches at most; a page has one or two pending at a time. */
 const MAX_WATCHED_PER_SOCKET = 8;
+/** Each new watch reads the database: a socket may start this many a minute, more are ignored. */
+const WATCH_READS_PER_MINUTE = 16;
 
 type SendMessage = (socket: WebSocket, message: ServerMessage) => void;
 
@@ -45,6 +48,17 @@ export function createPaymentSockets(options: PaymentSocketsOptions): PaymentSoc
   const watchedBy = new Map<WebSocket, Set<string>>();
   /** The status last sent for each watched reference, so a re-read after an outage sends only changes. */
   const lastSent = new Map<string, string>();
+  const watchReads = createRateLimiter(WATCH_READS_PER_MINUTE, 60_000);
+  const socketKeys = new WeakMap<WebSocket, string>();
+  let nextSocketKey = 0;
+  const keyOf = (socket: WebSocket) => {
+    let key = socketKeys.get(socket);
+    if (key === undefined) {
+      key = String(nextSocketKey++);
+      socketKeys.set(socket, key);
+    }
+    return key;
+  };
 
   function tell(payment: StoredPayment, only?: WebSocket) {
     const message: ServerMessage = { type: "payment", ...statusBody(payment) };
@@ -64,6 +78,7 @@ export function createPaymentSockets(options: PaymentSocketsOptions): PaymentSoc
 
   function forget(socket: WebSocket) {
     sockets.delete(socket);
+    watchReads.sweep();
     for (const reference of watchedBy.get(socket) ?? []) unwatch(socket, reference);
     watchedBy.delete(socket);
   }
@@ -93,9 +108,15 @@ export function createPaymentSockets(options: PaymentSocketsOptions): PaymentSoc
     closed: forget,
     watch(socket, reference) {
       const watched = watchedBy.get(socket) ?? new Set<string>();
+      // Watched already: its changes come anyway. A flood of new references is cut short.
+      if (watched.has(reference)) return;
+      if (!watchReads.take(keyOf(socket))) {
+        logger.debug({ reference }, "a socket starts too many payment watches: ignored");
+        return;
+      }
       // Past the bound the oldest is let go: a page cares for its newest requests.
       const oldest = watched.values().next().value;
-      if (!watched.has(reference) && watched.size >= MAX_WATCHED_PER_SOCKET && oldest !== undefined) {
+      if (watched.size >= MAX_WATCHED_PER_SOCKET && oldest !== undefined) {
         unwatch(socket, oldest);
       }
       watched.add(reference);

@@ -124,11 +124,11 @@ describe("payments on the auction's socket", () => {
     "brings the confirmation to the watching page soon after the transfer (50 payments, PAYMENT_POLL_MS = 100)",
     async () => {
       const { watching, other, request, pay } = await twoInstances();
-      const page = await connectRaw(other.socketUrl);
-      cleanUpAfter(() => page.close());
-      await page.opening();
       const delays: number[] = [];
       for (let payment = 0; payment < 50; payment++) {
+        // A page per purchase, as a visitor has: one socket watches a few requests, not fifty.
+        const page = await connectRaw(other.socketUrl);
+        await page.opening();
         const created = await request(watching, "1");
         page.socket.send(JSON.stringify({ type: "watchPayment", reference: created.reference }));
         expect(await page.next()).toMatchObject({ type: "payment", status: "waiting" });
@@ -137,6 +137,7 @@ describe("payments on the auction's socket", () => {
         expect(await page.next()).toMatchObject({ type: "payment", reference: created.reference, status: "confirmed" });
         delays.push(performance.now() - paidAt);
         expect(await page.next()).toMatchObject({ type: "purchase" });
+        await page.close();
       }
       delays.sort((a, b) => a - b);
       const at = (share: number) =>
