@@ -1,6 +1,7 @@
 /** Service settings, from the environment only (DESIGN.md section 4; docs/realtime.md lists them). */
 import { resolve } from "node:path";
 import { type PasswordHash, parsePasswordHash } from "./admin/password.ts";
+import { type PaymentSettings, PaymentSettingsError, readPaymentSettings } from "./payments/settings.ts";
 import type { RoundSettings } from "./storage/types.ts";
 
 export interface ServiceConfig {
@@ -37,6 +38,8 @@ export interface ServiceConfig {
   rounds: RoundSettings;
   /** The operator console (DESIGN.md 6a): null, and /admin absent, unless ADMIN_PASSWORD_HASH is set. */
   admin: { passwordHash: PasswordHash; sessionSecret: string } | null;
+  /** Real purchases (docs/design.md#8): null, and payments off, unless SOLANA_RPC_URL is set. */
+  payments: PaymentSettings | null;
 }
 
 export class ServiceConfigError extends Error {
@@ -168,5 +171,15 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     maxBufferedBytes: integer(env, "MAX_BUFFERED_BYTES", DEFAULT_MAX_BUFFERED_BYTES, 1, 1024 ** 3),
     rounds: rounds(env),
     admin: admin(env),
+    payments: payments(env),
   };
+}
+
+function payments(env: NodeJS.ProcessEnv): PaymentSettings | null {
+  try {
+    return readPaymentSettings(env);
+  } catch (error) {
+    if (error instanceof PaymentSettingsError) throw new ServiceConfigError(error.message);
+    throw error;
+  }
 }

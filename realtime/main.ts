@@ -9,6 +9,7 @@ import { createSocketServer, type SocketServer } from "./auction/socketServer.ts
 import { readServiceConfig, ServiceConfigError } from "./config.ts";
 import { createServiceLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
+import { type Payments, startPayments } from "./payments/index.ts";
 import { createAppServer } from "./server.ts";
 import { openBidStore } from "./storage/index.ts";
 
@@ -25,6 +26,7 @@ const logger = await createServiceLogger(config.logLevel);
 let stopping = false;
 let socketServer: SocketServer | undefined;
 let server: Server | undefined;
+let payments: Payments | undefined;
 
 // Handlers first: a signal while the store opens (PGlite takes seconds on a new directory) still
 // closes it cleanly instead of killing the process mid-write.
@@ -45,10 +47,11 @@ async function start() {
   });
   if (stopping) return;
   const metrics = createMetrics();
-  socketServer = createSocketServer(store, config, logger, metrics);
+  payments = startPayments({ config, store, logger, metrics });
+  socketServer = createSocketServer(store, config, logger, metrics, { payments: payments.sockets });
   await socketServer.start();
   if (stopping) return;
-  const app = createAppServer(config, logger, { socketServer, metrics, store });
+  const app = createAppServer(config, logger, { socketServer, metrics, store, payments });
   server = app;
   app.once("error", async (error) => {
     logger.fatal({ err: error }, `could not listen on ${config.host}:${config.port}: ${error.message}`);
@@ -78,6 +81,7 @@ async function shutDown(signal: NodeJS.Signals) {
     server?.close();
     server?.closeIdleConnections();
     await socketServer?.drain();
+    await payments?.stop();
     server?.closeAllConnections();
     // A store that failed to open has exited the process already.
     await (await storeOpening).close();

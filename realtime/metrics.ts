@@ -79,6 +79,49 @@ export function createMetrics() {
       help: "Sockets cut for leaving over 1 MiB unread (broadcasts or answers).",
       registers: [registry],
     }),
+    ...paymentMetrics(registry),
+  };
+}
+
+/** Real purchases (docs/design.md#8): requests, outcomes, and the watcher's calls to the chain. */
+function paymentMetrics(registry: Registry) {
+  return {
+    paymentRequests: new Counter({
+      name: "payment_requests_total",
+      help: "POST /payments answers, by outcome (created, or why refused).",
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    }),
+    paymentOutcomes: new Counter({
+      name: "payment_confirmations_total",
+      help: "Transactions the watcher of this instance judged, by outcome (confirmed, underpaid, late, expired, ...).",
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    }),
+    paymentRpcCalls: new Counter({
+      name: "payment_rpc_calls_total",
+      help: "Calls to the Solana RPC, by method.",
+      labelNames: ["method"] as const,
+      registers: [registry],
+    }),
+    paymentRpcErrors: new Counter({
+      name: "payment_rpc_errors_total",
+      help: "Failed calls to the Solana RPC, by method and kind (rate_limited, server_error, timeout, refused, ...).",
+      labelNames: ["method", "kind"] as const,
+      registers: [registry],
+    }),
+    paymentRpcLatency: new Histogram({
+      name: "payment_rpc_latency_seconds",
+      help: "Time of each call to the Solana RPC, by method, failed ones included.",
+      labelNames: ["method"] as const,
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    paymentWatcherActive: new Gauge({
+      name: "payment_watcher_active",
+      help: "1 while this instance holds the lease of the deployment's one payment watcher.",
+      registers: [registry],
+    }),
   };
 }
 

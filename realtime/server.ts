@@ -13,6 +13,7 @@ import type { ServiceConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { handleOperations } from "./operations.ts";
+import type { PaymentRoute } from "./payments/routes.ts";
 import { answerSafely, refuseTarget, refuseUpgrade, upgradeSafely } from "./requestGuard.ts";
 import { parseRequestTarget, type RequestTarget } from "./requestTarget.ts";
 import { SERVICE_HEADERS } from "./securityHeaders.ts";
@@ -24,6 +25,8 @@ export interface AuctionEndpoint {
   metrics: Metrics;
   /** What the operator console reads and moderates. */
   store: BidStore;
+  /** The payment routes (docs/design.md#8); only /payments/config while payments are off. */
+  payments?: { route: PaymentRoute };
 }
 
 type AdminHandler = ReturnType<typeof createAdminConsole>;
@@ -59,6 +62,8 @@ export function createAppServer(
   const routes: Route[] = [];
   if (operations) routes.push((req, res, target) => handleOperations(req, res, target, operations));
   if (winners) routes.push(winners);
+  const payments = auction?.payments;
+  if (payments) routes.push(payments.route);
   if (admin) routes.push((req, res, target) => isAdminPath(target.path) && admin(req, res, target));
   if (site) {
     routes.push((req, res, target) => {

@@ -18,6 +18,7 @@ import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { createNameFilter } from "../names/nameFilter.ts";
+import type { PaymentSocketLink } from "../payments/sockets.ts";
 import { refuseUpgrade } from "../requestGuard.ts";
 import type { RequestTarget } from "../requestTarget.ts";
 import type { BidStore } from "../storage/types.ts";
@@ -83,6 +84,8 @@ interface Connection {
 export interface SocketServerOptions {
   /** The frame budgets' clock, in milliseconds (tests pass their own). */
   now?: () => number;
+  /** The payments' live status on this socket (docs/design.md#8); absent while payments are off. */
+  payments?: PaymentSocketLink | undefined;
 }
 
 export function createSocketServer(
@@ -90,7 +93,7 @@ export function createSocketServer(
   config: SocketServerConfig,
   logger: Logger,
   metrics: Metrics,
-  { now = performance.now.bind(performance) }: SocketServerOptions = {},
+  { now = performance.now.bind(performance), payments }: SocketServerOptions = {},
 ): SocketServer {
   // permessage-deflate off: the broadcaster's prebuilt frames (wire.ts) are only valid uncompressed,
   // and ~120-byte messages gain nothing from it.
@@ -126,6 +129,7 @@ export function createSocketServer(
     if (dropIfBacklogged(socket, config.maxBufferedBytes, logger, metrics)) return;
     socket.send(encodeMessage(message), { binary: false });
   }
+  payments?.attach(send);
 
   function onConnection(socket: WebSocket, query: URLSearchParams, address: string) {
     const frames = createFrameBudget(FRAMES_PER_ALLOWED_BID * config.bidRateLimit, config.bidRateWindowMs, now);
@@ -134,6 +138,7 @@ export function createSocketServer(
     metrics.openSockets.inc();
     // Registered before the opening is read: bids accepted meanwhile are held, not lost.
     broadcaster.add(socket);
+    payments?.hooks.opened(socket);
 
     socket.on("pong", () => {
       connection.alive = true;
@@ -143,6 +148,7 @@ export function createSocketServer(
     socket.on("close", () => {
       connections.delete(socket);
       broadcaster.remove(socket);
+      payments?.hooks.closed(socket);
       cap.release(address);
       metrics.openSockets.dec();
     });
@@ -188,6 +194,10 @@ export function createSocketServer(
     const message = parsed.message;
     if (message.type === "ping") {
       send(socket, { type: "pong" });
+      return;
+    }
+    if (message.type === "watchPayment") {
+      payments?.hooks.watch(socket, message.reference);
       return;
     }
     connection.answering++;

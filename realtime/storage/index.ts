@@ -6,7 +6,7 @@
 import type { Logger } from "../logger.ts";
 import { openPgliteStore } from "./pglite.ts";
 import { openPostgresStore } from "./postgres.ts";
-import type { BidStore, RoundSettings } from "./types.ts";
+import type { BidStore, RoundSettings, StoreWithPayments } from "./types.ts";
 
 export type { BidStore } from "./types.ts";
 
@@ -24,9 +24,10 @@ export interface OpenBidStoreOptions {
 
 /**
  * Throws StoreUnavailableError when PostgreSQL cannot be reached, DataDirLockedError when another
- * process (or this one) holds the PGlite data directory.
+ * process (or this one) holds the PGlite data directory. The payments' store comes with it, on the
+ * same database (StoreWithPayments).
  */
-export async function openBidStore(options: OpenBidStoreOptions): Promise<BidStore> {
+export async function openBidStore(options: OpenBidStoreOptions): Promise<BidStore & StoreWithPayments> {
   const databaseUrl = options.databaseUrl?.trim();
   const logger = options.logger.child({ component: "storage" });
   if (databaseUrl) {

@@ -9,8 +9,15 @@ import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
 import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
 import { rekeyNames } from "./nameKeyVersion.ts";
+import {
+  createPaymentNotices,
+  createPaymentStore,
+  type LeaseConnection,
+  PAYMENT_OUTCOMES_CHANNEL,
+  PAYMENT_WATCHER_CHANNEL,
+} from "./payments.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
-import { type BidStore, ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError } from "./types.ts";
+import { ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError, type StoreWithPayments } from "./types.ts";
 
 export interface PgliteStoreOptions {
   dataDir: string;
@@ -80,7 +87,7 @@ export function pgliteTransaction(db: PGlite): InTransaction {
     );
 }
 
-export async function openPgliteStore(options: PgliteStoreOptions): Promise<BidStore> {
+export async function openPgliteStore(options: PgliteStoreOptions): Promise<StoreWithPayments> {
   const { dataDir, logger } = options;
   const lock = await lockDataDir(dataDir);
   let db: PGlite | undefined;
@@ -107,11 +114,17 @@ async function createPgliteStore(
   lock: DataDirLock,
   logger: Logger,
   rounds: RoundSettings,
-): Promise<BidStore> {
+): Promise<StoreWithPayments> {
   const notices = createNoticeListeners(logger);
+  const paymentNotices = createPaymentNotices(logger);
   let closed = false;
 
   const unlisten = await db.listen(NOTIFY_CHANNEL, notices.deliver);
+  const unlistenPayments = await Promise.all(
+    [PAYMENT_OUTCOMES_CHANNEL, PAYMENT_WATCHER_CHANNEL].map((channel) =>
+      db.listen(channel, (payload) => paymentNotices.deliver(channel, payload)),
+    ),
+  );
 
   async function rows(text: string, params: unknown[]) {
     if (closed) throw new StoreUnavailableError("The auction store is closed.");
@@ -122,9 +135,37 @@ async function createPgliteStore(
   await analyzer.analyze();
   const queries = storeQueries(rows, rounds);
 
+  // One process holds the directory, so it is the deployment's one watcher; the lease only keeps a
+  // second watcher in this process from running beside the first.
+  let lease: { lost: boolean; listeners: Set<() => void> } | null = null;
+  function claimLease(): Promise<LeaseConnection | null> {
+    if (closed || lease) return Promise.resolve(null);
+    const held = { lost: false, listeners: new Set<() => void>() };
+    lease = held;
+    return Promise.resolve({
+      async transaction(work) {
+        if (closed || held.lost) throw new StoreUnavailableError("The payment watcher's lease is gone.");
+        return db.transaction((tx) =>
+          work(async (text, params) => (await tx.query<Record<string, unknown>>(text, params)).rows),
+        );
+      },
+      isHeld: () => !held.lost && !closed,
+      onLost(listener) {
+        if (held.lost) listener();
+        else held.listeners.add(listener);
+      },
+      async release() {
+        held.lost = true;
+        if (lease === held) lease = null;
+      },
+    });
+  }
+  const payments = createPaymentStore({ query: rows, claimLease }, paymentNotices);
+
   return {
     backend: "pglite",
     ...queries,
+    payments,
     async placeBid(bidderName, amountCents) {
       const outcome = await queries.placeBid(bidderName, amountCents);
       if (outcome.accepted) analyzer.placed(1);
@@ -149,9 +190,15 @@ async function createPgliteStore(
       if (closed) return;
       closed = true;
       notices.clear();
+      paymentNotices.clear();
+      if (lease) {
+        lease.lost = true;
+        for (const listener of lease.listeners) listener();
+      }
       try {
         await analyzer.settled();
         await unlisten();
+        for (const stop of unlistenPayments) await stop();
         await db.close();
       } finally {
         await lock.release();

@@ -9,8 +9,16 @@ import type { Logger } from "../logger.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
 import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
 import { rekeyNames } from "./nameKeyVersion.ts";
+import {
+  createPaymentNotices,
+  createPaymentStore,
+  type LeaseConnection,
+  PAYMENT_OUTCOMES_CHANNEL,
+  PAYMENT_WATCHER_CHANNEL,
+  type Query,
+} from "./payments.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
-import { type BidStore, ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError } from "./types.ts";
+import { ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError, type StoreWithPayments } from "./types.ts";
 
 export interface PostgresStoreOptions {
   databaseUrl: string;
@@ -103,7 +111,7 @@ export function postgresTransaction(sql: postgres.Sql): InTransaction {
     ) as never;
 }
 
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<BidStore> {
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<StoreWithPayments> {
   const { databaseUrl, logger } = options;
   const sql = postgres(databaseUrl, { ...connectionOptions(logger), max: options.poolSize ?? DEFAULT_POOL_SIZE });
   try {
@@ -131,19 +139,20 @@ interface ListenOptions {
   rounds: RoundSettings;
 }
 
-async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): Promise<BidStore> {
+async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): Promise<StoreWithPayments> {
   const { databaseUrl, logger, heartbeatMs, rounds } = options;
   const notices = createNoticeListeners(logger);
-  const queries = storeQueries(
-    (text, params) =>
-      unavailableOnLostConnection(
-        // Prepared (named, once per connection): postgres.js sends an unprepared query with
-        // parameters as Parse and Describe, waits for the answer, then binds, so every bid batch
-        // cost two round trips to the server instead of one.
-        async () => (await sql.unsafe(text, params as never[], { prepare: true })) as unknown as Row[],
-      ),
-    rounds,
-  );
+  const paymentNotices = createPaymentNotices(logger);
+  const query: Query = (text, params) =>
+    unavailableOnLostConnection(
+      // Prepared (named, once per connection): postgres.js sends an unprepared query with
+      // parameters as Parse and Describe, waits for the answer, then binds, so every bid batch
+      // cost two round trips to the server instead of one.
+      async () => (await sql.unsafe(text, params as never[], { prepare: true })) as unknown as Row[],
+    );
+  const queries = storeQueries(query, rounds);
+  const watcherLease = createWatcherLease(databaseUrl, logger);
+  const payments = createPaymentStore({ query, claimLease: watcherLease.claim }, paymentNotices);
   const readyListeners = new Set<(ready: boolean) => void>();
   let ready = false;
   let closing = false;
@@ -162,6 +171,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
 
   function deliver(channel: string, payload: string) {
     if (channel === NOTIFY_CHANNEL) notices.deliver(payload);
+    else paymentNotices.deliver(channel, payload);
   }
 
   // One connection, replaced whole when it stops answering (postgres.js cannot drop a single one).
@@ -194,7 +204,9 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
         try {
           // A notification in the same socket read as the LISTEN reply reaches onnotify before
           // setReady(true) below; consumers hold notifications from setReady(false) on for that.
-          await listenSql.unsafe(`LISTEN ${NOTIFY_CHANNEL}`);
+          await listenSql
+            .unsafe(`LISTEN ${NOTIFY_CHANNEL}; LISTEN ${PAYMENT_OUTCOMES_CHANNEL}; LISTEN ${PAYMENT_WATCHER_CHANNEL}`)
+            .simple();
           if (listenConnectionCloses === closesBefore) {
             setReady(true);
             return;
@@ -250,6 +262,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
   return {
     backend: "postgres",
     ...queries,
+    payments,
     onBid: notices.onBid,
     onModeration: notices.onModeration,
     onRoundClosed: notices.onRoundClosed,
@@ -266,8 +279,151 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
       ready = false;
       clearInterval(heartbeat);
       notices.clear();
+      paymentNotices.clear();
       readyListeners.clear();
-      await Promise.all([sql.end({ timeout: 5 }), listenSql.end({ timeout: 1 })]);
+      await Promise.all([sql.end({ timeout: 5 }), listenSql.end({ timeout: 1 }), watcherLease.close()]);
+    },
+  };
+}
+
+/** Any constant works; it only has to be the same for every instance of this service. */
+const WATCHER_LOCK_KEY = 4_711_022;
+/** How often the holder proves it still holds the lock; also keeps its session from idling out. */
+const LEASE_CHECK_MS = 2_000;
+/**
+ * The server ends the holder's session after this long without a statement (PostgreSQL 14+), so a
+ * frozen holder frees the lock for another instance well within docs/design.md#8's 10 s; a dead
+ * one frees it at once, with its socket.
+ */
+const LEASE_IDLE_TIMEOUT_MS = 5_000;
+const HOLDS_LOCK_SQL = `SELECT EXISTS (
+  SELECT 1 FROM pg_locks
+  WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = 0 AND objid = $1::integer AND objsubid = 1 AND granted
+) AS held`;
+
+class LeaseLostError extends Error {
+  override name = "LeaseLostError";
+}
+
+/**
+ * The payment watcher's lease: a session-level advisory lock on a connection of its own, one per
+ * deployment. Every write of the holder runs on that connection and checks first that its session
+ * still holds the lock, so a holder whose connection dropped (and was silently replaced) writes
+ * nothing, whatever it believes.
+ */
+function createWatcherLease(databaseUrl: string, logger: Logger) {
+  let connection: postgres.Sql | null = null;
+  let held: { lost: boolean; listeners: Set<() => void>; check: NodeJS.Timeout } | null = null;
+  let closed = false;
+
+  function lose(reason: string) {
+    const lease = held;
+    if (!lease || lease.lost) return;
+    lease.lost = true;
+    held = null;
+    clearInterval(lease.check);
+    logger.warn({ reason }, "payment watcher lease lost");
+    const lost = connection;
+    connection = null;
+    // Its session may still hold the lock: end it so another instance can take over.
+    lost?.end({ timeout: 0 }).catch(() => {});
+    for (const listener of lease.listeners) listener();
+  }
+
+  function connect(): postgres.Sql {
+    const sql: postgres.Sql = postgres(databaseUrl, {
+      ...connectionOptions(logger),
+      connection: {
+        application_name: "nothing-store payment watcher",
+        statement_timeout: STATEMENT_TIMEOUT_MS,
+        idle_in_transaction_session_timeout: LEASE_IDLE_TIMEOUT_MS,
+      },
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      fetch_types: false,
+      onclose: () => {
+        if (sql === connection) lose("the connection closed");
+      },
+    });
+    return sql;
+  }
+
+  async function holdsLock(run: (text: string, params: unknown[]) => Promise<Row[]>): Promise<boolean> {
+    return (await run(HOLDS_LOCK_SQL, [WATCHER_LOCK_KEY]))[0]?.held === true;
+  }
+
+  async function claim(): Promise<LeaseConnection | null> {
+    if (closed || held) return null;
+    connection ??= connect();
+    const sql = connection;
+    const run = async (text: string, params: unknown[]) =>
+      (await sql.unsafe(text, params as never[])) as unknown as Row[];
+    const [row] = await unavailableOnLostConnection(() =>
+      run("SELECT pg_try_advisory_lock($1::bigint) AS locked", [WATCHER_LOCK_KEY]),
+    );
+    if (row?.locked !== true) return null;
+    try {
+      await run("SELECT set_config('idle_session_timeout', $1::text, false)", [String(LEASE_IDLE_TIMEOUT_MS)]);
+    } catch (error) {
+      logger.warn({ err: error }, "idle_session_timeout needs PostgreSQL 14: a frozen watcher keeps its lease");
+    }
+    const lease = {
+      lost: false,
+      listeners: new Set<() => void>(),
+      check: setInterval(() => {
+        holdsLock(run).then(
+          (stillHeld) => {
+            if (!stillHeld) lose("the lock is no longer held");
+          },
+          (error: unknown) => lose(describe(error)),
+        );
+      }, LEASE_CHECK_MS),
+    };
+    lease.check.unref();
+    held = lease;
+    return {
+      async transaction(work) {
+        if (lease.lost) throw new LeaseLostError("the payment watcher lease is lost");
+        return unavailableOnLostConnection(
+          () =>
+            sql.begin(async (tx) => {
+              const query: Query = async (text, params) =>
+                (await tx.unsafe(text, params as never[], { prepare: true })) as unknown as Row[];
+              if (!(await holdsLock(query))) {
+                lose("the lock is no longer held");
+                throw new LeaseLostError("the payment watcher lease is lost");
+              }
+              return work(query);
+            }) as Promise<never>,
+        );
+      },
+      isHeld: () => !lease.lost,
+      onLost(listener) {
+        if (lease.lost) listener();
+        else lease.listeners.add(listener);
+      },
+      async release() {
+        if (lease.lost) return;
+        lease.lost = true;
+        held = null;
+        clearInterval(lease.check);
+        const released = connection;
+        connection = null;
+        await released?.end({ timeout: 1 }).catch(() => {});
+      },
+    };
+  }
+
+  return {
+    claim,
+    async close() {
+      closed = true;
+      if (held) clearInterval(held.check);
+      held = null;
+      const open = connection;
+      connection = null;
+      await open?.end({ timeout: 1 }).catch(() => {});
     },
   };
 }

@@ -3,6 +3,7 @@
  * `postgres` (postgres.ts) and embedded PGlite (pglite.ts). Money is integer cents here; the
  * database keeps numeric(12,2).
  */
+import type { PaymentStore } from "./payments.ts";
 
 export interface StoredBid {
   id: number;
@@ -209,6 +210,11 @@ export interface BidStore {
   /** Database reachable and LISTEN active. */
   isReady(): boolean;
   close(): Promise<void>;
+}
+
+/** The store as the service opens it: the auction's, and the payments' beside it on the same database. */
+export interface StoreWithPayments extends BidStore {
+  readonly payments: PaymentStore;
 }
 
 export class StoreUnavailableError extends Error {

@@ -275,6 +275,8 @@ function observed(outcome: Outcome): ExpectedAnswer | Outcome {
     case "closed":
       return outcome.code === 1009 ? { type: "closed", code: 1009 } : outcome;
     case "pong":
+    case "payment":
+    case "purchase":
       return outcome;
     case "accepted":
       return {

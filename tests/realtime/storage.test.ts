@@ -57,6 +57,7 @@ describe.each(BACKENDS)(
         [7, "007_name_key_version.sql"],
         [8, "008_auction_placement.sql"],
         [9, "009_emoji_joiner.sql"],
+        [10, "010_payments.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
@@ -352,9 +353,10 @@ describe("migrations on PostgreSQL", () => {
         "007_name_key_version.sql",
         "008_auction_placement.sql",
         "009_emoji_joiner.sql",
+        "010_payments.sql",
       ]);
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(9);
+      expect(rows[0]?.n).toBe(10);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       await database.drop();

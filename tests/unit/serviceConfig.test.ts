@@ -21,6 +21,7 @@ describe("service configuration", () => {
       maxBufferedBytes: 1_048_576,
       rounds: { roundSeconds: 3600, softCloseSeconds: 30 },
       admin: null,
+      payments: null,
     });
   });
 

@@ -100,7 +100,11 @@ const PlaceBidSchema = v.strictObject({
   amount: v.number(),
 });
 const PingSchema = v.strictObject({ type: v.literal("ping") });
-const ClientMessageSchema = v.variant("type", [PlaceBidSchema, PingSchema]);
+/** A Solana Pay reference (docs/design.md#8): 32 bytes in base58. */
+const Reference = v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/));
+/** Asks for the status of a payment request now and at every change ("payment" messages). */
+const WatchPaymentSchema = v.strictObject({ type: v.literal("watchPayment"), reference: Reference });
+const ClientMessageSchema = v.variant("type", [PlaceBidSchema, PingSchema, WatchPaymentSchema]);
 export type PlaceBidMessage = v.InferOutput<typeof PlaceBidSchema>;
 export type ClientMessage = v.InferOutput<typeof ClientMessageSchema>;
 
@@ -159,6 +163,21 @@ const ErrorSchema = v.object({
   highestCents: v.optional(v.nullable(Cents)),
 });
 const PongSchema = v.object({ type: v.literal("pong") });
+/** A watched payment request as it stands (GET /payments/<reference>'s answer), docs/design.md#8. */
+const PaymentSchema = v.object({
+  type: v.literal("payment"),
+  reference: Reference,
+  status: v.picklist(["waiting", "confirmed", "underpaid", "expired"]),
+  tierId: v.string(),
+  tierName: v.string(),
+  spins: Count,
+  priceAmount: v.string(),
+  receivedAmount: v.optional(v.string()),
+  signature: v.optional(v.string()),
+  expiresAt: Time,
+});
+/** To every socket, for each confirmed payment: "<name, or Someone> just bought <tier>!". */
+const PurchaseSchema = v.object({ type: v.literal("purchase"), name: v.nullable(v.string()), tierName: v.string() });
 const ServerMessageSchema = v.variant("type", [
   SnapshotSchema,
   ModeratedSchema,
@@ -168,6 +187,8 @@ const ServerMessageSchema = v.variant("type", [
   AcceptedSchema,
   ErrorSchema,
   PongSchema,
+  PaymentSchema,
+  PurchaseSchema,
 ]);
 export type ServerMessage = v.InferOutput<typeof ServerMessageSchema>;
 export type SnapshotMessage = v.InferOutput<typeof SnapshotSchema>;

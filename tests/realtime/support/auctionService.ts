@@ -7,6 +7,8 @@
  *   await service.stop(); // drains: sockets closed with 1001
  *
  * serviceForThisTest and startInstances do the same and stop it when the current test ends.
+ * With `payments` set in the overrides (and a store that has them) the payment routes and watcher
+ * run too, as realtime/main.ts starts them; `paymentOptions` injects their clock and randomness.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -18,8 +20,9 @@ import {
 import { readServiceConfig, type ServiceConfig } from "../../../realtime/config.ts";
 import type { Logger } from "../../../realtime/logger.ts";
 import { createMetrics, type Metrics } from "../../../realtime/metrics.ts";
+import { type Payments, type PaymentsOptions, startPayments } from "../../../realtime/payments/index.ts";
 import { createAppServer } from "../../../realtime/server.ts";
-import type { BidStore, RoundSettings } from "../../../realtime/storage/types.ts";
+import type { BidStore, RoundSettings, StoreWithPayments } from "../../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../../scripts/support/liftedLimits.ts";
 import { cleanUpAfter, storeForThisTest, type TestLocation, testLogger } from "./stores.ts";
 
@@ -30,6 +33,8 @@ export interface AuctionService {
   metrics: Metrics;
   /** The HTTP server, for tests that check it still listens. */
   server: Server;
+  /** Set when the store has payments (as every store openTestStore opens does). */
+  payments: Payments | null;
   stop(): Promise<void>;
 }
 
@@ -37,13 +42,23 @@ export async function startAuctionService(
   store: BidStore,
   overrides: Partial<ServiceConfig> = {},
   logger: Logger = testLogger(),
-  options: SocketServerOptions = {},
+  /** The socket server's clock, and the payments' clock, randomness, timers and RPC deadline. */
+  options: Pick<SocketServerOptions, "now"> & {
+    paymentOptions?: Pick<PaymentsOptions, "now" | "randomBytes" | "timers" | "rpcTimeoutMs">;
+  } = {},
 ): Promise<AuctionService> {
   const config: ServiceConfig = { ...readServiceConfig({ STATIC_DIR: "" }), port: 0, host: "127.0.0.1", ...overrides };
   const metrics = createMetrics();
-  const socketServer = createSocketServer(store, config, logger, metrics, options);
+  const payments =
+    "payments" in store
+      ? startPayments({ config, store: store as StoreWithPayments, logger, metrics, ...options.paymentOptions })
+      : null;
+  const socketServer = createSocketServer(store, config, logger, metrics, {
+    now: options.now,
+    payments: payments?.sockets,
+  });
   await socketServer.start();
-  const server = createAppServer(config, logger, { socketServer, metrics, store });
+  const server = createAppServer(config, logger, { socketServer, metrics, store, payments: payments ?? undefined });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   let stopped = false;
@@ -53,10 +68,12 @@ export async function startAuctionService(
     socketServer,
     metrics,
     server,
+    payments,
     async stop() {
       if (stopped) return;
       stopped = true;
       await socketServer.drain();
+      await payments?.stop();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },

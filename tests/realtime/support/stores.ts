@@ -29,7 +29,7 @@ import postgres from "postgres";
 import { inject, it, onTestFinished, vi } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
-import type { BidStore, PlaceBidOutcome, RoundSettings } from "../../../realtime/storage/types.ts";
+import type { BidStore, PlaceBidOutcome, RoundSettings, StoreWithPayments } from "../../../realtime/storage/types.ts";
 import { startPostgresCluster } from "../../../scripts/support/postgresCluster.ts";
 import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
 
@@ -227,7 +227,7 @@ export interface TestStoreOptions {
 }
 
 /** openBidStore on a test location; logs are discarded unless a logger is given. */
-export function openTestStore(location: TestLocation, options: TestStoreOptions = {}): Promise<BidStore> {
+export function openTestStore(location: TestLocation, options: TestStoreOptions = {}): Promise<StoreWithPayments> {
   return openBidStore({
     databaseUrl: location.databaseUrl,
     dataDir: location.dataDir,

@@ -1,0 +1,365 @@
+/**
+ * The payment routes (docs/design.md#8):
+ *
+ *   POST /payments             {"tierId":"2","name"?:"Nobody"} → 201 the transfer request
+ *   GET  /payments/config      {"enabled","available"}: whether the page offers real purchases
+ *   GET  /payments/patrons     Verified Patrons, the top 10 names by confirmed $ZN
+ *   GET  /payments/<reference> where a request stands
+ *
+ * The pages may be on another origin (docs/design.md#6d): every answer carries CORS for the
+ * origins whose pages may open the socket (ALLOWED_ORIGINS, else the same origin), as
+ * /auction/winners does, and a POST from any other origin is refused, as the socket refuses it.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { getAddressDecoder, isAddress } from "@solana/kit";
+import { TIERS, type Tier } from "../../src/data/tiers.ts";
+import { checkBidderName } from "../../src/lib/auction/bidRules.ts";
+import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
+import {
+  type CreatedPayment,
+  PATRONS_LIMIT,
+  PATRONS_PATH,
+  PAYMENT_NAME_NOT_ALLOWED_TEXT,
+  PAYMENTS_CONFIG_PATH,
+  PAYMENTS_PATH,
+  PAYMENTS_UNAVAILABLE_TEXT,
+  type PatronsBody,
+  type PaymentErrorBody,
+  type PaymentRequestBody,
+  type PaymentStatusBody,
+  type PaymentsConfigBody,
+} from "../../src/lib/payments.ts";
+import { clientAddress, maskAddress } from "../auction/clientAddress.ts";
+import { createCoalescer } from "../auction/coalescedReads.ts";
+import { isOriginAllowed } from "../auction/originPolicy.ts";
+import type { RateLimiter } from "../auction/rateLimiter.ts";
+import type { Logger } from "../logger.ts";
+import type { Metrics } from "../metrics.ts";
+import type { NameFilter } from "../names/nameFilter.ts";
+import type { RequestTarget } from "../requestTarget.ts";
+import type { PaymentStore, StoredPayment } from "../storage/payments.ts";
+import { StoreUnavailableError } from "../storage/types.ts";
+import { formatUnits, toBaseUnits, transferRequestUrl } from "./amounts.ts";
+import type { ChainInfo } from "./chain.ts";
+import { explorerUrl, type PaymentSettings } from "./settings.ts";
+
+/** A request body is a tier id and a name of at most 40 characters: 2 KiB is plenty. */
+const MAX_BODY_BYTES = 2048;
+/** Verified Patrons change only with a confirmation: a few seconds old is fresh enough. */
+const PATRONS_CACHE_MS = 5_000;
+const PATRONS_CACHE_CONTROL = "public, max-age=5";
+const PREFLIGHT_MAX_AGE_S = 600;
+const REFERENCE_BYTES = 32;
+
+/** Answers the request when its path is a payments path (the target parsed once by server.ts); false leaves it to others. */
+export type PaymentRoute = (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean;
+
+interface CommonOptions {
+  /** As ServiceConfig.allowedOrigins: empty is same origin only, `*` any. */
+  allowedOrigins: readonly string[];
+}
+
+export interface PaymentRoutesOptions extends CommonOptions {
+  settings: PaymentSettings;
+  store: PaymentStore;
+  trustProxy: number;
+  /** The chain as read at start; null until it could be read. */
+  chainInfo(): ChainInfo | null;
+  /** Whether a payment can be taken now (chain and database reachable). */
+  available(): boolean;
+  nameFilter: NameFilter;
+  rateLimiter: RateLimiter;
+  logger: Logger;
+  metrics: Metrics;
+  now(): number;
+  randomBytes(length: number): Uint8Array;
+}
+
+const isPaymentsPath = (path: string) => path === PAYMENTS_PATH || path.startsWith(`${PAYMENTS_PATH}/`);
+
+function json(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}) {
+  res
+    .writeHead(status, { "Content-Type": "application/json", "Cache-Control": "no-store", ...headers })
+    .end(JSON.stringify(body));
+}
+
+function refuse(res: ServerResponse, status: number, body: PaymentErrorBody, headers: Record<string, string> = {}) {
+  json(res, status, body, headers);
+}
+
+/** CORS as /auction/winners answers it; true when the request's origin may use the routes. */
+function allowOrigin(req: IncomingMessage, res: ServerResponse, allowedOrigins: readonly string[]): boolean {
+  res.setHeader("Vary", "Origin");
+  const allowed = isOriginAllowed(req, allowedOrigins);
+  if (allowed && req.headers.origin !== undefined) res.setHeader("Access-Control-Allow-Origin", req.headers.origin);
+  return allowed;
+}
+
+function preflight(res: ServerResponse, allowed: boolean) {
+  if (!allowed) {
+    refuse(res, 403, { error: "origin_not_allowed" });
+    return;
+  }
+  res
+    .writeHead(204, {
+      "Access-Control-Allow-Methods": "GET, HEAD, POST",
+      "Access-Control-Allow-Headers": "Content-Type",
+      "Access-Control-Max-Age": String(PREFLIGHT_MAX_AGE_S),
+      "Cache-Control": "no-store",
+    })
+    .end();
+}
+
+/** Payments off: only /payments/config answers (enabled false); everything else is as before payments. */
+export function createPaymentsOffRoute({ allowedOrigins }: CommonOptions): PaymentRoute {
+  return (req, res, target) => {
+    if (target.path !== PAYMENTS_CONFIG_PATH) return false;
+    const allowed = allowOrigin(req, res, allowedOrigins);
+    if (req.method === "OPTIONS") preflight(res, allowed);
+    else if (req.method !== "GET" && req.method !== "HEAD") {
+      refuse(res, 405, { error: "method_not_allowed" }, { Allow: "GET, HEAD" });
+    } else json(res, 200, { enabled: false, available: false } satisfies PaymentsConfigBody);
+    return true;
+  };
+}
+
+type Body = { ok: true; value: unknown } | { ok: false; status: number; error: PaymentErrorBody };
+
+function readJsonBody(req: IncomingMessage): Promise<Body> {
+  return new Promise((resolve) => {
+    const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+    if (type !== "application/json") {
+      resolve({ ok: false, status: 415, error: { error: "unsupported_media_type", message: "Send JSON." } });
+      req.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on("data", (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        done = true;
+        resolve({ ok: false, status: 413, error: { error: "too_large", message: "The request is too large." } });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (done) return;
+      done = true;
+      try {
+        resolve({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+      } catch {
+        resolve({ ok: false, status: 400, error: { error: "bad_request", message: "The request is not JSON." } });
+      }
+    });
+    req.on("error", () => {
+      if (done) return;
+      done = true;
+      resolve({ ok: false, status: 400, error: { error: "bad_request", message: "The request could not be read." } });
+    });
+  });
+}
+
+type ParsedRequest =
+  | { ok: true; tier: Tier; name: string | null }
+  | { ok: false; status: number; error: PaymentErrorBody };
+
+function parseRequest(value: unknown, nameFilter: NameFilter): ParsedRequest {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { ok: false, status: 400, error: { error: "bad_request", message: 'Send {"tierId": "1"}.' } };
+  }
+  const { tierId, name } = value as { [K in keyof PaymentRequestBody]?: unknown };
+  if (typeof tierId !== "string") {
+    return { ok: false, status: 400, error: { error: "bad_request", message: "tierId must be a string." } };
+  }
+  const tier = TIERS.find((candidate) => String(candidate.id) === tierId);
+  if (!tier) return { ok: false, status: 422, error: { error: "unknown_tier", message: "There is no such tier." } };
+  if (name !== undefined && name !== null && typeof name !== "string") {
+    return { ok: false, status: 400, error: { error: "bad_request", message: "name must be a string." } };
+  }
+  if (typeof name !== "string" || name.trim() === "") return { ok: true, tier, name: null };
+  const checked = checkBidderName(name);
+  if (!checked.ok)
+    return { ok: false, status: 422, error: { error: "invalid_name", message: REFUSAL_TEXTS.invalid_name } };
+  if (!nameFilter(checked.value).allowed) {
+    return { ok: false, status: 422, error: { error: "name_not_allowed", message: PAYMENT_NAME_NOT_ALLOWED_TEXT } };
+  }
+  return { ok: true, tier, name: checked.value };
+}
+
+export function statusBody(payment: StoredPayment): PaymentStatusBody {
+  const tier = TIERS.find((candidate) => candidate.id === payment.tierId);
+  return {
+    reference: payment.reference,
+    status: payment.status,
+    tierId: String(payment.tierId),
+    tierName: tier?.name ?? "",
+    spins: tier?.spins ?? 0,
+    priceAmount: formatUnits(payment.priceBaseUnits, payment.decimals),
+    ...(payment.amountReceived === null
+      ? {}
+      : { receivedAmount: formatUnits(payment.amountReceived, payment.decimals) }),
+    ...(payment.signature === null ? {} : { signature: payment.signature }),
+    expiresAt: payment.expiresAt,
+  };
+}
+
+export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute {
+  const { settings, store, allowedOrigins, logger, metrics, nameFilter, rateLimiter } = options;
+  const coalesce = createCoalescer();
+  const referenceDecoder = getAddressDecoder();
+  let patronsCache: { body: PatronsBody; at: number } | null = null;
+
+  function unavailable(res: ServerResponse) {
+    refuse(res, 503, { error: "unavailable", message: PAYMENTS_UNAVAILABLE_TEXT });
+  }
+
+  function failed(res: ServerResponse, what: string, error: unknown) {
+    if (!(error instanceof StoreUnavailableError)) logger.error({ err: error }, `${what} failed`);
+    else logger.warn({ err: error }, `${what}: the database is unavailable`);
+    if (!res.headersSent) unavailable(res);
+  }
+
+  async function create(req: IncomingMessage, res: ServerResponse) {
+    const count = (outcome: string) => metrics.paymentRequests.inc({ outcome });
+    const body = await readJsonBody(req);
+    if (!body.ok) {
+      count(body.error.error);
+      refuse(res, body.status, body.error, body.status === 413 ? { Connection: "close" } : {});
+      return;
+    }
+    const parsed = parseRequest(body.value, nameFilter);
+    if (!parsed.ok) {
+      count(parsed.error.error);
+      refuse(res, parsed.status, parsed.error);
+      return;
+    }
+    const chain = options.chainInfo();
+    if (!chain || !options.available()) {
+      count("unavailable");
+      unavailable(res);
+      return;
+    }
+    const address = clientAddress(req, options.trustProxy);
+    if (!rateLimiter.take(address)) {
+      count("rate_limited");
+      refuse(res, 429, { error: "rate_limited", message: "Too many payment requests. Try again in a few minutes." });
+      return;
+    }
+    const { tier, name } = parsed;
+    const createdAt = options.now();
+    const reference = referenceDecoder.decode(options.randomBytes(REFERENCE_BYTES));
+    const priceBaseUnits = toBaseUnits(tier.price, chain.decimals);
+    const stored = await store.create({
+      reference,
+      tierId: tier.id,
+      priceBaseUnits,
+      decimals: chain.decimals,
+      mint: settings.mint,
+      recipient: settings.recipient,
+      name,
+      createdAt: new Date(createdAt),
+      expiresAt: new Date(createdAt + settings.requestMinutes * 60_000),
+    });
+    if (stored === "name_not_allowed") {
+      count("name_not_allowed");
+      refuse(res, 422, { error: "name_not_allowed", message: PAYMENT_NAME_NOT_ALLOWED_TEXT });
+      return;
+    }
+    const amount = formatUnits(stored.priceBaseUnits, stored.decimals);
+    const created: CreatedPayment = {
+      reference,
+      url: transferRequestUrl({
+        recipient: settings.recipient,
+        amount,
+        mint: settings.mint,
+        reference,
+        message: tier.name,
+      }),
+      recipient: settings.recipient,
+      mint: settings.mint,
+      amount,
+      tierId: String(tier.id),
+      tierName: tier.name,
+      spins: tier.spins,
+      expiresAt: stored.expiresAt,
+    };
+    count("created");
+    logger.info(
+      {
+        reference,
+        tierId: tier.id,
+        priceBaseUnits: priceBaseUnits.toString(),
+        named: name !== null,
+        address: maskAddress(address),
+      },
+      "payment requested",
+    );
+    json(res, 201, created);
+  }
+
+  async function status(res: ServerResponse, reference: string) {
+    // Not base58 of 32 bytes: no request of ours, and no query for it.
+    const payment = isAddress(reference) ? await store.find(reference) : null;
+    if (!payment) refuse(res, 404, { error: "not_found" });
+    else json(res, 200, statusBody(payment));
+  }
+
+  async function patrons(res: ServerResponse) {
+    const at = options.now();
+    if (!patronsCache || at - patronsCache.at >= PATRONS_CACHE_MS || at < patronsCache.at) {
+      const rows = await coalesce("patrons", () => store.patrons(settings.mint, PATRONS_LIMIT));
+      patronsCache = {
+        at,
+        body: {
+          patrons: rows.map((row) => ({
+            name: row.name,
+            total: formatUnits(row.totalBaseUnits, row.decimals),
+            latestSignature: row.latestSignature,
+            explorerUrl: explorerUrl(settings.explorerTxUrl, row.latestSignature),
+          })),
+        },
+      };
+    }
+    json(res, 200, patronsCache.body, { "Cache-Control": PATRONS_CACHE_CONTROL });
+  }
+
+  return (req, res, target) => {
+    const { path } = target;
+    if (!isPaymentsPath(path)) return false;
+    const allowed = allowOrigin(req, res, allowedOrigins);
+    const method = req.method ?? "GET";
+    if (method === "OPTIONS") {
+      preflight(res, allowed);
+      return true;
+    }
+    if (path === PAYMENTS_PATH) {
+      if (method !== "POST") {
+        refuse(res, 405, { error: "method_not_allowed" }, { Allow: "POST" });
+      } else if (!allowed) {
+        metrics.paymentRequests.inc({ outcome: "origin_not_allowed" });
+        refuse(res, 403, { error: "origin_not_allowed" });
+        req.resume();
+      } else {
+        create(req, res).catch((error: unknown) => failed(res, "a payment request", error));
+      }
+      return true;
+    }
+    if (method !== "GET" && method !== "HEAD") {
+      refuse(res, 405, { error: "method_not_allowed" }, { Allow: "GET, HEAD" });
+      return true;
+    }
+    if (path === PAYMENTS_CONFIG_PATH) {
+      json(res, 200, { enabled: true, available: options.available() } satisfies PaymentsConfigBody);
+    } else if (path === PATRONS_PATH) {
+      patrons(res).catch((error: unknown) => failed(res, "reading the patrons", error));
+    } else {
+      const reference = path.slice(PAYMENTS_PATH.length + 1);
+      status(res, reference).catch((error: unknown) => failed(res, "reading a payment", error));
+    }
+    return true;
+  };
+}

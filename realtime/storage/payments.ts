@@ -1,0 +1,379 @@
+/**
+ * The payments' storage (docs/design.md#8), beside the auction's and on the same database: payment
+ * requests, the watcher's cursor and its view of the chain. Both backends lend it the same few
+ * primitives (a query, a transaction, the watcher's lease), so the SQL lives here once. Plain
+ * parameterised statements, several in a transaction where an outcome must commit whole: the
+ * request's new status, the cursor past its transaction and the NOTIFY every instance hears.
+ */
+import type { PaymentStatus } from "../../src/lib/payments.ts";
+import type { Logger } from "../logger.ts";
+import { nameKey } from "../names/nameKey.ts";
+
+/** Every instance LISTENs here; the payload is the reference whose status changed. */
+export const PAYMENT_OUTCOMES_CHANNEL = "payment_outcomes";
+/** The watcher's view of the chain, `{"tokenAccount","rpcOk"}`, when it changes. */
+export const PAYMENT_WATCHER_CHANNEL = "payment_watcher";
+
+type Row = Record<string, unknown>;
+export type Query = (text: string, params: unknown[]) => Promise<Row[]>;
+
+interface NewPaymentRequest {
+  reference: string;
+  tierId: number;
+  priceBaseUnits: bigint;
+  decimals: number;
+  mint: string;
+  recipient: string;
+  /** Trimmed and checked by the name rules; null: anonymous. */
+  name: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface StoredPayment {
+  reference: string;
+  tierId: number;
+  priceBaseUnits: bigint;
+  decimals: number;
+  mint: string;
+  recipient: string;
+  name: string | null;
+  /** ISO 8601. */
+  createdAt: string;
+  expiresAt: string;
+  status: PaymentStatus;
+  signature: string | null;
+  amountReceived: bigint | null;
+  confirmedAt: string | null;
+  hidden: boolean;
+}
+
+interface PatronTotal {
+  name: string;
+  totalBaseUnits: bigint;
+  decimals: number;
+  latestSignature: string;
+}
+
+/** What one transaction did to the watched token account, as the watcher verified it. */
+interface ObservedTransfer {
+  signature: string;
+  /** Every account key of the transaction (static and loaded), where its reference hides. */
+  accountKeys: readonly string[];
+  /** Base units the watched account gained (post minus pre balance); positive. */
+  received: bigint;
+  /** The block's time; null when the chain did not give one (then the time of recording counts). */
+  blockTime: Date | null;
+}
+
+export type RecordOutcome =
+  | { outcome: "confirmed" | "underpaid" | "late"; payment: StoredPayment }
+  /** No request of this mint and recipient has any of the transaction's keys as its reference. */
+  | { outcome: "unknown_reference" }
+  /** The signature already credited a request (seen again: a replay, a cursor rewound). */
+  | { outcome: "already_recorded"; reference: string }
+  /** Its request already has its transaction (paid twice with one reference). */
+  | { outcome: "not_open"; reference: string };
+
+/** The deployment's one watcher's right to write (docs/design.md#8); lost when its connection is. */
+export interface WatcherLease {
+  /** The newest signature processed for the token account, or null before the first. */
+  cursor(): Promise<string | null>;
+  /** Records what the transaction did to its request and moves the cursor to it, in one commit. */
+  record(transfer: ObservedTransfer, now: Date): Promise<RecordOutcome>;
+  /** Moves the cursor past a transaction that credits nothing (failed, or no payment). */
+  skip(signature: string, now: Date): Promise<void>;
+  /** Marks the requests still waiting whose end is before `cutoff` expired; returns their references. */
+  expire(cutoff: Date): Promise<string[]>;
+  /** When the oldest request still waiting for this mint and recipient was created. */
+  earliestWaiting(): Promise<Date | null>;
+  /** Tells every instance whether the chain can be reached. */
+  setRpcOk(ok: boolean, now: Date): Promise<void>;
+  /** Whether the lease is still held (false once its connection is lost). */
+  isHeld(): boolean;
+  /** Fires once, when the lease is lost. */
+  onLost(listener: () => void): void;
+  release(): Promise<void>;
+}
+
+/** What a backend lends the payments' storage. */
+export interface PaymentBackend {
+  query: Query;
+  /** Claims the lease of the deployment's watcher, or null while another instance holds it. */
+  claimLease(): Promise<LeaseConnection | null>;
+}
+
+/** A backend's held lease: its transactions run on the connection that holds it, checked. */
+export interface LeaseConnection {
+  transaction<T>(work: (query: Query) => Promise<T>): Promise<T>;
+  isHeld(): boolean;
+  onLost(listener: () => void): void;
+  release(): Promise<void>;
+}
+
+interface WatchedAccount {
+  tokenAccount: string;
+  mint: string;
+  recipient: string;
+}
+
+export interface PaymentStore {
+  /** Stores a new request; "name_not_allowed" when the operator blocked the name. */
+  create(request: NewPaymentRequest): Promise<StoredPayment | "name_not_allowed">;
+  find(reference: string): Promise<StoredPayment | null>;
+  /** The top names by confirmed base units of the mint, hidden and blocked names left out. */
+  patrons(mint: string, limit: number): Promise<PatronTotal[]>;
+  /** The watcher's last word on the chain for this token account (true before any). */
+  rpcOk(tokenAccount: string): Promise<boolean>;
+  /** Every outcome committed by any instance's watcher: the reference. Returns unsubscribe. */
+  onOutcome(listener: (reference: string) => void): () => void;
+  /** The watcher's view of the chain when it changes, from any instance. Returns unsubscribe. */
+  onWatcherHealth(listener: (tokenAccount: string, rpcOk: boolean) => void): () => void;
+  /** The watcher's lease for this account, or null while another instance (or watcher) holds it. */
+  claimWatcher(account: WatchedAccount): Promise<WatcherLease | null>;
+}
+
+const UTC_TIME = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+const utc = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', ${UTC_TIME})`;
+
+const PAYMENT_COLUMNS = `reference, tier_id, price_base_units::text AS price_base_units, decimals, mint, recipient,
+  payer_name, ${utc("created_at")} AS created_at, ${utc("expires_at")} AS expires_at, status, signature,
+  amount_received::text AS amount_received, ${utc("confirmed_at")} AS confirmed_at, hidden_at IS NOT NULL AS hidden`;
+
+/** One statement: the operator's blocklist is read in the insert's own snapshot. */
+const CREATE_SQL = `INSERT INTO payments
+  (reference, tier_id, price_base_units, decimals, mint, recipient, payer_name, name_key, created_at, expires_at)
+SELECT $1::text, $2::integer, $3::numeric, $4::smallint, $5::text, $6::text, $7::text, $8::text,
+  $9::timestamptz, $10::timestamptz
+WHERE $8::text IS NULL OR NOT EXISTS (SELECT 1 FROM auction_blocked_names WHERE name_key = $8::text)
+RETURNING ${PAYMENT_COLUMNS}`;
+
+const FIND_SQL = `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE reference = $1::text`;
+
+/** $1 mint, $2 limit. A name's latest spelling and transaction stand for all its payments. */
+const PATRONS_SQL = `SELECT
+  (array_agg(p.payer_name ORDER BY p.confirmed_at DESC, p.id DESC))[1] AS name,
+  sum(p.amount_received)::text AS total,
+  max(p.decimals) AS decimals,
+  (array_agg(p.signature ORDER BY p.confirmed_at DESC, p.id DESC))[1] AS latest_signature
+FROM payments p
+WHERE p.status = 'confirmed' AND p.mint = $1::text AND p.payer_name IS NOT NULL AND p.hidden_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM auction_blocked_names b WHERE b.name_key = p.name_key)
+GROUP BY p.name_key
+ORDER BY sum(p.amount_received) DESC, min(p.confirmed_at), min(p.id)
+LIMIT $2::integer`;
+
+const RPC_OK_SQL = "SELECT rpc_ok FROM payment_watcher WHERE token_account = $1::text";
+const CURSOR_SQL = "SELECT last_signature FROM payment_watcher WHERE token_account = $1::text";
+const MOVE_CURSOR_SQL = `INSERT INTO payment_watcher (token_account, last_signature, updated_at)
+VALUES ($1::text, $2::text, $3::timestamptz)
+ON CONFLICT (token_account) DO UPDATE SET last_signature = excluded.last_signature, updated_at = excluded.updated_at`;
+const SET_RPC_OK_SQL = `INSERT INTO payment_watcher (token_account, rpc_ok, updated_at)
+VALUES ($1::text, $2::boolean, $3::timestamptz)
+ON CONFLICT (token_account) DO UPDATE SET rpc_ok = excluded.rpc_ok, updated_at = excluded.updated_at`;
+const NOTIFY_SQL = "SELECT pg_notify($1::text, $2::text)";
+
+const SIGNATURE_RECORDED_SQL = "SELECT reference FROM payments WHERE signature = $1::text";
+/** $1 JSON array of account keys; locked, so two recordings of one request queue. */
+const CANDIDATES_SQL = `SELECT ${PAYMENT_COLUMNS}, (expires_at >= $4::timestamptz) AS open_at_block
+FROM payments
+WHERE reference IN (SELECT json_array_elements_text($1::text::json)) AND mint = $2::text AND recipient = $3::text
+ORDER BY id
+FOR UPDATE`;
+const SETTLE_SQL = `UPDATE payments
+SET status = $2::text, signature = $3::text, amount_received = $4::numeric, confirmed_at = $5::timestamptz
+WHERE reference = $1::text
+RETURNING ${PAYMENT_COLUMNS}`;
+/** At most 1,000 a sweep; the next sweep takes the rest. */
+const EXPIRE_SQL = `WITH expired AS (
+  UPDATE payments SET status = 'expired'
+  WHERE id IN (SELECT id FROM payments WHERE status = 'waiting' AND expires_at < $1::timestamptz ORDER BY expires_at LIMIT 1000)
+  RETURNING reference
+)
+SELECT reference, pg_notify('${PAYMENT_OUTCOMES_CHANNEL}', reference) FROM expired`;
+const EARLIEST_WAITING_SQL = `SELECT ${utc("min(created_at)")} AS created_at FROM payments
+WHERE status = 'waiting' AND mint = $1::text AND recipient = $2::text`;
+
+function nullableText(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+function toStoredPayment(row: Row | undefined): StoredPayment {
+  if (!row) throw new Error("the payment read returned no row");
+  const amountReceived = nullableText(row.amount_received);
+  return {
+    reference: String(row.reference),
+    tierId: Number(row.tier_id),
+    priceBaseUnits: BigInt(String(row.price_base_units)),
+    decimals: Number(row.decimals),
+    mint: String(row.mint),
+    recipient: String(row.recipient),
+    name: nullableText(row.payer_name),
+    createdAt: String(row.created_at),
+    expiresAt: String(row.expires_at),
+    status: String(row.status) as PaymentStatus,
+    signature: nullableText(row.signature),
+    amountReceived: amountReceived === null ? null : BigInt(amountReceived),
+    confirmedAt: nullableText(row.confirmed_at),
+    hidden: row.hidden === true,
+  };
+}
+
+/** The listeners of the payments' notifications, and the delivery of one to them. */
+export function createPaymentNotices(logger: Logger) {
+  const outcomeListeners = new Set<(reference: string) => void>();
+  const healthListeners = new Set<(tokenAccount: string, rpcOk: boolean) => void>();
+  return {
+    deliver(channel: string, payload: string): void {
+      if (channel === PAYMENT_OUTCOMES_CHANNEL) {
+        for (const listener of outcomeListeners) listener(payload);
+        return;
+      }
+      try {
+        const { tokenAccount, rpcOk } = JSON.parse(payload) as { tokenAccount: unknown; rpcOk: unknown };
+        if (typeof tokenAccount !== "string" || typeof rpcOk !== "boolean") throw new Error("bad fields");
+        for (const listener of healthListeners) listener(tokenAccount, rpcOk);
+      } catch {
+        logger.error({ payload }, "unreadable payment watcher notification");
+      }
+    },
+    onOutcome(listener: (reference: string) => void) {
+      outcomeListeners.add(listener);
+      return () => void outcomeListeners.delete(listener);
+    },
+    onWatcherHealth(listener: (tokenAccount: string, rpcOk: boolean) => void) {
+      healthListeners.add(listener);
+      return () => void healthListeners.delete(listener);
+    },
+    clear(): void {
+      outcomeListeners.clear();
+      healthListeners.clear();
+    },
+  };
+}
+
+type PaymentNotices = ReturnType<typeof createPaymentNotices>;
+
+function createLease(connection: LeaseConnection, account: WatchedAccount): WatcherLease {
+  const { tokenAccount, mint, recipient } = account;
+  const moveCursor = (query: Query, signature: string, now: Date) =>
+    query(MOVE_CURSOR_SQL, [tokenAccount, signature, now.toISOString()]);
+  return {
+    async cursor() {
+      return connection.transaction(async (query) =>
+        nullableText((await query(CURSOR_SQL, [tokenAccount]))[0]?.last_signature),
+      );
+    },
+    async record(transfer, now) {
+      return connection.transaction(async (query): Promise<RecordOutcome> => {
+        const recordedFor = (await query(SIGNATURE_RECORDED_SQL, [transfer.signature]))[0];
+        if (recordedFor) {
+          await moveCursor(query, transfer.signature, now);
+          return { outcome: "already_recorded", reference: String(recordedFor.reference) };
+        }
+        const blockTime = transfer.blockTime ?? now;
+        const candidates = await query(CANDIDATES_SQL, [
+          JSON.stringify(transfer.accountKeys),
+          mint,
+          recipient,
+          blockTime.toISOString(),
+        ]);
+        await moveCursor(query, transfer.signature, now);
+        if (candidates.length === 0) return { outcome: "unknown_reference" };
+        // One signature credits one request: the oldest open one among its references.
+        const open = candidates.find(
+          (row) => row.signature === null && (row.status === "waiting" || row.status === "expired"),
+        );
+        if (!open) return { outcome: "not_open", reference: String(candidates[0]?.reference) };
+        const payment = toStoredPayment(open);
+        const outcome =
+          open.open_at_block !== true
+            ? "late"
+            : transfer.received >= payment.priceBaseUnits
+              ? "confirmed"
+              : "underpaid";
+        const status: PaymentStatus = outcome === "late" ? "expired" : outcome;
+        const settled = toStoredPayment(
+          (
+            await query(SETTLE_SQL, [
+              payment.reference,
+              status,
+              transfer.signature,
+              transfer.received.toString(),
+              now.toISOString(),
+            ])
+          )[0],
+        );
+        await query(NOTIFY_SQL, [PAYMENT_OUTCOMES_CHANNEL, payment.reference]);
+        return { outcome, payment: settled };
+      });
+    },
+    async skip(signature, now) {
+      await connection.transaction((query) => moveCursor(query, signature, now));
+    },
+    async expire(cutoff) {
+      return connection.transaction(async (query) =>
+        (await query(EXPIRE_SQL, [cutoff.toISOString()])).map((row) => String(row.reference)),
+      );
+    },
+    async earliestWaiting() {
+      const value = await connection.transaction(
+        async (query) => (await query(EARLIEST_WAITING_SQL, [mint, recipient]))[0]?.created_at,
+      );
+      return value === null || value === undefined ? null : new Date(String(value));
+    },
+    async setRpcOk(ok, now) {
+      await connection.transaction(async (query) => {
+        await query(SET_RPC_OK_SQL, [tokenAccount, ok, now.toISOString()]);
+        await query(NOTIFY_SQL, [PAYMENT_WATCHER_CHANNEL, JSON.stringify({ tokenAccount, rpcOk: ok })]);
+      });
+    },
+    isHeld: () => connection.isHeld(),
+    onLost: (listener) => connection.onLost(listener),
+    release: () => connection.release(),
+  };
+}
+
+export function createPaymentStore(backend: PaymentBackend, notices: PaymentNotices): PaymentStore {
+  const { query } = backend;
+  return {
+    async create(request) {
+      const key = request.name === null ? null : nameKey(request.name);
+      const rows = await query(CREATE_SQL, [
+        request.reference,
+        request.tierId,
+        request.priceBaseUnits.toString(),
+        request.decimals,
+        request.mint,
+        request.recipient,
+        request.name,
+        key,
+        request.createdAt.toISOString(),
+        request.expiresAt.toISOString(),
+      ]);
+      return rows.length === 0 ? "name_not_allowed" : toStoredPayment(rows[0]);
+    },
+    async find(reference) {
+      const row = (await query(FIND_SQL, [reference]))[0];
+      return row ? toStoredPayment(row) : null;
+    },
+    async patrons(mint, limit) {
+      return (await query(PATRONS_SQL, [mint, limit])).map((row) => ({
+        name: String(row.name),
+        totalBaseUnits: BigInt(String(row.total)),
+        decimals: Number(row.decimals),
+        latestSignature: String(row.latest_signature),
+      }));
+    },
+    async rpcOk(tokenAccount) {
+      const row = (await query(RPC_OK_SQL, [tokenAccount]))[0];
+      return row ? row.rpc_ok === true : true;
+    },
+    onOutcome: notices.onOutcome,
+    onWatcherHealth: notices.onWatcherHealth,
+    async claimWatcher(account) {
+      const connection = await backend.claimLease();
+      return connection ? createLease(connection, account) : null;
+    },
+  };
+}

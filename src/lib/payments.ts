@@ -1,0 +1,86 @@
+/**
+ * Real purchases (docs/design.md#8): the service's payment routes and the shapes of their answers,
+ * shared by the service (realtime/payments/) and the page, which may be on another origin and
+ * another version, so it checks what it reads.
+ */
+
+export const PAYMENTS_PATH = "/payments";
+export const PAYMENTS_CONFIG_PATH = "/payments/config";
+export const PATRONS_PATH = "/payments/patrons";
+/** Verified Patrons lists the top ten names by confirmed $ZN. */
+export const PATRONS_LIMIT = 10;
+
+export const PAYMENTS_UNAVAILABLE_TEXT = "Payments are unavailable right now.";
+export const PAYMENT_NAME_NOT_ALLOWED_TEXT = "Name Not Allowed";
+
+/** Solana Pay's label: who asks for the payment, shown by the wallet. */
+export const PAYMENT_LABEL = "The Nothing Store";
+
+export type PaymentStatus = "waiting" | "confirmed" | "underpaid" | "expired";
+
+/** POST /payments. `tierId` is a tier's id (src/data/tiers.ts) as a decimal string, "1" to "6". */
+export interface PaymentRequestBody {
+  tierId: string;
+  /** For the Wall of Fame's Verified Patrons; blank or absent: anonymous. */
+  name?: string;
+}
+
+/** 201 to POST /payments. Amounts are $ZN in user units as exact decimal strings ("25", "0.5"). */
+export interface CreatedPayment {
+  /** 32 random bytes in base58: the Solana Pay reference key the payment must carry. */
+  reference: string;
+  /** The Solana Pay v1.1 transfer request (`solana:<recipient>?amount=...`). */
+  url: string;
+  /** The wallet paid (PUBLIC_PAYMENT_ADDRESS). */
+  recipient: string;
+  /** The $ZN mint (PUBLIC_CONTRACT_ADDRESS). */
+  mint: string;
+  amount: string;
+  tierId: string;
+  tierName: string;
+  spins: number;
+  /** ISO 8601: a payment whose block time is later credits nothing. */
+  expiresAt: string;
+}
+
+/** GET /payments/config. */
+export interface PaymentsConfigBody {
+  /** The service takes payments (SOLANA_RPC_URL is set). */
+  enabled: boolean;
+  /** It can take one now (the chain and the database are reachable). */
+  available: boolean;
+}
+
+/** GET /payments/<reference>. */
+export interface PaymentStatusBody {
+  reference: string;
+  status: PaymentStatus;
+  tierId: string;
+  tierName: string;
+  spins: number;
+  /** The price, in $ZN. */
+  priceAmount: string;
+  /** What the crediting transaction brought, in $ZN (confirmed, underpaid, or a payment after expiry). */
+  receivedAmount?: string;
+  signature?: string;
+  expiresAt: string;
+}
+
+/** GET /payments/patrons. */
+export interface PatronsBody {
+  patrons: Patron[];
+}
+
+interface Patron {
+  name: string;
+  /** Confirmed $ZN in total, user units. */
+  total: string;
+  latestSignature: string;
+  explorerUrl: string;
+}
+
+/** Every error answer of the payment routes: a code, and for the visitor's eyes a message. */
+export interface PaymentErrorBody {
+  error: string;
+  message?: string;
+}
