@@ -237,6 +237,31 @@ export function openTestStore(location: TestLocation, options: TestStoreOptions 
   });
 }
 
+/** A store on a location of its own, for a whole suite. */
+export interface SuiteStore {
+  location: TestLocation;
+  store: BidStore;
+  /** Closes the store and removes the location (the suite's afterAll). */
+  remove(): Promise<void>;
+}
+
+/** For a suite's beforeAll: a new location with a store open on it. */
+export async function openStoreOnNewLocation(backend: Backend, options: TestStoreOptions = {}): Promise<SuiteStore> {
+  const location = await createTestLocation(backend);
+  const store = await openTestStore(location, options).catch(async (error: unknown) => {
+    await location.remove();
+    throw error;
+  });
+  return {
+    location,
+    store,
+    async remove() {
+      await store.close();
+      await location.remove();
+    },
+  };
+}
+
 /*
  * The same, tied to the current test (called from it or from a beforeEach): whatever they create is
  * closed or removed when the test ends, pass or fail, stores before their location. A test may close
@@ -257,9 +282,12 @@ export async function dataDirForThisTest(): Promise<{ dir: string; remove(): Pro
   return data;
 }
 
-/** A new location, removed when the current test ends. */
-export async function locationForThisTest(backend: Backend): Promise<TestLocation> {
-  const location = await createTestLocation(backend);
+/** A new location (`unmigrated`: see createTestLocation), removed when the current test ends. */
+export async function locationForThisTest(
+  backend: Backend,
+  options: { unmigrated?: boolean } = {},
+): Promise<TestLocation> {
+  const location = await createTestLocation(backend, options);
   cleanUpAfter(() => location.remove());
   return location;
 }
