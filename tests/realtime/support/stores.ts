@@ -333,6 +333,15 @@ export async function migratedLocationForThisTest(backend: Backend): Promise<Tes
 }
 
 /**
+ * `it` for tests given such a location, as `locationTest("…", async ({ location }) => …)`, to
+ * prepare with withDirectSql before they open their stores (storeForThisTest). Like storeTestOn's,
+ * it is made within the test's time limit.
+ */
+export function migratedLocationTestOn(backend: Backend) {
+  return it.extend("location", () => migratedLocationForThisTest(backend));
+}
+
+/**
  * Places bids of 1, 2, … `count` cents, `batch` to a transaction as group commit does: each above
  * the last, so every one is accepted. Names from `nameOf(amountCents)`.
  */
