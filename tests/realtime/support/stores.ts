@@ -361,6 +361,16 @@ export async function placeRisingBids(
   return outcomes;
 }
 
+/** Places each bid alone (`[name, cents]`), one after the other, as a page's single bids come. */
+export async function placeEachAlone(
+  store: BidStore,
+  bids: readonly (readonly [string, number])[],
+): Promise<PlaceBidOutcome[]> {
+  const outcomes: PlaceBidOutcome[] = [];
+  for (const [name, cents] of bids) outcomes.push(await store.placeBid(name, cents));
+  return outcomes;
+}
+
 /** Waits until `check` returns true, failing with `what` after `timeoutMs`: every wait is bounded. */
 export async function waitFor(
   what: string,
