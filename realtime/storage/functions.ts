@@ -21,7 +21,7 @@ const FUNCTIONS_DIR = fileURLToPath(new URL("../../sql/functions/", import.meta.
  * fails until it is), so that an instance can tell older functions in a database from newer ones.
  */
 export const FUNCTIONS_DIGESTS: readonly string[] = [
-  "c6fc3233b1a82af63fbc23ef6aa5aa98537b45816cc41d61d0d0ef51929cb9d2",
+  "6f6c486df18715296033acf9a85533db69341d98c3578dcdbfa4c3c71c72688d",
 ];
 
 interface FunctionFile {

@@ -10,9 +10,10 @@
  *
  * Two blocked names whose new keys are equal ("Nobody" and "N0body") become one block: the earlier
  * is kept (its name as typed and its time) and blocks both spellings; the console lists it alone.
- * When blocks or the visibility of bids change, the highest and the bidder count are recomputed
- * as an operator's action recomputes them (moderate_auction, sql/003_rounds.sql), the moderation
- * version is raised and every instance is notified, so pages and quick checks follow.
+ * When blocks or the visibility of bids change, the highest and the bidder count are recomputed,
+ * the moderation version is raised and every instance is notified, by the function an operator's
+ * action calls (auction_recount_after_moderation, sql/functions/50_moderation.sql), so pages and
+ * quick checks follow. It runs after the functions are applied (migrations.ts).
  */
 import type { Logger } from "../logger.ts";
 import { NAME_KEY_VERSION, nameKey } from "../names/nameKey.ts";
@@ -46,17 +47,8 @@ const SET_NAME_BLOCKED_SQL = `WITH flipped AS (
   WHERE b.name_blocked <> EXISTS (SELECT 1 FROM auction_blocked_names n WHERE n.name_key = b.bidder_key)
   RETURNING 1
 ) SELECT count(*)::integer AS bids FROM flipped`;
-// As moderate_auction recounts after an action (sql/003_rounds.sql).
-const RECOUNT_SQL = `UPDATE auction_state SET
-  high_amount = coalesce((
-    SELECT max(b.amount) FROM auction_bids b
-    WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked), 0),
-  bidder_count = (
-    SELECT count(DISTINCT b.bidder_name) FROM auction_bids b
-    WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked),
-  moderation_version = auction_state.moderation_version + 1
-RETURNING moderation_version`;
-const NOTIFY_SQL = "SELECT pg_notify('auction_bids', json_build_object('moderation', $1::bigint)::text)";
+// The recount and NOTIFY of an operator's action (sql/functions/50_moderation.sql).
+const RECOUNT_SQL = "SELECT auction_recount_after_moderation() AS moderation";
 const RECORD_VERSION_SQL = "UPDATE auction_name_key_version SET version = $1::integer, keyed_at = now()";
 
 /** What a re-keying changed, for the log line and the tests. */
@@ -124,8 +116,7 @@ export async function rekeyNames(tx: MigrationTransaction, logger: Logger): Prom
     bidsShownOrHidden = Number((await tx.query(SET_NAME_BLOCKED_SQL))[0]?.bids ?? 0);
   }
   if (bidsShownOrHidden > 0 || blocks > 0 || mergedBlocks > 0) {
-    const [recounted] = await tx.query(RECOUNT_SQL);
-    await tx.query(NOTIFY_SQL, [Number(recounted?.moderation_version)]);
+    await tx.query(RECOUNT_SQL);
   }
   if (all) await tx.query(RECORD_VERSION_SQL, [NAME_KEY_VERSION]);
   const rekeyed = { bidNames, blocks, mergedBlocks, bidsShownOrHidden };

@@ -1,7 +1,33 @@
--- Moderation (docs/design.md#6a): one action, p_action 'hide' or 'restore' (p_bid_id) or 'block'
--- or 'unblock' (p_bidder_name as typed, p_name_key its key). Under the auction_state row lock that
--- bids take, it recomputes the current round's highest and bidder count from the visible bids,
--- bumps moderation_version, writes its audit row and NOTIFYs, all in one transaction.
+-- Moderation (docs/design.md#6a).
+
+-- After bids were hidden or shown (by an action, or by the name re-key of
+-- realtime/storage/nameKeyVersion.ts): recomputes the current round's highest and bidder count from
+-- the visible bids, bumps moderation_version and NOTIFYs it (at commit), so that every instance
+-- resyncs. The caller holds the auction_state row lock that bids take, so that no bid lands between
+-- its change and the recount. Returns the new moderation version.
+CREATE OR REPLACE FUNCTION auction_recount_after_moderation() RETURNS bigint
+LANGUAGE plpgsql
+AS $$
+DECLARE
+  v_moderation bigint;
+BEGIN
+  UPDATE auction_state SET
+    high_amount = coalesce((
+      SELECT max(b.amount) FROM auction_bids b
+      WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked), 0),
+    bidder_count = (
+      SELECT count(DISTINCT b.bidder_name) FROM auction_bids b
+      WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked),
+    moderation_version = auction_state.moderation_version + 1
+  RETURNING auction_state.moderation_version INTO v_moderation;
+  PERFORM pg_notify('auction_bids', json_build_object('moderation', v_moderation)::text);
+  RETURN v_moderation;
+END;
+$$;
+
+-- One action, p_action 'hide' or 'restore' (p_bid_id) or 'block' or 'unblock' (p_bidder_name as
+-- typed, p_name_key its key). Under the auction_state row lock that bids take, it recounts
+-- (auction_recount_after_moderation) and writes its audit row, all in one transaction.
 -- Outcome 'done', or 'no_such_bid', 'unchanged' (already so) without any write.
 CREATE OR REPLACE FUNCTION moderate_auction(
   p_action text,
@@ -56,20 +82,11 @@ BEGIN
     RETURN;
   END IF;
 
-  UPDATE auction_state SET
-    high_amount = coalesce((
-      SELECT max(b.amount) FROM auction_bids b
-      WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked), 0),
-    bidder_count = (
-      SELECT count(DISTINCT b.bidder_name) FROM auction_bids b
-      WHERE b.round_number = auction_state.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked),
-    moderation_version = auction_state.moderation_version + 1
-  RETURNING auction_state.moderation_version INTO v_moderation;
+  v_moderation := auction_recount_after_moderation();
 
   INSERT INTO auction_moderation_log (session_id, action, bid_id, bidder_name, reason)
   VALUES (p_session_id, p_action, CASE WHEN p_action IN ('hide', 'restore') THEN p_bid_id END, v_name, p_reason);
 
-  PERFORM pg_notify('auction_bids', json_build_object('moderation', v_moderation)::text);
   RETURN QUERY SELECT 'done'::text, v_moderation, v_name;
 END;
 $$;

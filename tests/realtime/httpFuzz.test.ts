@@ -24,7 +24,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../realtime/admin/password.ts";
 import { readServiceConfig } from "../../realtime/config.ts";
 import { MAX_TARGET_LENGTH } from "../../realtime/requestTarget.ts";
-import type { BidStore } from "../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import { ASSET_PATH, buildTestSite, type TestSite } from "./support/builtSite.ts";
@@ -32,10 +31,9 @@ import { RAW_TIMEOUT_MS, type RawAnswer, rawRequest, UPGRADE_HEADERS } from "./s
 import {
   BACKENDS,
   type Backend,
-  createTestLocation,
-  openTestStore,
+  openStoreOnNewLocation,
   STORE_HOOK_TIMEOUT_MS,
-  type TestLocation,
+  type SuiteStore,
   testLogger,
 } from "./support/stores.ts";
 
@@ -392,18 +390,16 @@ async function expectHealthy(port: number, service: AuctionService, tally: Tally
 }
 
 describe.each(BACKENDS)("HTTP hostile input on %s", (backend: Backend) => {
-  let location: TestLocation;
-  let store: BidStore;
+  let auction: SuiteStore;
   let service: AuctionService;
   let port: number;
   const errorLines: Record<string, unknown>[] = [];
 
   beforeAll(async () => {
-    location = await createTestLocation(backend);
-    store = await openTestStore(location);
+    auction = await openStoreOnNewLocation(backend);
     const { admin } = readServiceConfig({ ADMIN_PASSWORD_HASH: hash, ADMIN_SESSION_SECRET: SECRET });
     const started = await startAuctionService(
-      store,
+      auction.store,
       { ...LIFTED_LIMITS, staticDir: site.dir, admin, trustProxy: 1 },
       testLogger((line) => {
         if (Number(line.level) >= 50) errorLines.push(line);
@@ -415,8 +411,7 @@ describe.each(BACKENDS)("HTTP hostile input on %s", (backend: Backend) => {
 
   afterAll(async () => {
     await service?.stop();
-    await store?.close();
-    await location?.remove();
+    await auction?.remove();
   }, STORE_HOOK_TIMEOUT_MS);
 
   // A budget is split between the backends; a number of batches takes well under 100 ms each.

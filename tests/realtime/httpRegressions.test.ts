@@ -23,20 +23,13 @@ import type { BidStore } from "../../realtime/storage/types.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import { ASSET, ASSET_PATH, buildTestSite, HOME_PAGE, NOT_FOUND_PAGE, type TestSite } from "./support/builtSite.ts";
 import { type RawAnswer, rawRequest, UPGRADE_HEADERS } from "./support/rawHttp.ts";
-import {
-  createTestLocation,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  type TestLocation,
-  testLogger,
-} from "./support/stores.ts";
+import { openStoreOnNewLocation, STORE_HOOK_TIMEOUT_MS, type SuiteStore, testLogger } from "./support/stores.ts";
 
 const HASH = await hashPassword("correct horse battery", { logN: 14, r: 8, p: 1 });
 const SECRET = "a session secret of at least thirty-two bytes";
 
 let site: TestSite;
-let location: TestLocation;
-let store: BidStore;
+let auction: SuiteStore;
 let service: AuctionService;
 let port: number;
 const logs: Record<string, unknown>[] = [];
@@ -45,9 +38,8 @@ const faults: { isReady?: () => boolean; winners?: BidStore["winners"] } = {};
 
 beforeAll(async () => {
   site = await buildTestSite();
-  location = await createTestLocation("pglite");
-  store = await openTestStore(location);
-  const faulty = new Proxy(store, {
+  auction = await openStoreOnNewLocation("pglite");
+  const faulty = new Proxy(auction.store, {
     get: (target, name, receiver) => faults[name as keyof typeof faults] ?? Reflect.get(target, name, receiver),
   });
   const { admin } = readServiceConfig({ ADMIN_PASSWORD_HASH: HASH, ADMIN_SESSION_SECRET: SECRET });
@@ -61,8 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await service?.stop();
-  await store?.close();
-  await location?.remove();
+  await auction?.remove();
   await site?.remove();
 }, STORE_HOOK_TIMEOUT_MS);
 

@@ -6,14 +6,13 @@ import { describe, expect, it } from "vitest";
 import { type BidNotice, type PlaceBidOutcome, StoreUnavailableError } from "../../realtime/storage/types.ts";
 import {
   BACKENDS,
-  createTestDatabase,
   ISO_UTC_MILLIS,
+  locationForThisTest,
   NO_BIDS,
-  openTestStore,
+  placeEachAlone,
   STORE_HOOK_TIMEOUT_MS,
   storeForThisTest,
   storeTestOn,
-  type TestLocation,
   testLogger,
   waitFor,
   withDirectSql,
@@ -205,17 +204,14 @@ describe.each(BACKENDS)(
     });
 
     storeTest("counts distinct names exactly as stored, refused bids not included", async ({ store }) => {
-      const outcomes = [];
-      for (const [name, cents] of [
+      const outcomes = await placeEachAlone(store, [
         ["alice", 100],
         ["bob", 200],
         ["alice", 300],
         ["Alice", 400],
         ["carol", 400],
         ["Émile", 500],
-      ] as const) {
-        outcomes.push(await store.placeBid(name, cents));
-      }
+      ]);
       expect(outcomes.map((outcome) => (outcome.accepted ? outcome.bidders : "refused"))).toEqual([
         1,
         2,
@@ -270,17 +266,14 @@ describe.each(BACKENDS)(
     storeTest("notifies every accepted bid once, in id order, with the bidder count", async ({ store }) => {
       const notices: BidNotice[] = [];
       const unsubscribe = store.onBid((notice) => notices.push(notice));
-      const accepted = [];
-      for (const [name, cents] of [
+      const outcomes = await placeEachAlone(store, [
         ["a", 100],
         ["b", 50],
         ["b", 200],
         ["a", 200],
         ["c", 300],
-      ] as const) {
-        const outcome = await store.placeBid(name, cents);
-        if (outcome.accepted) accepted.push(outcome);
-      }
+      ]);
+      const accepted = outcomes.flatMap((outcome) => (outcome.accepted ? [outcome] : []));
       await waitFor("3 notices", () => notices.length >= 3);
       expect(notices).toEqual(
         accepted.map(({ bid, bidders }) => ({ bid, bidders, moderation: 0, round: 1, endsAt: null })),
@@ -330,36 +323,26 @@ describe.each(BACKENDS)(
 
 describe("migrations on PostgreSQL", () => {
   it("are applied once when two instances start together on a new database", async () => {
-    const database = await createTestDatabase();
+    // A new PostgreSQL database: no migration applied yet.
+    const location = await locationForThisTest("postgres");
     const lines: Record<string, unknown>[] = [];
-    const location: TestLocation = {
-      backend: "postgres",
-      databaseUrl: database.url,
-      dataDir: "",
-      remove: database.drop,
-    };
-    const stores = await Promise.all([
-      openTestStore(location, { logger: testLogger((line) => lines.push(line)) }),
-      openTestStore(location, { logger: testLogger((line) => lines.push(line)) }),
+    await Promise.all([
+      storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) }),
+      storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) }),
     ]);
-    try {
-      expect(lines.filter((line) => line.msg === "migration applied").map((line) => line.migration)).toEqual([
-        "001_auction_bids.sql",
-        "002_moderation.sql",
-        "003_rounds.sql",
-        "004_batched_bids.sql",
-        "005_known_bidders.sql",
-        "006_known_bidders_by_index.sql",
-        "007_name_key_version.sql",
-        "008_auction_placement.sql",
-        "009_emoji_joiner.sql",
-        "010_payments.sql",
-      ]);
-      const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-      expect(rows[0]?.n).toBe(10);
-    } finally {
-      await Promise.all(stores.map((store) => store.close()));
-      await database.drop();
-    }
+    expect(lines.filter((line) => line.msg === "migration applied").map((line) => line.migration)).toEqual([
+      "001_auction_bids.sql",
+      "002_moderation.sql",
+      "003_rounds.sql",
+      "004_batched_bids.sql",
+      "005_known_bidders.sql",
+      "006_known_bidders_by_index.sql",
+      "007_name_key_version.sql",
+      "008_auction_placement.sql",
+      "009_emoji_joiner.sql",
+      "010_payments.sql",
+    ]);
+    const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
+    expect(rows[0]?.n).toBe(10);
   });
 });

@@ -4,7 +4,7 @@
  * them, again over older ones or after a migration, and never over a newer release's.
  */
 import postgres from "postgres";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { type FunctionSet, readFunctions } from "../../realtime/storage/functions.ts";
 import { type Migration, readMigrations } from "../../realtime/storage/migrations.ts";
 import { openPgliteStore } from "../../realtime/storage/pglite.ts";
@@ -14,11 +14,12 @@ import { type BidStore, ENDLESS_ROUNDS } from "../../realtime/storage/types.ts";
 import { migrateAsReleased, RELEASES } from "./support/releases.ts";
 import {
   BACKENDS,
-  createTestDatabase,
-  createTestLocation,
+  cleanUpAfter,
   type DirectQuery,
-  openTestStore,
+  databaseForThisTest,
+  locationForThisTest,
   STORE_HOOK_TIMEOUT_MS,
+  storeForThisTest,
   type TestLocation,
   testLogger,
   withDirectSql,
@@ -66,10 +67,12 @@ describe.each(BACKENDS)(
       lines = [];
       const logger = testLogger((line) => lines.push(line));
       const options = { logger, functions, migrations: migrations ?? (await readMigrations()) };
-      store = location.databaseUrl
+      const opened = location.databaseUrl
         ? await openPostgresStore({ ...options, databaseUrl: location.databaseUrl, poolSize: 2 })
         : await openPgliteStore({ ...options, dataDir: location.dataDir });
-      return store;
+      cleanUpAfter(() => opened.close());
+      store = opened;
+      return opened;
     }
 
     async function closeAnd<T>(work: (query: DirectQuery) => Promise<T>): Promise<T> {
@@ -82,13 +85,8 @@ describe.each(BACKENDS)(
 
     beforeEach(async () => {
       store = undefined;
-      location = await createTestLocation(backend, { unmigrated: true });
+      location = await locationForThisTest(backend, { unmigrated: true });
       today = await readFunctions();
-    }, STORE_HOOK_TIMEOUT_MS);
-
-    afterEach(async () => {
-      await store?.close();
-      await location?.remove();
     }, STORE_HOOK_TIMEOUT_MS);
 
     it("are applied to a new database after its migrations, with their version recorded", async () => {
@@ -164,23 +162,24 @@ describe.each(BACKENDS)(
 
 describe("the functions on PostgreSQL", () => {
   it("are applied once when two instances start together on a new database", async () => {
-    const database = await createTestDatabase();
+    const database = await databaseForThisTest();
     const lines: Line[] = [];
-    const open = () =>
-      openPostgresStore({ databaseUrl: database.url, logger: testLogger((line) => lines.push(line)), poolSize: 2 });
-    const stores = await Promise.all([open(), open()]);
-    try {
-      expect(lines.filter((line) => line.msg === "functions applied")).toHaveLength(1);
-    } finally {
-      await Promise.all(stores.map((store) => store.close()));
-      await database.drop();
-    }
+    const open = async () => {
+      const store = await openPostgresStore({
+        databaseUrl: database.url,
+        logger: testLogger((line) => lines.push(line)),
+        poolSize: 2,
+      });
+      cleanUpAfter(() => store.close());
+    };
+    await Promise.all([open(), open()]);
+    expect(lines.filter((line) => line.msg === "functions applied")).toHaveLength(1);
   });
 
   it("keep answering the previous release's prepared calls while the next release upgrades the database", async () => {
     // The previous release's instance: its store's statements (queries.ts has sent the same text
     // since c0d7271), prepared on one connection as its pool prepares them, over a database it made.
-    const location = await createTestLocation("postgres", { unmigrated: true });
+    const location = await locationForThisTest("postgres", { unmigrated: true });
     const previous = postgres(location.databaseUrl as string, { max: 1, onnotice: () => {} });
     try {
       await migrateAsReleased(location, RELEASES[RELEASES.length - 1] as (typeof RELEASES)[number]);
@@ -195,34 +194,29 @@ describe("the functions on PostgreSQL", () => {
       // The next release starts: 008 drops and creates the placement functions again, their
       // result now a type of its own (a lone bid's gains `ordinal`).
       const lines: Line[] = [];
-      const next = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
-      try {
-        expect(lines.filter((line) => line.msg === "migration applied").map((line) => line.migration)).toContain(
-          "008_auction_placement.sql",
-        );
-        expect(await calls.placeBid("Carol", 300)).toMatchObject({ accepted: true, bid: { id: 3 }, bidders: 3 });
-        expect(await calls.placeBid("Dave", 250)).toMatchObject({
-          accepted: false,
-          code: "too_low",
-          highestCents: 300,
-        });
-        expect(
-          await calls.placeBids([
-            { bidderName: "Alice", amountCents: 400 },
-            { bidderName: "Eve", amountCents: 350 },
-          ]),
-        ).toMatchObject([
-          { accepted: true, bid: { id: 4 }, bidders: 3 },
-          { accepted: false, code: "too_low" },
-        ]);
-        expect(await next.placeBid("Frank", 500)).toMatchObject({ accepted: true, bid: { id: 5 }, bidders: 4 });
-        expect((await calls.view(10)).bids.map((bid) => bid.id)).toEqual([5, 4, 3, 2, 1]);
-      } finally {
-        await next.close();
-      }
+      const next = await storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) });
+      expect(lines.filter((line) => line.msg === "migration applied").map((line) => line.migration)).toContain(
+        "008_auction_placement.sql",
+      );
+      expect(await calls.placeBid("Carol", 300)).toMatchObject({ accepted: true, bid: { id: 3 }, bidders: 3 });
+      expect(await calls.placeBid("Dave", 250)).toMatchObject({
+        accepted: false,
+        code: "too_low",
+        highestCents: 300,
+      });
+      expect(
+        await calls.placeBids([
+          { bidderName: "Alice", amountCents: 400 },
+          { bidderName: "Eve", amountCents: 350 },
+        ]),
+      ).toMatchObject([
+        { accepted: true, bid: { id: 4 }, bidders: 3 },
+        { accepted: false, code: "too_low" },
+      ]);
+      expect(await next.placeBid("Frank", 500)).toMatchObject({ accepted: true, bid: { id: 5 }, bidders: 4 });
+      expect((await calls.view(10)).bids.map((bid) => bid.id)).toEqual([5, 4, 3, 2, 1]);
     } finally {
       await previous.end();
-      await location.remove();
     }
   });
 });

@@ -5,17 +5,14 @@
  * of "Nobody" then hides and refuses the disguises that got past it, blocks that now share a key
  * become one, and the highest, the bidder count and the moderation version follow.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NAME_KEY_VERSION, nameKey } from "../../realtime/names/nameKey.ts";
-import type { BidStore } from "../../realtime/storage/types.ts";
 import {
   BACKENDS,
-  createTestDatabase,
-  createTestLocation,
   type DirectQuery,
-  openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
-  type TestLocation,
+  migratedLocationForThisTest,
+  migratedLocationTestOn,
+  storeForThisTest,
   testLogger,
   withDirectSql,
 } from "./support/stores.ts";
@@ -74,99 +71,84 @@ async function keysOf(query: DirectQuery) {
 describe.each(BACKENDS)(
   "the name key's version on %s",
   (backend) => {
-    let location: TestLocation;
-    let store: BidStore | undefined;
+    // Each test opens its own stores.
+    const locationTest = migratedLocationTestOn(backend);
 
-    beforeEach(async () => {
-      location = await createTestLocation(backend);
-      // Migrated (a new PostgreSQL database is empty), then closed: each test opens its own.
-      await (await openTestStore(location)).close();
-    }, STORE_HOOK_TIMEOUT_MS);
-
-    afterEach(async () => {
-      await store?.close();
-      store = undefined;
-      await location?.remove();
-    }, STORE_HOOK_TIMEOUT_MS);
-
-    it("records the current version on a new database", async () => {
+    locationTest("records the current version on a new database", async ({ location }) => {
       expect((await withDirectSql(location, keysOf)).version).toBe(NAME_KEY_VERSION);
     });
 
-    it("re-keys a database of the old key once: the old block of Nobody hides and refuses its disguises", async () => {
-      const ids = await withDirectSql(location, storeTheOldWay);
-      const before = await withDirectSql(location, keysOf);
-      // The old keys: each disguise has a key of its own, so the block of "Nobody" missed them.
-      expect(before.bids.filter(([, , blocked]) => blocked === true).map(([id]) => id)).toEqual([ids.mister]);
+    locationTest(
+      "re-keys a database of the old key once: the old block of Nobody hides and refuses its disguises",
+      async ({ location }) => {
+        const ids = await withDirectSql(location, storeTheOldWay);
+        const before = await withDirectSql(location, keysOf);
+        // The old keys: each disguise has a key of its own, so the block of "Nobody" missed them.
+        expect(before.bids.filter(([, , blocked]) => blocked === true).map(([id]) => id)).toEqual([ids.mister]);
 
-      const lines: Record<string, unknown>[] = [];
-      store = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
-      expect(lines.filter((line) => line.msg === "names re-keyed")).toEqual([
-        expect.objectContaining({
-          from: 1,
-          to: NAME_KEY_VERSION,
-          bidNames: 6,
-          blocks: 1,
-          mergedBlocks: 1,
-          bidsShownOrHidden: 4,
-        }),
-      ]);
+        const lines: Record<string, unknown>[] = [];
+        const store = await storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) });
+        expect(lines.filter((line) => line.msg === "names re-keyed")).toEqual([
+          expect.objectContaining({
+            from: 1,
+            to: NAME_KEY_VERSION,
+            bidNames: 6,
+            blocks: 1,
+            mergedBlocks: 1,
+            bidsShownOrHidden: 4,
+          }),
+        ]);
 
-      const view = await store.view(50);
-      expect(view.bids.map((bid) => bid.id)).toEqual([ids.alice]);
-      expect(view).toMatchObject({ highest: { id: ids.alice }, bidders: 1, moderation: before.moderation + 1 });
-      expect([...view.blockedKeys].sort()).toEqual([nameKey("Nobody"), nameKey("Mr.Nobody")].sort());
-      // The earlier block is kept for the merged key, as the operator typed it.
-      const { blockedNames } = await store.moderationView(null, 50);
-      expect(blockedNames.map((block) => block.bidderName).sort()).toEqual(["MR.NOBODY", "Nobody"]);
+        const view = await store.view(50);
+        expect(view.bids.map((bid) => bid.id)).toEqual([ids.alice]);
+        expect(view).toMatchObject({ highest: { id: ids.alice }, bidders: 1, moderation: before.moderation + 1 });
+        expect([...view.blockedKeys].sort()).toEqual([nameKey("Nobody"), nameKey("Mr.Nobody")].sort());
+        // The earlier block is kept for the merged key, as the operator typed it.
+        const { blockedNames } = await store.moderationView(null, 50);
+        expect(blockedNames.map((block) => block.bidderName).sort()).toEqual(["MR.NOBODY", "Nobody"]);
 
-      // The database refuses them itself: alone, and in a batch.
-      for (const name of DISGUISES) {
-        expect(await store.placeBid(name, 5_000), name).toMatchObject({ accepted: false, code: "name_not_allowed" });
-      }
-      const batch = await store.placeBids(DISGUISES.map((bidderName) => ({ bidderName, amountCents: 6_000 })));
-      expect(batch.map((outcome) => !outcome.accepted && outcome.code)).toEqual(
-        DISGUISES.map(() => "name_not_allowed"),
-      );
-      // Unblocking by any spelling of the merged key lets them all bid again.
-      expect(
-        await store.moderate({ action: "unblock", bidderName: "N0BODY", reason: null, sessionId: "s" }),
-      ).toMatchObject({ outcome: "done", bidderName: "Nobody" });
-      expect(await store.placeBid("N\u043ebody", 7_000)).toMatchObject({ accepted: true });
-      await store.close();
-      store = undefined;
+        // The database refuses them itself: alone, and in a batch.
+        for (const name of DISGUISES) {
+          expect(await store.placeBid(name, 5_000), name).toMatchObject({ accepted: false, code: "name_not_allowed" });
+        }
+        const batch = await store.placeBids(DISGUISES.map((bidderName) => ({ bidderName, amountCents: 6_000 })));
+        expect(batch.map((outcome) => !outcome.accepted && outcome.code)).toEqual(
+          DISGUISES.map(() => "name_not_allowed"),
+        );
+        // Unblocking by any spelling of the merged key lets them all bid again.
+        expect(
+          await store.moderate({ action: "unblock", bidderName: "N0BODY", reason: null, sessionId: "s" }),
+        ).toMatchObject({ outcome: "done", bidderName: "Nobody" });
+        expect(await store.placeBid("N\u043ebody", 7_000)).toMatchObject({ accepted: true });
+        await store.close();
 
-      const after = await withDirectSql(location, keysOf);
-      expect(after.version).toBe(NAME_KEY_VERSION);
-      expect(after.blocks).toEqual([[nameKey("MR.NOBODY"), "MR.NOBODY"]]);
-    });
+        const after = await withDirectSql(location, keysOf);
+        expect(after.version).toBe(NAME_KEY_VERSION);
+        expect(after.blocks).toEqual([[nameKey("MR.NOBODY"), "MR.NOBODY"]]);
+      },
+    );
 
-    it("changes nothing when it opens a database already at the current version", async () => {
+    locationTest("changes nothing when it opens a database already at the current version", async ({ location }) => {
       await withDirectSql(location, storeTheOldWay);
-      store = await openTestStore(location);
-      await store.close();
+      await (await storeForThisTest(location)).close();
       const once = await withDirectSql(location, keysOf);
       const lines: Record<string, unknown>[] = [];
-      store = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
-      await store.close();
-      store = undefined;
+      await (await storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) })).close();
       expect(lines.filter((line) => String(line.msg).includes("key"))).toEqual([]);
       expect(await withDirectSql(location, keysOf)).toEqual(once);
     });
 
-    it("keys bids stored without a key and hides those of a blocked name", async () => {
-      store = await openTestStore(location);
-      await store.moderate({ action: "block", bidderName: "Nobody", reason: null, sessionId: "s" });
-      await store.close();
-      store = undefined;
+    locationTest("keys bids stored without a key and hides those of a blocked name", async ({ location }) => {
+      const blocking = await storeForThisTest(location);
+      await blocking.moderate({ action: "block", bidderName: "Nobody", reason: null, sessionId: "s" });
+      await blocking.close();
       await withDirectSql(location, async (query) => {
         await query("SELECT * FROM place_auction_bid('N\u043ebody', NULL, 100, 0, 0)");
         await query("SELECT * FROM place_auction_bid('Alice', NULL, 200, 0, 0)");
       });
-      store = await openTestStore(location);
-      expect((await store.view(50)).bids.map((bid) => bid.bidderName)).toEqual(["Alice"]);
-      await store.close();
-      store = undefined;
+      const reopened = await storeForThisTest(location);
+      expect((await reopened.view(50)).bids.map((bid) => bid.bidderName)).toEqual(["Alice"]);
+      await reopened.close();
       const { bids } = await withDirectSql(location, keysOf);
       expect(bids.map(([, key, blocked]) => [key, blocked])).toEqual([
         [nameKey("Nobody"), true],
@@ -174,16 +156,14 @@ describe.each(BACKENDS)(
       ]);
     });
 
-    it("leaves the keys of a newer release as they are, and says so", async () => {
+    locationTest("leaves the keys of a newer release as they are, and says so", async ({ location }) => {
       await withDirectSql(location, storeTheOldWay);
       await withDirectSql(location, (query) =>
         query("UPDATE auction_name_key_version SET version = $1", [NAME_KEY_VERSION + 1]),
       );
       const before = await withDirectSql(location, keysOf);
       const lines: Record<string, unknown>[] = [];
-      store = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
-      await store.close();
-      store = undefined;
+      await (await storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) })).close();
       expect(lines.filter((line) => line.level === 40).map((line) => line.msg)).toContainEqual(
         expect.stringContaining("keyed by a newer release"),
       );
@@ -195,31 +175,18 @@ describe.each(BACKENDS)(
 
 describe("the name key's version on PostgreSQL, two instances starting together", () => {
   it("re-keys once: one log line, one moderation version", async () => {
-    const database = await createTestDatabase();
-    const location: TestLocation = {
-      backend: "postgres",
-      databaseUrl: database.url,
-      dataDir: "",
-      remove: database.drop,
-    };
-    try {
-      const first = await openTestStore(location);
-      await first.close();
-      await withDirectSql(location, storeTheOldWay);
-      const { moderation } = await withDirectSql(location, keysOf);
-      const lines: Record<string, unknown>[] = [];
-      const stores = await Promise.all([
-        openTestStore(location, { logger: testLogger((line) => lines.push(line)) }),
-        openTestStore(location, { logger: testLogger((line) => lines.push(line)) }),
-      ]);
-      await Promise.all(stores.map((store) => store.close()));
-      expect(lines.filter((line) => line.msg === "names re-keyed")).toHaveLength(1);
-      expect(await withDirectSql(location, keysOf)).toMatchObject({
-        version: NAME_KEY_VERSION,
-        moderation: moderation + 1,
-      });
-    } finally {
-      await database.drop();
-    }
+    const location = await migratedLocationForThisTest("postgres");
+    await withDirectSql(location, storeTheOldWay);
+    const { moderation } = await withDirectSql(location, keysOf);
+    const lines: Record<string, unknown>[] = [];
+    await Promise.all([
+      storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) }),
+      storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) }),
+    ]);
+    expect(lines.filter((line) => line.msg === "names re-keyed")).toHaveLength(1);
+    expect(await withDirectSql(location, keysOf)).toMatchObject({
+      version: NAME_KEY_VERSION,
+      moderation: moderation + 1,
+    });
   }, 60_000);
 });

@@ -51,6 +51,30 @@ function plusSeconds(iso: string, seconds: number): string {
   return new Date(Date.parse(iso) + seconds * 1000).toISOString();
 }
 
+/**
+ * Places the bid that opens round `round` in an auction nothing was moderated in, and checks all the
+ * store answers: the round's first bidder, its end `roundSeconds` after this bid, and
+ * `closedRoundBids`, the bids of the round before when this bid recorded its end.
+ */
+async function placeRoundOpener(
+  store: BidStore,
+  bidderName: string,
+  amountCents: number,
+  { round, roundSeconds, closedRoundBids }: { round: number; roundSeconds: number; closedRoundBids: number | null },
+): Promise<AcceptedOutcome> {
+  const opener = accepted(await store.placeBid(bidderName, amountCents));
+  expect(opener).toEqual({
+    accepted: true,
+    bid: { id: expect.any(Number), bidderName, amountCents, createdAt: opener.bid.createdAt },
+    bidders: 1,
+    moderation: 0,
+    round,
+    endsAt: plusSeconds(opener.bid.createdAt, roundSeconds),
+    closedRoundBids,
+  });
+  return opener;
+}
+
 function hide(bidId: number): ModerationRequest {
   return { action: "hide", bidId, reason: null, sessionId: SESSION };
 }
@@ -119,17 +143,8 @@ describe.each(BACKENDS)(
         now: expect.stringMatching(ISO_UTC_MILLIS),
       });
 
-      const first = accepted(await auction.placeBid("Alice", 100));
-      const endsAt = plusSeconds(first.bid.createdAt, 2);
-      expect(first).toEqual({
-        accepted: true,
-        bid: { id: expect.any(Number), bidderName: "Alice", amountCents: 100, createdAt: first.bid.createdAt },
-        bidders: 1,
-        moderation: 0,
-        round: 1,
-        endsAt,
-        closedRoundBids: null,
-      });
+      const first = await placeRoundOpener(auction, "Alice", 100, { round: 1, roundSeconds: 2, closedRoundBids: null });
+      const endsAt = first.endsAt;
       // A later bid of the same round, far from the end: the end stays.
       const second = accepted(await auction.placeBid("Bob", 200));
       expect(second).toMatchObject({ round: 1, endsAt, closedRoundBids: null, bidders: 2 });
@@ -201,16 +216,7 @@ describe.each(BACKENDS)(
         const round1EndsAt = alice.endsAt ?? "";
 
         await untilDatabaseClockReaches(auction, round1EndsAt);
-        const carol = accepted(await auction.placeBid("Carol", 100));
-        expect(carol).toEqual({
-          accepted: true,
-          bid: { id: expect.any(Number), bidderName: "Carol", amountCents: 100, createdAt: carol.bid.createdAt },
-          bidders: 1,
-          moderation: 0,
-          round: 2,
-          endsAt: plusSeconds(carol.bid.createdAt, 1),
-          closedRoundBids: 2,
-        });
+        const carol = await placeRoundOpener(auction, "Carol", 100, { round: 2, roundSeconds: 1, closedRoundBids: 2 });
         expect(Date.parse(carol.bid.createdAt)).toBeGreaterThanOrEqual(Date.parse(round1EndsAt));
         // Judged against round 2's highest from here on.
         expect(await auction.placeBid("Dave", 100)).toMatchObject({

@@ -237,6 +237,31 @@ export function openTestStore(location: TestLocation, options: TestStoreOptions 
   });
 }
 
+/** A store on a location of its own, for a whole suite. */
+export interface SuiteStore {
+  location: TestLocation;
+  store: BidStore;
+  /** Closes the store and removes the location (the suite's afterAll). */
+  remove(): Promise<void>;
+}
+
+/** For a suite's beforeAll: a new location with a store open on it. */
+export async function openStoreOnNewLocation(backend: Backend, options: TestStoreOptions = {}): Promise<SuiteStore> {
+  const location = await createTestLocation(backend);
+  const store = await openTestStore(location, options).catch(async (error: unknown) => {
+    await location.remove();
+    throw error;
+  });
+  return {
+    location,
+    store,
+    async remove() {
+      await store.close();
+      await location.remove();
+    },
+  };
+}
+
 /*
  * The same, tied to the current test (called from it or from a beforeEach): whatever they create is
  * closed or removed when the test ends, pass or fail, stores before their location. A test may close
@@ -257,9 +282,12 @@ export async function dataDirForThisTest(): Promise<{ dir: string; remove(): Pro
   return data;
 }
 
-/** A new location, removed when the current test ends. */
-export async function locationForThisTest(backend: Backend): Promise<TestLocation> {
-  const location = await createTestLocation(backend);
+/** A new location (`unmigrated`: see createTestLocation), removed when the current test ends. */
+export async function locationForThisTest(
+  backend: Backend,
+  options: { unmigrated?: boolean } = {},
+): Promise<TestLocation> {
+  const location = await createTestLocation(backend, options);
   cleanUpAfter(() => location.remove());
   return location;
 }
@@ -305,6 +333,15 @@ export async function migratedLocationForThisTest(backend: Backend): Promise<Tes
 }
 
 /**
+ * `it` for tests given such a location, as `locationTest("…", async ({ location }) => …)`, to
+ * prepare with withDirectSql before they open their stores (storeForThisTest). Like storeTestOn's,
+ * it is made within the test's time limit.
+ */
+export function migratedLocationTestOn(backend: Backend) {
+  return it.extend("location", () => migratedLocationForThisTest(backend));
+}
+
+/**
  * Places bids of 1, 2, … `count` cents, `batch` to a transaction as group commit does: each above
  * the last, so every one is accepted. Names from `nameOf(amountCents)`.
  */
@@ -321,6 +358,16 @@ export async function placeRisingBids(
       ...(await store.placeBids(amounts.map((amountCents) => ({ bidderName: nameOf(amountCents), amountCents })))),
     );
   }
+  return outcomes;
+}
+
+/** Places each bid alone (`[name, cents]`), one after the other, as a page's single bids come. */
+export async function placeEachAlone(
+  store: BidStore,
+  bids: readonly (readonly [string, number])[],
+): Promise<PlaceBidOutcome[]> {
+  const outcomes: PlaceBidOutcome[] = [];
+  for (const [name, cents] of bids) outcomes.push(await store.placeBid(name, cents));
   return outcomes;
 }
 
