@@ -15,7 +15,7 @@ describe("sql/functions/", () => {
     const { digest, version } = await readFunctions();
     expect(
       digest,
-      `sql/functions/ changed since version ${version}: append "${digest}" to FUNCTIONS_DIGESTS (realtime/storage/functions.ts)`,
+      `sql/functions/ changed since version ${version}: add "${digest}" to FUNCTIONS_DIGESTS (realtime/storage/functions.ts)`,
     ).toBe(FUNCTIONS_DIGESTS.at(-1));
     for (const recorded of FUNCTIONS_DIGESTS) expect(recorded).toMatch(/^[0-9a-f]{64}$/);
   });
