@@ -1,7 +1,7 @@
 /**
- * GET /auction/winners: the last rounds' winners for the Wall of Fame (DESIGN.md 6b), as
+ * GET /auction/winners: the last rounds' winners for the Wall of Fame (docs/design.md#6b), as
  * `{"winners":[{"round","bidderName","amountCents","endedAt"}]}`, newest first. The pages may be on
- * another origin (a static host, DESIGN.md 6d), so the answer carries CORS for the origins whose
+ * another origin (a static host, docs/design.md#6d), so the answer carries CORS for the origins whose
  * pages may open the socket (ALLOWED_ORIGINS), and for no other.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";

@@ -1,4 +1,4 @@
-/** Service settings, from the environment only (DESIGN.md section 4; docs/realtime.md lists them). */
+/** Service settings, from the environment only (docs/design.md#4; docs/realtime.md lists them). */
 import { resolve } from "node:path";
 import { type PasswordHash, parsePasswordHash } from "./admin/password.ts";
 import { type PaymentSettings, PaymentSettingsError, readPaymentSettings } from "./payments/settings.ts";
@@ -34,9 +34,9 @@ export interface ServiceConfig {
    * once the kernel's own send buffer (up to several MiB on Linux) is full.
    */
   maxBufferedBytes: number;
-  /** Round lengths (DESIGN.md 6b): AUCTION_ROUND_SECONDS (0: one endless auction) and AUCTION_SOFT_CLOSE_SECONDS. */
+  /** Round lengths (docs/design.md#6b): AUCTION_ROUND_SECONDS (0: one endless auction) and AUCTION_SOFT_CLOSE_SECONDS. */
   rounds: RoundSettings;
-  /** The operator console (DESIGN.md 6a): null, and /admin absent, unless ADMIN_PASSWORD_HASH is set. */
+  /** The operator console (docs/design.md#6a): null, and /admin absent, unless ADMIN_PASSWORD_HASH is set. */
   admin: { passwordHash: PasswordHash; sessionSecret: string } | null;
   /** Real purchases (docs/design.md#8): null, and payments off, unless SOLANA_RPC_URL is set. */
   payments: PaymentSettings | null;

@@ -1,7 +1,7 @@
 /**
  * Serves the pre-rendered pages: hashed assets cached for a year, pages revalidated, precompressed
  * .br/.gz variants preferred, and every unknown path answered 404 with the built 404 page (and
- * logged, DESIGN.md 3a). Every answer carries the build's security headers (securityHeaders.ts);
+ * logged, docs/design.md#3a). Every answer carries the build's security headers (securityHeaders.ts);
  * the 404 page is the built file as is, so nothing a visitor sends is echoed.
  *
  * sirv decides which file answers a path (its index of the build, the .br/.gz variants, the type,

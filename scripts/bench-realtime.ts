@@ -1,5 +1,5 @@
 /**
- * Realtime benchmark of the auction service (issue 5, DESIGN.md section 5). Starts the real
+ * Realtime benchmark of the auction service (issue 5, docs/design.md#5). Starts the real
  * service (realtime/main.ts, as `npm run serve` does) once on a throwaway PostgreSQL 15 cluster with
  * durable settings and once on PGlite, drives it from load-generator processes of its own (so the
  * service's event loop is what is measured), and measures:
@@ -7,7 +7,7 @@
  *  1. sockets held: a ramp to 10,000 sockets; the service's RSS and heap per socket;
  *  2. fan-out: 5,000 and 1,000 sockets, bids at 10/s and at saturation; latency to every socket
  *     (p50, p99, max) and broadcasts delivered per second;
- *  3. throughput (DESIGN.md 6c): first the database's own ceiling, plain INSERTs with a NOTIFY
+ *  3. throughput (docs/design.md#6c): first the database's own ceiling, plain INSERTs with a NOTIFY
  *     trigger at concurrency 16 into a table of their own (no service); then bids with 1, 10 and 100
  *     concurrent bidders through the service: bids decided by the database per second (the
  *     service's auction_bids_decided_total), accepted per second, bid to answer (p50, p99), the
@@ -187,7 +187,7 @@ function ratiosToBare(report: BackendReport, coalesced: boolean) {
     });
 }
 
-/** The bars (DESIGN.md 5 and 6c) per backend, for the JSON; printBars prints the same. */
+/** The bars (docs/design.md#5 and 6c) per backend, for the JSON; printBars prints the same. */
 function bars(backends: BackendReport[]): Record<string, unknown>[] {
   const lines: Record<string, unknown>[] = [];
   for (const report of backends) {
@@ -235,7 +235,7 @@ function ratioText(entry: FanOutReport, against: NonNullable<ReturnType<typeof a
 function printBars(backends: BackendReport[]): void {
   for (const report of backends) {
     const name = report.backend === "postgres" ? "PostgreSQL" : "PGlite";
-    // DESIGN.md 6c judges durable PostgreSQL; PGlite's figures are the same measurements, for information.
+    // docs/design.md#6c judges durable PostgreSQL; PGlite's figures are the same measurements, for information.
     const judged = report.backend === "postgres" ? "" : " (for information: 6c judges PostgreSQL)";
     const insertRate = report.insertCeiling.rowsPerSecond;
     const at = (bidders: number) => report.throughput.find((entry) => entry.bidders === bidders);

@@ -1,4 +1,4 @@
--- Moderation (DESIGN.md 6a): the operator hides and restores bids and blocks names. Visible bids
+-- Moderation (docs/design.md#6a): the operator hides and restores bids and blocks names. Visible bids
 -- are those neither hidden nor of a blocked name; the highest, the bidder count, snapshots and
 -- resumes follow them. The actions are moderate_auction() (sql/functions/50_moderation.sql).
 

@@ -1,4 +1,4 @@
--- Rounds (DESIGN.md 6b): a round opens with its first accepted bid and ends a configured number of
+-- Rounds (docs/design.md#6b): a round opens with its first accepted bid and ends a configured number of
 -- seconds later; the high, the bidder count, snapshots and resumes are the current round's. The
 -- rounds' rules are in sql/functions/30_rounds.sql and the bids' in sql/functions/40_bids.sql.
 

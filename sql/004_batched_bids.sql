@@ -1,4 +1,4 @@
--- Group commit (DESIGN.md 6c). As released, 004 created open_auction_round() and
+-- Group commit (docs/design.md#6c). As released, 004 created open_auction_round() and
 -- place_auction_bids() and replaced place_auction_bid(): functions only, which now live in
 -- sql/functions/ (30_rounds.sql, 40_bids.sql), applied after the migrations. Kept without a
 -- statement, so that every database records 004 alike and no later migration takes its number.

@@ -1,5 +1,5 @@
 /**
- * The operator console's door (DESIGN.md 6a): the sign-in page at /admin, the session cookie, the
+ * The operator console's door (docs/design.md#6a): the sign-in page at /admin, the session cookie, the
  * sign-out, and the rules every /admin route follows. Absent unless ADMIN_PASSWORD_HASH is set
  * (then /admin is the site's 404 like any unknown path).
  *

@@ -1,5 +1,5 @@
 /**
- * The operator console's HTML (DESIGN.md 6a): the sign-in page and, signed in, the bids with their
+ * The operator console's HTML (docs/design.md#6a): the sign-in page and, signed in, the bids with their
  * Hide and Restore buttons, the blocked names, and the audit list. Every value is written through
  * `html`, which escapes it: a bidder's name is text on this page, never markup.
  *

@@ -1,5 +1,5 @@
 /**
- * The console's actions behind the door (DESIGN.md 6a), for a signed-in session whose post came
+ * The console's actions behind the door (docs/design.md#6a), for a signed-in session whose post came
  * from the console itself (console.ts checks both first):
  *
  *   POST /admin/bids/<id>/hide     reason?   hide a bid

@@ -5,7 +5,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
-/** DESIGN.md 6a: a session lasts 8 hours. */
+/** docs/design.md#6a: a session lasts 8 hours. */
 export const SESSION_MS = 8 * 60 * 60 * 1000;
 
 export interface Session {

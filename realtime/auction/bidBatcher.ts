@@ -1,5 +1,5 @@
 /**
- * Group commit for one instance (DESIGN.md 6c). Accepted bids are serialised by the auction's row
+ * Group commit for one instance (docs/design.md#6c). Accepted bids are serialised by the auction's row
  * lock whatever we do; commits need not be. A bid that arrives while no placement is in flight
  * goes to the database on the next turn of the event loop, with the others read in the same
  * turn (no timer, no added wait: as coalescedReads.ts does for openings). Bids that arrive while

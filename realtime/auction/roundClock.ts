@@ -1,5 +1,5 @@
 /**
- * Announces every round's end on time from this instance, with or without a new bid (DESIGN.md 6b).
+ * Announces every round's end on time from this instance, with or without a new bid (docs/design.md#6b).
  * It keeps a timer for the current round's end, by the database's clock (each settlement says what
  * time the database has, so this process's own clock may be off). When the timer fires it asks the
  * database to settle the round: the first instance to ask records the end and NOTIFYs every

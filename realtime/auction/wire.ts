@@ -17,7 +17,7 @@ export function encodeMessage(message: ServerMessage): Buffer {
 }
 
 // The fan-out writes prebuilt frames through two parts of ws that its types do not declare: the
-// Sender class it exports at run time (NOTES-realtime.md) and the TCP socket each WebSocket keeps
+// Sender class it exports at run time (docs/design.md#notes-ws) and the TCP socket each WebSocket keeps
 // in `_socket`. Both are checked where they are used, and fail loudly rather than fall back to a
 // slower path unnoticed; tests/realtime/libraryInternals.test.ts pins them against the installed ws.
 const { Sender } = ws as unknown as {

@@ -58,7 +58,7 @@ const SETTLE_ROUND_SQL = "SELECT * FROM settle_auction_round($1::integer)";
 const WIRE_COLUMNS = "id, bidder_name, amount_cents, created_at";
 const VISIBLE = "b.hidden_at IS NULL AND NOT b.name_blocked";
 
-/** Past winners a snapshot carries (DESIGN.md 6b: "the last 5 rounds"). */
+/** Past winners a snapshot carries (docs/design.md#6b: "the last 5 rounds"). */
 const PAST_WINNERS_IN_VIEW = 5;
 
 /** The last winners, newest first: each closed round's highest visible bid (the earliest of equal ones). */

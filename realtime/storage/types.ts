@@ -14,7 +14,7 @@ export interface StoredBid {
 }
 
 /**
- * How long rounds last (DESIGN.md 6b), from AUCTION_ROUND_SECONDS and AUCTION_SOFT_CLOSE_SECONDS.
+ * How long rounds last (docs/design.md#6b), from AUCTION_ROUND_SECONDS and AUCTION_SOFT_CLOSE_SECONDS.
  * roundSeconds 0: one endless round, as before rounds.
  */
 export interface RoundSettings {

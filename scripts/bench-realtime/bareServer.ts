@@ -1,10 +1,10 @@
 /**
- * The ceiling for the realtime benchmark (DESIGN.md 6c): a bare `ws` broadcast server with no
+ * The ceiling for the realtime benchmark (docs/design.md#6c): a bare `ws` broadcast server with no
  * database, no validation and no limits, speaking just enough of the auction's protocol for the
  * same load generators. Each bid is acknowledged and broadcast the way the service broadcasts, so
  * the ratio between the two is the service's own cost: the message serialised once, framed once
  * (realtime/auction/wire.ts's prebuiltTextFrame), and that one frame written to every open
- * socket's TCP socket (tcpSocketOf): one write per frame and socket, DESIGN.md 6c's ceiling; with
+ * socket's TCP socket (tcpSocketOf): one write per frame and socket, docs/design.md#6c's ceiling; with
  * `coalesced`, the frames of one turn of the event loop as one write per socket
  * (coalescedWrites.ts), as the service now writes a batch's: the ceiling of that technique.
  *

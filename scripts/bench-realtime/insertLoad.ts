@@ -1,5 +1,5 @@
 /**
- * The database's own ceiling for the realtime benchmark (DESIGN.md 6c): plain INSERTs, one row per
+ * The database's own ceiling for the realtime benchmark (docs/design.md#6c): plain INSERTs, one row per
  * statement in autocommit, into a table of its own whose trigger NOTIFYs every row on a channel of
  * its own, with one connection LISTENing, at a fixed concurrency for a fixed time. No row lock, no
  * rules, no sockets: what a durable commit with a notification costs on this cluster. The table,

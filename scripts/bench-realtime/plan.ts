@@ -52,7 +52,7 @@ export interface Plan {
   storeConcurrency: number[];
   /** The service's batches (place_auction_bids) with no service, one transaction at a time. */
   storeBatchSizes: number[];
-  /** The plain-insert ceiling's concurrency (DESIGN.md 6c: 16), for throughputMs. */
+  /** The plain-insert ceiling's concurrency (docs/design.md#6c: 16), for throughputMs. */
   insertConcurrency: number;
   slowConsumerSockets: number;
   /** The slow-consumer run ends here if the socket was not dropped before. */

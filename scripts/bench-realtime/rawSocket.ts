@@ -1,5 +1,5 @@
 /**
- * The load generators' WebSocket client (DESIGN.md 6c): the handshake by hand over node:net, then a
+ * The load generators' WebSocket client (docs/design.md#6c): the handshake by hand over node:net, then a
  * frame scanner that does no more per bid broadcast than read its id from a fixed offset. A `ws`
  * client, which frames, copies, decodes and emits every message before the benchmark's own code
  * reads it, saturated the two cores before the service or the bare ceiling did, so the ceiling

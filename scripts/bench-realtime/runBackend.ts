@@ -29,7 +29,7 @@ export interface BackendReport {
   coalescedBareFanOut: FanOutReport[];
   slowConsumer: SlowConsumerReport | null;
   reconnectStorm: StormReport[];
-  /** Plain INSERTs with a NOTIFY trigger, no service (DESIGN.md 6c): the bar for bids decided per second. */
+  /** Plain INSERTs with a NOTIFY trigger, no service (docs/design.md#6c): the bar for bids decided per second. */
   insertCeiling: InsertCeilingReport;
   throughput: ThroughputReport[];
   storeAlone: StoreAloneReport[];

@@ -1,4 +1,4 @@
-/** Copy for the $ZN introduction and the "How to buy $ZN" steps (ours to write: DESIGN.md 3a). */
+/** Copy for the $ZN introduction and the "How to buy $ZN" steps (ours to write: docs/design.md#3a). */
 
 export interface StatCard {
   value: string;

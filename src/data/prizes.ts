@@ -1,4 +1,4 @@
-/** The six lottery prizes (SPEC.md section 3). Every one of them is worth exactly $0. */
+/** The six lottery prizes (docs/product.md#3). Every one of them is worth exactly $0. */
 
 export type PrizeRarity = "common" | "rare" | "epic" | "legendary";
 

@@ -1,4 +1,4 @@
-/** The six purchase tiers (SPEC.md section 3). Fixed in the client, never fetched. */
+/** The six purchase tiers (docs/product.md#3). Fixed in the client, never fetched. */
 
 type TierVariant = "nothing" | "premium";
 export type TierIcon = "speck" | "sparkle" | "gem" | "crown" | "bolt" | "vault";

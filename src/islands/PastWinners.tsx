@@ -3,7 +3,7 @@ import type { WireWinner } from "../lib/auction/protocol.ts";
 import { formatShortDateTime } from "../lib/dates.ts";
 import { formatCents } from "../lib/format.ts";
 
-/** The last rounds' winners shown, newest first (DESIGN.md 6b). */
+/** The last rounds' winners shown, newest first (docs/design.md#6b). */
 const PAST_WINNERS_SHOWN = 5;
 
 interface Props {

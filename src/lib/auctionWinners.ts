@@ -1,5 +1,5 @@
 /**
- * The Wall of Fame's "Auction Winners" (DESIGN.md 6b): where the page asks for them, and the answer's
+ * The Wall of Fame's "Auction Winners" (docs/design.md#6b): where the page asks for them, and the answer's
  * shape. The service (realtime/auctionWinners.ts) answers in it; the page's <auction-winners>
  * element (src/scripts/auctionWinners.ts) validates it, since the service may be on another origin
  * and another version.

@@ -1,5 +1,5 @@
 /**
- * NothingCalc Pro (SPEC.md section 4), a calculator that never computes, as a reducer:
+ * NothingCalc Pro (docs/product.md#4), a calculator that never computes, as a reducer:
  * an operation stores the display and the operator and resets the display to 0; "=" resets to 0,
  * clears the operator and advances the counter that picks one of the rotating messages.
  */
@@ -8,7 +8,7 @@ import { CALCULATOR_MESSAGES } from "../data/calculator.ts";
 export const CALC_OPERATIONS = ["+", "−", "×", "÷", "±", "%"] as const;
 type CalcOperation = (typeof CALC_OPERATIONS)[number];
 
-/** SPEC.md's calculator key: the symbol it shows (also its accessible name) and what it does. */
+/** The product's calculator key (docs/product.md#3): the symbol it shows (also its accessible name) and what it does. */
 export type CalcKey =
   | { type: "number"; value: "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" }
   | { type: "operation"; value: CalcOperation }

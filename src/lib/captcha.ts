@@ -1,5 +1,5 @@
 /**
- * The mock CAPTCHA (SPEC.md sections 4 and 9) as a state machine. Pure: the island runs the
+ * The mock CAPTCHA (docs/product.md#4 and #9) as a state machine. Pure: the island runs the
  * timers and passes the random draw in when verification ends.
  *
  * idle --verify--> verifying --resolve--> solved | failed --hideHint (3 s)--> idle
@@ -46,14 +46,14 @@ export const INITIAL_CAPTCHA: CaptchaState = {
 
 export const selectedCount = (state: CaptchaState) => state.selected.filter(Boolean).length;
 
-/** Verify needs a selection and no verification under way (SPEC.md section 5). */
+/** Verify needs a selection and no verification under way (docs/product.md#5). */
 export const canVerify = (state: CaptchaState) =>
   (state.phase === "idle" || state.phase === "failed") && selectedCount(state) > 0;
 
 /** Squares and Refresh work until the check starts or is won. */
 export const canEditSelection = (state: CaptchaState) => state.phase === "idle" || state.phase === "failed";
 
-/** "Try Again" is offered after a failure or a success (SPEC.md section 2). */
+/** "Try Again" is offered after a failure or a success (docs/product.md#2). */
 export const canTryAgain = (state: CaptchaState) =>
   state.phase === "solved" || (state.phase !== "verifying" && state.attempts > 0);
 

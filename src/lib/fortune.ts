@@ -1,10 +1,10 @@
 /**
- * The crystal ball (SPEC.md section 4): idle -> consulting for FORTUNE_DELAY_MS -> revealed.
+ * The crystal ball (docs/product.md#4): idle -> consulting for FORTUNE_DELAY_MS -> revealed.
  * Pure: the island owns the timer and calls `reveal` when it fires.
  */
 
 export const FORTUNE_DELAY_MS = 2_000;
-/** The only fortune there is. The ellipsis is one character, as in SPEC.md. */
+/** The only fortune there is. The ellipsis is one character, as in docs/product.md#4-fortune. */
 export const FORTUNE_TEXT = "The future holds… nothing.";
 
 type FortunePhase = "idle" | "consulting" | "revealed";
@@ -28,7 +28,7 @@ export function reveal(state: FortuneState): FortuneState {
   return state.phase === "consulting" ? { ...state, phase: "revealed" } : state;
 }
 
-/** The button's text, which is also its accessible name (DESIGN.md 3a). */
+/** The button's text, which is also its accessible name (docs/design.md#3a). */
 export function fortuneButtonLabel(state: FortuneState): string {
   if (state.phase === "consulting") return "Consulting...";
   return state.told === 0 ? "Consult the Crystal Ball" : "Consult Again";

@@ -71,7 +71,7 @@ export class ToastStack extends HTMLElement {
     return card;
   }
 
-  /** Moves the stack to the other edge when it covers the focused element (DESIGN.md 3a). */
+  /** Moves the stack to the other edge when it covers the focused element (docs/design.md#3a). */
   #keepClearOfFocus() {
     const region = this.#region;
     const focused = document.activeElement;

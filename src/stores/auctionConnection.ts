@@ -14,7 +14,7 @@ import { formatCents } from "../lib/format.ts";
 import type { Timers } from "../lib/timers.ts";
 import type { ToastInput } from "./toasts.ts";
 
-/** No acknowledgement within this long counts as a failed bid (DESIGN.md 3a). */
+/** No acknowledgement within this long counts as a failed bid (docs/design.md#3a). */
 export const BID_ACK_TIMEOUT_MS = 10_000;
 
 export interface AuctionState {
@@ -31,7 +31,7 @@ export interface AuctionState {
   clockOffsetMs: number;
 }
 
-/** The toast every page shows once when a round it was showing ends (DESIGN.md 6b). */
+/** The toast every page shows once when a round it was showing ends (docs/design.md#6b). */
 function soldToast(winner: WireBid): ToastInput {
   return { title: "Sold!", description: `Sold to ${winner.bidderName} for ${formatCents(winner.amountCents)}` };
 }

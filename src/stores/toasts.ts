@@ -1,6 +1,6 @@
 import { atom } from "nanostores";
 
-/** DESIGN.md 3a: 5 s on screen (news pop-ups pass 4 s), at most 3 stacked, newest on top. */
+/** docs/design.md#3a: 5 s on screen (news pop-ups pass 4 s), at most 3 stacked, newest on top. */
 export const TOAST_DURATION_MS = 5_000;
 export const MAX_VISIBLE_TOASTS = 3;
 

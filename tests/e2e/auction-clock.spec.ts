@@ -1,5 +1,5 @@
 /**
- * The round's countdown runs on the service's clock (DESIGN.md 6b): a visitor whose clock is five
+ * The round's countdown runs on the service's clock (docs/design.md#6b): a visitor whose clock is five
  * hours off sees the same time left as the service. On the suite's own server, rounds at their
  * defaults (an hour), in the auction project: its files take turns, so no bid here lands between
  * another spec's reading of the highest bid and its own bid.

@@ -1,5 +1,5 @@
 /**
- * Rounds from end to end (DESIGN.md 6b), on a service of this file's own with 3-second rounds and a
+ * Rounds from end to end (docs/design.md#6b), on a service of this file's own with 3-second rounds and a
  * 1-second soft close: it serves the built pages itself (dist/, same origin), from an empty
  * PGlite directory, so nothing here touches the suite's shared auction.
  */

@@ -222,7 +222,7 @@ test("axe finds no WCAG 2.2 AA violation in the auction section, with bids liste
   expect(results.violations.map((violation) => violation.id)).toEqual([]);
 });
 
-// Bidder names are shown as text, never as HTML (DESIGN.md 3): names carrying markup, scripts and
+// Bidder names are shown as text, never as HTML (docs/design.md#3): names carrying markup, scripts and
 // Unicode tricks are placed through the form and through a socket of their own, and the page shows
 // each one character for character, with nothing injected, no dialog and no script run. It lives
 // in this file so that it, too, runs between the other auction tests and never during one.

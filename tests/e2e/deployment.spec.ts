@@ -1,9 +1,9 @@
 /**
- * The second deployment shape (DESIGN.md 6d, docs/realtime.md "Deploying"): the pages built with
+ * The second deployment shape (docs/design.md#6d, docs/realtime.md "Deploying"): the pages built with
  * PUBLIC_REALTIME_URL naming the service's origin and served by a plain static host that applies
  * _headers, and the service on another port with no pages (STATIC_DIR empty) that accepts sockets
  * from the pages' origin only. Its own build, service and auction: nothing shared with the suite's.
- * Last, the Wall of Fame's "Auction Winners" (DESIGN.md 6b) across the two origins, against a
+ * Last, the Wall of Fame's "Auction Winners" (docs/design.md#6b) across the two origins, against a
  * service restarted with 1-second rounds.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";

@@ -84,7 +84,7 @@ test.describe("routes and header", () => {
     await expect(page.getByText("Premium nothing from 25 $ZN")).toBeVisible();
   });
 
-  test("the home sections come in DESIGN.md's order", async ({ page }) => {
+  test("the home sections come in the designed order (docs/design.md#3a)", async ({ page }) => {
     await page.goto("/");
     const headings = await page.locator("main h2, footer h2").allTextContents();
     const order = [

@@ -1,6 +1,6 @@
 /**
  * GET /auction/winners on both backends, over real HTTP against a real service instance
- * (DESIGN.md 6b, Wall of Fame): each ended round's highest visible bid, newest first; a short cache;
+ * (docs/design.md#6b, Wall of Fame): each ended round's highest visible bid, newest first; a short cache;
  * CORS for the origins whose pages may open the socket and no other; 503 when the store is gone.
  * Rounds last 1 s here, so a round's end is a bounded wait of about a second.
  */

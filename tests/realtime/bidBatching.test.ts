@@ -1,5 +1,5 @@
 /**
- * Group commit against placing one bid at a time (DESIGN.md 6c), through the bid desk that the
+ * Group commit against placing one bid at a time (docs/design.md#6c), through the bid desk that the
  * service runs, on real PostgreSQL: generated bursts of bids, all arriving at once, mixing amounts
  * that win, tie or lose, a blocked name, names the filter refuses and more bids than the rate limit
  * lets through, are answered bid for bid as the same burst placed one bid per transaction, on a

@@ -1,5 +1,5 @@
 /**
- * Moderation end to end through the real service (DESIGN.md 6a): two instances on one PostgreSQL
+ * Moderation end to end through the real service (docs/design.md#6a): two instances on one PostgreSQL
  * database behind the load balancer, visitors' pages on the product's own auction connection, and
  * the operator acting through the console's HTTP routes of either instance. Every open page must
  * show the action within a second; a page that was cut off during actions shows the right list
@@ -23,7 +23,7 @@ import { locationForThisTest, waitFor } from "./support/stores.ts";
 const PASSWORD = "the operator's moderation password";
 const SECRET = "a moderation session secret, thirty-two bytes or more";
 const HASH = await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 });
-/** DESIGN.md 6a: live on every page within a second. */
+/** docs/design.md#6a: live on every page within a second. */
 const LIVE_WITHIN_MS = 1_000;
 
 async function setUp(count = 2) {
@@ -150,7 +150,7 @@ describe("moderation across two instances behind the load balancer", () => {
     const [instanceA] = instances as [Instance, Instance];
     const relay = await startCuttableProxy(instanceA.port);
     onTestFinished(() => relay.close());
-    // A short heartbeat, so the cut is noticed within about 1.3 s rather than SPEC.md's 35 s; not
+    // A short heartbeat, so the cut is noticed within about 1.3 s rather than the product's 35 s (docs/product.md#9); not
     // shorter, or a pause of the event loop these pages share with both instances reconnects it.
     const cutOff = openVisitor(`ws://127.0.0.1:${relay.port}/realtime`, { intervalMs: 300, timeoutMs: 1_000 });
     const other = openVisitor(balancer.socketUrl);

@@ -1,5 +1,5 @@
 /**
- * Rounds and soft close (DESIGN.md 6b, sql/003_rounds.sql) against a model, on both backends:
+ * Rounds and soft close (docs/design.md#6b, sql/003_rounds.sql) against a model, on both backends:
  * generated sequences of bids, group-commit batches of bids (each answered as if placed alone),
  * clock steps (across the end, into and around the soft-close window), settlements, hidden and restored bids and restarts with other round lengths run on the
  * real place_auction_bid(), settle_auction_round() and moderate_auction() (the store's own SQL,
@@ -57,13 +57,13 @@ function iso(ms: number | null): string | null {
 }
 
 /**
- * DESIGN.md 6b as plain code: a round opens with its first accepted bid and ends `roundSeconds`
+ * docs/design.md#6b as plain code: a round opens with its first accepted bid and ends `roundSeconds`
  * later (0: endless; rounds turned off make a round still open endless, but close one whose end
  * has passed); a bid accepted with less
  * than `softCloseSeconds` left moves the end to its time plus the soft close; the first call at or
  * after the end records it (and counts its bids); a bid then opens the next round and is judged
  * against that round's highest (none). An endless round turned timed ends `roundSeconds` after it
- * opened. Only visible bids count for the highest, the bidders and the winners (DESIGN.md 6a, 6b).
+ * opened. Only visible bids count for the highest, the bidders and the winners (docs/design.md#6a, #6b).
  */
 class RoundsModel {
   private readonly rounds: ModelRound[] = [];
@@ -239,8 +239,8 @@ interface BidSpec {
 type Command =
   | ({ kind: "bid" } & BidSpec)
   /**
-   * Bids that arrived together, placed as one group-commit batch (place_auction_bids, DESIGN.md
-   * 6c) at one instant: each must be answered as the model answers it placed alone, in order.
+   * Bids that arrived together, placed as one group-commit batch (place_auction_bids,
+   * docs/design.md#6c) at one instant: each must be answered as the model answers it placed alone, in order.
    */
   | { kind: "batch"; bids: BidSpec[] }
   /** The clock forward by `ms`. */

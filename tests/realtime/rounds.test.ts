@@ -1,5 +1,5 @@
 /**
- * Rounds end to end through the real service (DESIGN.md 6b): short rounds on both backends, two
+ * Rounds end to end through the real service (docs/design.md#6b): short rounds on both backends, two
  * instances on one PostgreSQL database behind the load balancer, visitors' pages on the product's
  * own auction connection. The end reaches every page once, on time, with or without a new bid; a
  * soft-close bid moves the end on every page; the next bid opens the next round; bids racing the
@@ -27,7 +27,7 @@ const TEST_TIMEOUT_MS = 60_000;
 /** How late after its end a round's end may reach a page: the instances' timers, one read, one write. */
 const END_ON_TIME_MS = 1_000;
 /**
- * A page's heartbeat that notices a cut within about 1.3 s rather than SPEC.md's 35 s, and still
+ * A page's heartbeat that notices a cut within about 1.3 s rather than the product's 35 s (docs/product.md#9), and still
  * tolerates a stall of a second on a loaded machine (200 ms was within reach of an ordinary pause,
  * which would reconnect the page).
  */

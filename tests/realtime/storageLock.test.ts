@@ -1,5 +1,5 @@
 /**
- * PGlite does not lock its data directory; the store does (DESIGN.md 3a): a second opener, in this
+ * PGlite does not lock its data directory; the store does (docs/design.md#3a): a second opener, in this
  * process or another, is refused with a message naming the directory, and the lock goes with its
  * holder, whether it closes or crashes.
  */

@@ -1,5 +1,5 @@
 /**
- * Moderation in the store, on both backends (DESIGN.md 6a): hide and restore a bid, block and
+ * Moderation in the store, on both backends (docs/design.md#6a): hide and restore a bid, block and
  * unblock a name, each under the bids' lock with the highest and the bidder count recomputed from
  * the visible bids, its audit row committed with it, and one notification in order with the bids.
  */

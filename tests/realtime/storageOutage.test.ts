@@ -1,5 +1,5 @@
 /**
- * PostgreSQL goes away and comes back (DESIGN.md 4): the store reports not ready at once, bids fail
+ * PostgreSQL goes away and comes back (docs/design.md#4): the store reports not ready at once, bids fail
  * fast with StoreUnavailableError instead of hanging, and after the restart it LISTENs again by
  * itself, with every acknowledged bid still there. This file stops its own cluster, never the
  * run's shared one.

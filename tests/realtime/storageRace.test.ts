@@ -1,8 +1,8 @@
 /**
- * The race DESIGN.md section 3 forbids: concurrent bids, through two service instances on one
+ * The race docs/design.md#3 forbids: concurrent bids, through two service instances on one
  * PostgreSQL (two pools) or many calls into one PGlite, must give a strictly rising accepted
  * sequence with ids in commit order, and every instance must hear every accepted bid exactly once,
- * placed one bid per transaction or by group commit (DESIGN.md 6c).
+ * placed one bid per transaction or by group commit (docs/design.md#6c).
  */
 import { describe, expect, it } from "vitest";
 import { type BidBatcher, createBidBatcher } from "../../realtime/auction/bidBatcher.ts";
@@ -18,7 +18,7 @@ import {
 } from "./support/stores.ts";
 
 const CONCURRENT_BIDS = 50;
-// PostgreSQL as NOTES-realtime.md measured it; PGlite runs one query at a time, so fewer suffice.
+// PostgreSQL as docs/design.md#notes-order measured it; PGlite runs one query at a time, so fewer suffice.
 const POSTGRES_ROUNDS = 20;
 const PGLITE_ROUNDS = 5;
 // The lock-free control breaks in most rounds but not all; this many make a miss vanishingly rare.

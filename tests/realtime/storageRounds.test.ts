@@ -1,5 +1,5 @@
 /**
- * Rounds in the store, on both backends (DESIGN.md 6b, sql/003_rounds.sql): the first bid opens a
+ * Rounds in the store, on both backends (docs/design.md#6b, sql/003_rounds.sql): the first bid opens a
  * round that ends a configured number of seconds later, a bid in the soft-close window moves the
  * end, the end is recorded once (by a settlement or by the bid that opens the next round) and
  * announced in order with the bids, each closed round's winner is its highest visible bid, rounds

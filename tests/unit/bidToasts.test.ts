@@ -13,7 +13,7 @@ import {
 import { ERROR_CODES } from "../../src/lib/auction/protocol.ts";
 
 describe("bid toasts", () => {
-  it("uses SPEC.md's texts with en-US money", () => {
+  it("uses the product's texts (docs/product.md#8-bid) with en-US money", () => {
     expect(bidPlaced(123_450)).toEqual({
       title: "Bid Placed!",
       description: "You bid $1,234.50 for absolutely nothing!",

@@ -5,7 +5,7 @@ import { PLAN_PURCHASED_EVENT, purchaseAlertText, purchasedSpins } from "../../s
 const ADDRESS = "ZNpaymentADDRESS1234567890";
 
 describe("purchase alert", () => {
-  it("gives the payment instructions of DESIGN.md 3a, paragraphs separated by blank lines", () => {
+  it("gives the payment instructions of docs/design.md#3a, paragraphs separated by blank lines", () => {
     const deluxe = TIERS[1];
     if (!deluxe) throw new Error("tier 2 missing");
     expect(purchaseAlertText(deluxe, ADDRESS)).toBe(

@@ -1,5 +1,5 @@
 /**
- * The ceiling (DESIGN.md 6c): the same saturated fan-out through a bare ws broadcast server (no
+ * The ceiling (docs/design.md#6c): the same saturated fan-out through a bare ws broadcast server (no
  * database, no validation, one prebuilt frame written to every socket as the service writes it).
  * The server and its own fleet live through the whole run, so that each of the service's saturated
  * fan-out phases is followed at once by the bare one at the same size: on a shared machine, a
@@ -7,7 +7,7 @@
  *
  * A second bare server writes the frames of one turn of the event loop as one write per socket,
  * as the service does since group commit (coalescedWrites.ts): reported beside the first, for
- * information, since DESIGN.md 6c's bar is judged against one write per frame.
+ * information, since docs/design.md#6c's bar is judged against one write per frame.
  */
 import { Fleet } from "../fleet.ts";
 import type { Plan } from "../plan.ts";

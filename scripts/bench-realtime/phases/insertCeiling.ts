@@ -1,5 +1,5 @@
 /**
- * The database's own ceiling (DESIGN.md 6c): plain INSERTs with a NOTIFY trigger at a fixed
+ * The database's own ceiling (docs/design.md#6c): plain INSERTs with a NOTIFY trigger at a fixed
  * concurrency, on the same cluster as the service's phases, in a child process of its own
  * (insertLoad.ts) so this process measures nothing it also runs. The bar for bids decided per second.
  */

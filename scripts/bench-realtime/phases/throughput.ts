@@ -1,5 +1,5 @@
 /**
- * Throughput of the bid path (DESIGN.md 6c) with 1, 10 and 100 concurrent bidders in a closed loop
+ * Throughput of the bid path (docs/design.md#6c) with 1, 10 and 100 concurrent bidders in a closed loop
  * (each bids again once its answer came), every amount above the last one sent, so the database
  * decides nearly every bid. Reported: bids decided by the database per second (from the service's
  * auction_bids_decided_total, which the instance's own pre-check never counts), accepted per

@@ -1,5 +1,5 @@
 /**
- * The bid rules of DESIGN.md section 3, with no I/O: the service applies them authoritatively and
+ * The bid rules of docs/design.md#3, with no I/O: the service applies them authoritatively and
  * the island applies the same ones first for quick feedback. Money is integer cents throughout.
  */
 

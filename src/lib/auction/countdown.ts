@@ -1,5 +1,5 @@
 /**
- * A round's clock as the page shows it (DESIGN.md 6b), with no DOM: the phase a round is in at a
+ * A round's clock as the page shows it (docs/design.md#6b), with no DOM: the phase a round is in at a
  * moment of the service's clock, the time left as the countdown reads, and the highest bid a new
  * one must beat. The page passes the service's time (its own clock plus the offset the last
  * message measured), so a visitor's wrong clock changes nothing.
@@ -8,7 +8,7 @@ import type { WireRound } from "./protocol.ts";
 
 /**
  * - none: no round yet (before the first snapshot, or before the first bid opens round 1);
- * - endless: rounds are off, one auction as SPEC.md has it;
+ * - endless: rounds are off, one auction as docs/product.md#4-auction has it;
  * - open: counting down; going: inside the soft-close window;
  * - closing: the time is up here, but the service's end message has not arrived yet;
  * - ended: the service has recorded the end; the next bid opens a new round.

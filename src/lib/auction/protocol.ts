@@ -20,7 +20,7 @@ export const RESUME_MODERATION_PARAMETER = "moderation";
 export const RESUME_ROUND_PARAMETER = "round";
 /** Frames larger than this are refused by the socket (close 1009). A bid needs about 120 bytes. */
 export const MAX_MESSAGE_BYTES = 4 * 1024;
-/** Newest bids in a snapshot (DESIGN.md 3). */
+/** Newest bids in a snapshot (docs/design.md#3). */
 export const SNAPSHOT_SIZE = 50;
 /** Most missed bids a resume replays; beyond it the client gets a fresh snapshot. */
 export const RESUME_LIMIT = 1_000;
@@ -68,7 +68,7 @@ const RoundNumber = v.pipe(v.number(), v.integer(), v.minValue(1));
 /** ISO 8601, by the service's database clock. */
 const Time = v.string();
 
-/** The current round (DESIGN.md 6b), as of the message. */
+/** The current round (docs/design.md#6b), as of the message. */
 const WireRoundSchema = v.object({
   /** 0 before the first bid opens round 1. */
   number: Count,

@@ -1,5 +1,5 @@
 /**
- * What a refused bid says, in the words of the product (DESIGN.md 3a): the service sends these as
+ * What a refused bid says, in the words of the product (docs/design.md#3a): the service sends these as
  * the `message` of its error answers, and the bid form's toasts use the same sentences.
  */
 import { formatCents } from "../format.ts";

@@ -1,5 +1,5 @@
 /**
- * An independent model of the auction's answers, written from DESIGN.md 3 and docs/realtime.md
+ * An independent model of the auction's answers, written from docs/design.md#3 and docs/realtime.md
  * rather than from src/lib/auction: the tests compare the real service (and the real rules) with it,
  * so it must not share their code. It works on code points and exact decimal text, never on the
  * regular expressions or the float arithmetic of the implementation.
