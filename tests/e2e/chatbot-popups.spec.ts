@@ -115,7 +115,9 @@ test.describe("NothingBot", () => {
     await expect(input).toBeFocused();
   });
 
-  test("answers each keyword group, first match in the product's order (docs/product.md#4-chatbot), case-insensitively", async ({ page }) => {
+  test("answers each keyword group, first match in the product's order (docs/product.md#4-chatbot), case-insensitively", async ({
+    page,
+  }) => {
     await stubRandom(page, 0);
     await openWithPausedClock(page, "/");
     const panel = await openChat(page);
