@@ -36,6 +36,8 @@ COPY package.json ./
 COPY realtime ./realtime
 COPY sql ./sql
 COPY src/lib ./src/lib
+# The tiers' prices, which payment requests charge (realtime/payments/routes.ts).
+COPY src/data/tiers.ts ./src/data/tiers.ts
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node
