@@ -11,6 +11,7 @@ import type { ServerMessage, StateMessage, WireBid, WireRound, WireWinner } from
 import { SNAPSHOT_SIZE } from "../lib/auction/protocol.ts";
 import { type ConnectionStatus, createRealtimeClient, type SocketLike } from "../lib/auction/realtimeClient.ts";
 import { formatCents } from "../lib/format.ts";
+import { purchaseToastTitle } from "../lib/payments.ts";
 import type { Timers } from "../lib/timers.ts";
 import type { ToastInput } from "./toasts.ts";
 
@@ -76,6 +77,13 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
   let announcedRound = 0;
   const pendingBids = new Map<string, { settle: (outcome: BidOutcome) => void; timer: unknown }>();
   let lastRequestNumber = 0;
+  /** Payment references this page waits on (docs/design.md#8): watched again on every (re)connection. */
+  const watchedPayments = new Set<string>();
+  const messageListeners = new Set<(message: ServerMessage) => void>();
+
+  function sendWatch(reference: string): boolean {
+    return client?.send({ type: "watchPayment", reference }) ?? false;
+  }
 
   const openClient = () =>
     createRealtimeClient({
@@ -89,10 +97,13 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
         $auction.setKey("status", status);
         // Answers never cross to a new connection: a bid in flight on the lost one is answered now.
         if (status === "reconnecting") settleAll({ ok: false, code: "connection_lost" });
+        // A new connection watches nothing: the service forgets a socket's watches when it closes.
+        if (status === "live") for (const reference of watchedPayments) sendWatch(reference);
         options.observe?.status?.(status);
       },
       onMessage(message) {
         receive(message);
+        for (const listener of messageListeners) listener(message);
         options.observe?.message?.(message);
       },
     });
@@ -220,7 +231,12 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
           options.log.error(`Auction: the service refused a message (${message.code}): ${message.message}`);
         }
         break;
+      case "purchase":
+        // Every visitor hears each confirmed purchase (docs/design.md#8).
+        options.notify({ title: purchaseToastTitle(message.name, message.tierName) });
+        break;
       case "pong":
+      case "payment":
         break;
     }
   }
@@ -258,6 +274,22 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
         const timer = timers.setTimeout(() => settleBid(requestId, { ok: false, code: "timeout" }), BID_ACK_TIMEOUT_MS);
         pendingBids.set(requestId, { settle: resolve, timer });
       });
+    },
+    /**
+     * Follows a payment request's status ("payment" messages) now and after every reconnection;
+     * true when the watch went out on an open connection (otherwise the caller polls meanwhile).
+     */
+    watchPayment(reference: string): boolean {
+      watchedPayments.add(reference);
+      return sendWatch(reference);
+    },
+    unwatchPayment(reference: string) {
+      watchedPayments.delete(reference);
+    },
+    /** Calls `listener` with every message from the service; returns the call that stops it. */
+    listen(listener: (message: ServerMessage) => void): () => void {
+      messageListeners.add(listener);
+      return () => messageListeners.delete(listener);
     },
     /** Closes the connection for good; bids still waiting are answered as lost. */
     stop() {
