@@ -8,9 +8,8 @@
 import * as v from "valibot";
 import { formatCount } from "./format.ts";
 import type { CreatedPayment, PaymentStatus, PaymentStatusBody } from "./payments.ts";
-import { PAYMENTS_UNAVAILABLE_TEXT, PENDING_PAYMENTS_KEY } from "./payments.ts";
-
-export { PENDING_PAYMENTS_KEY };
+import { PAYMENTS_UNAVAILABLE_TEXT } from "./payments.ts";
+import { PENDING_PAYMENTS_KEY } from "./purchase.ts";
 
 export const CREDITED_PAYMENTS_KEY = "nothingStoreCreditedPayments";
 /** The credited references kept: far more than one browser buys, few enough to stay small. */
@@ -21,10 +20,10 @@ const CREDITED_KEPT = 200;
  */
 export const PENDING_KEPT_AFTER_EXPIRY_MS = 15 * 60_000;
 
-export const WAITING_TEXT = "Waiting for your payment…";
-export const CONFIRMED_TEXT = "Payment confirmed!";
-export const EXPIRED_TEXT = "This payment request has expired. Start a new one.";
-export const CONFIRMED_TOAST_TITLE = "Payment Confirmed!";
+const WAITING_TEXT = "Waiting for your payment…";
+const CONFIRMED_TEXT = "Payment confirmed!";
+const EXPIRED_TEXT = "This payment request has expired. Start a new one.";
+const CONFIRMED_TOAST_TITLE = "Payment Confirmed!";
 
 type Storage = Pick<globalThis.Storage, "getItem" | "setItem">;
 
@@ -40,10 +39,9 @@ const Time = v.pipe(v.string(), v.isoTimestamp());
 const Reference = v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/));
 const Spins = v.pipe(v.number(), v.integer(), v.minValue(1));
 
-const ConfigSchema = v.object({ enabled: v.boolean(), available: v.boolean() });
 const CreatedSchema = v.object({
   reference: Reference,
-  url: v.pipe(v.string(), v.startsWith("solana:")),
+  url: v.pipe(v.string(), v.regex(/^solana:/)),
   recipient: v.string(),
   mint: v.string(),
   amount: Amount,
@@ -63,14 +61,6 @@ const StatusSchema = v.object({
   signature: v.optional(v.string()),
   expiresAt: Time,
 });
-const PatronSchema = v.object({
-  name: v.string(),
-  total: Amount,
-  latestSignature: v.string(),
-  explorerUrl: v.pipe(v.string(), v.url(), v.regex(/^https?:/)),
-});
-const PatronsSchema = v.object({ patrons: v.array(PatronSchema) });
-export type VerifiedPatron = v.InferOutput<typeof PatronSchema>;
 
 const parser =
   <T extends v.GenericSchema>(schema: T) =>
@@ -78,10 +68,8 @@ const parser =
     const result = v.safeParse(schema, data);
     return result.success ? result.output : null;
   };
-export const parsePaymentsConfig = parser(ConfigSchema);
 export const parseCreatedPayment = parser(CreatedSchema);
 export const parsePaymentStatus = parser(StatusSchema);
-export const parsePatrons = parser(PatronsSchema);
 
 /** What the dialog's live status says for a request as it stands. */
 export function statusText(payment: Pick<PaymentStatusBody, "status" | "priceAmount" | "receivedAmount">): string {
@@ -123,9 +111,9 @@ function readList<T>(storage: Storage | undefined, key: string, item: v.GenericS
   try {
     const raw = storage?.getItem(key);
     if (!raw) return [];
-    const parsed = v.safeParse(v.array(v.unknown()), JSON.parse(raw));
-    if (!parsed.success) return [];
-    return parsed.output.flatMap((entry) => {
+    const parsed: unknown = JSON.parse(raw);
+    if (!Array.isArray(parsed)) return [];
+    return parsed.flatMap((entry: unknown) => {
       const one = v.safeParse(item, entry);
       return one.success ? [one.output] : [];
     });

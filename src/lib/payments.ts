@@ -13,9 +13,6 @@ export const PATRONS_LIMIT = 10;
 export const PAYMENTS_UNAVAILABLE_TEXT = "Payments are unavailable right now.";
 export const PAYMENT_NAME_NOT_ALLOWED_TEXT = "Name Not Allowed";
 
-/** The page's pending payment requests in localStorage: a page that finds the key resumes them. */
-export const PENDING_PAYMENTS_KEY = "nothingStorePendingPayments";
-
 /**
  * A service URL from the socket's (config.realtimeUrl): the route sits beside /realtime on the same
  * service, over http(s), a proxy's path prefix kept; the same-origin path when the socket is.
@@ -25,11 +22,6 @@ export function serviceEndpoint(realtimeUrl: string, path: string): string {
   const url = new URL(path.slice(1), realtimeUrl);
   url.protocol = url.protocol === "wss:" ? "https:" : "http:";
   return url.href;
-}
-
-/** The toast every visitor sees for each confirmed purchase. */
-export function purchaseToastTitle(name: string | null, tierName: string): string {
-  return `${name?.trim() || "Someone"} just bought ${tierName}!`;
 }
 
 /** Solana Pay's label: who asks for the payment, shown by the wallet. */

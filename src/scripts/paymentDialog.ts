@@ -33,8 +33,7 @@ import {
   serviceEndpoint,
 } from "../lib/payments.ts";
 import { PLAN_PURCHASED_EVENT, type PlanPurchasedDetail } from "../lib/purchase.ts";
-import { browserStorage } from "../lib/spinsStorage.ts";
-import { $auction, connectAuction, listenToAuction, unwatchPayment, watchPayment } from "../stores/auction.ts";
+import { $auction, connectAuction, watchPayment } from "../stores/auction.ts";
 import { showToast } from "../stores/toasts.ts";
 
 /** How often a page without an open socket asks for a pending request's status. */
@@ -49,13 +48,22 @@ export interface BuyTier {
   spins: number;
 }
 
-const storage = browserStorage();
+/**
+ * localStorage, or nothing where it is blocked. Not spinsStorage.ts's browserStorage: sharing that
+ * module would split it into a chunk of its own in the page's first JavaScript.
+ */
+const storage = (() => {
+  try {
+    return globalThis.localStorage ?? undefined;
+  } catch {
+    return undefined;
+  }
+})();
 const creditedThisPage = new Set<string>();
 const endpoint = (path: string) => serviceEndpoint(config.realtimeUrl, path);
 
-/** The requests this page follows, by reference, with their poll timers. */
-const followed = new Map<string, { payment: PendingPayment; timer?: ReturnType<typeof setTimeout> }>();
-let listening = false;
+/** The requests this page follows, by reference, with their poll timers and the call that stops the watch. */
+const followed = new Map<string, { unwatch: () => void; timer?: ReturnType<typeof setTimeout> }>();
 
 function dialogParts() {
   const dialog = document.getElementById("payment-dialog") as HTMLDialogElement;
@@ -190,16 +198,9 @@ async function createRequest(tier: BuyTier, name: string) {
 
 /** Follows a request until it settles: over the socket, or by polling while the socket is not open. */
 function follow(payment: PendingPayment) {
-  if (!listening) {
-    listening = true;
-    listenToAuction((message) => {
-      if (message.type === "payment") settle(message);
-    });
-  }
   if (followed.has(payment.reference)) return;
-  followed.set(payment.reference, { payment });
   connectAuction();
-  watchPayment(payment.reference);
+  followed.set(payment.reference, { unwatch: watchPayment(payment.reference, settle) });
   schedulePoll(payment.reference);
 }
 
@@ -236,7 +237,7 @@ function settle(status: PaymentStatusBody) {
   if (!isSettled(status.status)) return;
   clearTimeout(entry.timer);
   followed.delete(status.reference);
-  unwatchPayment(status.reference);
+  entry.unwatch();
   removePending(storage, status.reference, Date.now());
   if (status.status === "confirmed") void credit(status);
   else if (shown?.reference !== status.reference) {

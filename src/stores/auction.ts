@@ -18,13 +18,4 @@ const connection = createAuctionConnection({
   notify: showToast,
 });
 
-export const {
-  $auction,
-  $typedBidderName,
-  $won,
-  connect: connectAuction,
-  placeBid,
-  watchPayment,
-  unwatchPayment,
-  listen: listenToAuction,
-} = connection;
+export const { $auction, $typedBidderName, $won, connect: connectAuction, placeBid, watchPayment } = connection;

@@ -11,9 +11,15 @@ import type { ServerMessage, StateMessage, WireBid, WireRound, WireWinner } from
 import { SNAPSHOT_SIZE } from "../lib/auction/protocol.ts";
 import { type ConnectionStatus, createRealtimeClient, type SocketLike } from "../lib/auction/realtimeClient.ts";
 import { formatCents } from "../lib/format.ts";
-import { purchaseToastTitle } from "../lib/payments.ts";
 import type { Timers } from "../lib/timers.ts";
 import type { ToastInput } from "./toasts.ts";
+
+type PaymentMessage = Extract<ServerMessage, { type: "payment" }>;
+
+/** The toast every visitor sees for each confirmed purchase (docs/design.md#8). */
+export function purchaseToastTitle(name: string | null, tierName: string): string {
+  return `${name?.trim() || "Someone"} just bought ${tierName}!`;
+}
 
 /** No acknowledgement within this long counts as a failed bid (DESIGN.md 3a). */
 export const BID_ACK_TIMEOUT_MS = 10_000;
@@ -77,13 +83,12 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
   let announcedRound = 0;
   const pendingBids = new Map<string, { settle: (outcome: BidOutcome) => void; timer: unknown }>();
   let lastRequestNumber = 0;
-  /** Payment references this page waits on (docs/design.md#8): watched again on every (re)connection. */
-  const watchedPayments = new Set<string>();
-  const messageListeners = new Set<(message: ServerMessage) => void>();
-
-  function sendWatch(reference: string): boolean {
-    return client?.send({ type: "watchPayment", reference }) ?? false;
-  }
+  /**
+   * Payment references this page waits on, each with who hears its status (docs/design.md#8):
+   * watched again on every (re)connection.
+   */
+  const watchedPayments = new Map<string, (status: PaymentMessage) => void>();
+  const sendWatch = (reference: string) => client?.send({ type: "watchPayment", reference });
 
   const openClient = () =>
     createRealtimeClient({
@@ -98,12 +103,11 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
         // Answers never cross to a new connection: a bid in flight on the lost one is answered now.
         if (status === "reconnecting") settleAll({ ok: false, code: "connection_lost" });
         // A new connection watches nothing: the service forgets a socket's watches when it closes.
-        if (status === "live") for (const reference of watchedPayments) sendWatch(reference);
+        if (status === "live") for (const reference of watchedPayments.keys()) sendWatch(reference);
         options.observe?.status?.(status);
       },
       onMessage(message) {
         receive(message);
-        for (const listener of messageListeners) listener(message);
         options.observe?.message?.(message);
       },
     });
@@ -235,8 +239,10 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
         // Every visitor hears each confirmed purchase (docs/design.md#8).
         options.notify({ title: purchaseToastTitle(message.name, message.tierName) });
         break;
-      case "pong":
       case "payment":
+        watchedPayments.get(message.reference)?.(message);
+        break;
+      case "pong":
         break;
     }
   }
@@ -276,20 +282,13 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       });
     },
     /**
-     * Follows a payment request's status ("payment" messages) now and after every reconnection;
-     * true when the watch went out on an open connection (otherwise the caller polls meanwhile).
+     * Follows a payment request: `onStatus` hears its "payment" messages, from now and after every
+     * reconnection once connect() has been called. Returns the call that stops.
      */
-    watchPayment(reference: string): boolean {
-      watchedPayments.add(reference);
-      return sendWatch(reference);
-    },
-    unwatchPayment(reference: string) {
-      watchedPayments.delete(reference);
-    },
-    /** Calls `listener` with every message from the service; returns the call that stops it. */
-    listen(listener: (message: ServerMessage) => void): () => void {
-      messageListeners.add(listener);
-      return () => messageListeners.delete(listener);
+    watchPayment(reference: string, onStatus: (status: PaymentMessage) => void): () => void {
+      watchedPayments.set(reference, onStatus);
+      sendWatch(reference);
+      return () => watchedPayments.delete(reference);
     },
     /** Closes the connection for good; bids still waiting are answered as lost. */
     stop() {

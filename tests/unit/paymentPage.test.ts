@@ -8,7 +8,6 @@ import {
   formatZnAmount,
   openPendingFor,
   PENDING_KEPT_AFTER_EXPIRY_MS,
-  PENDING_PAYMENTS_KEY,
   type PendingPayment,
   parseCreatedPayment,
   readPending,
@@ -16,7 +15,9 @@ import {
   requestRefusalText,
   statusText,
 } from "../../src/lib/paymentPage.ts";
-import { purchaseToastTitle, serviceEndpoint } from "../../src/lib/payments.ts";
+import { serviceEndpoint } from "../../src/lib/payments.ts";
+import { PENDING_PAYMENTS_KEY } from "../../src/lib/purchase.ts";
+import { purchaseToastTitle } from "../../src/stores/auctionConnection.ts";
 
 function memoryStorage() {
   const items = new Map<string, string>();
