@@ -13,4 +13,29 @@ export default defineConfig({
     inlineStylesheets: "always",
   },
   devToolbar: { enabled: false },
+  vite: { plugins: [paymentDialogWithoutPreload()] },
 });
+
+/**
+ * "Buy Nothing" imports the payment dialog's chunk on its first click when payments are on
+ * (TierCard.astro). Its dependencies are the page's first JavaScript and the auction store, loaded
+ * at idle, so the list Vite would put in the card's script to preload them (some 200 B gzip before
+ * interaction) fetches nothing; without it, a click before idle fetches them one step later.
+ * Astro sets build.modulePreload itself, so the setting goes in through the client environment.
+ */
+function paymentDialogWithoutPreload() {
+  return {
+    name: "nothing-store:payment-dialog-without-preload",
+    configEnvironment(name) {
+      if (name !== "client") return undefined;
+      return {
+        build: {
+          modulePreload: {
+            polyfill: false,
+            resolveDependencies: (file, deps) => (/\/paymentDialog\.[\w-]+\.js$/.test(file) ? [] : deps),
+          },
+        },
+      };
+    },
+  };
+}

@@ -6,6 +6,12 @@ import { formatCount, formatZn } from "./format.ts";
 
 export const PLAN_PURCHASED_EVENT = "planPurchased";
 
+/**
+ * The page's pending payment requests in localStorage (docs/design.md#8): a page that finds the key
+ * resumes them. Here rather than in payments.ts so the cards' first script needs no more than this.
+ */
+export const PENDING_PAYMENTS_KEY = "nothingStorePendingPayments";
+
 export interface PlanPurchasedDetail {
   planId: number;
   spins: number;

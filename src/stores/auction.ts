@@ -18,4 +18,4 @@ const connection = createAuctionConnection({
   notify: showToast,
 });
 
-export const { $auction, $typedBidderName, $won, connect: connectAuction, placeBid } = connection;
+export const { $auction, $typedBidderName, $won, connect: connectAuction, placeBid, watchPayment } = connection;

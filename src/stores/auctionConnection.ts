@@ -14,6 +14,13 @@ import { formatCents } from "../lib/format.ts";
 import type { Timers } from "../lib/timers.ts";
 import type { ToastInput } from "./toasts.ts";
 
+type PaymentMessage = Extract<ServerMessage, { type: "payment" }>;
+
+/** The toast every visitor sees for each confirmed purchase (docs/design.md#8). */
+export function purchaseToastTitle(name: string | null, tierName: string): string {
+  return `${name?.trim() || "Someone"} just bought ${tierName}!`;
+}
+
 /** No acknowledgement within this long counts as a failed bid (docs/design.md#3a). */
 export const BID_ACK_TIMEOUT_MS = 10_000;
 
@@ -76,6 +83,12 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
   let announcedRound = 0;
   const pendingBids = new Map<string, { settle: (outcome: BidOutcome) => void; timer: unknown }>();
   let lastRequestNumber = 0;
+  /**
+   * Payment references this page waits on, each with who hears its status (docs/design.md#8):
+   * watched again on every (re)connection.
+   */
+  const watchedPayments = new Map<string, (status: PaymentMessage) => void>();
+  const sendWatch = (reference: string) => client?.send({ type: "watchPayment", reference });
 
   const openClient = () =>
     createRealtimeClient({
@@ -89,6 +102,8 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
         $auction.setKey("status", status);
         // Answers never cross to a new connection: a bid in flight on the lost one is answered now.
         if (status === "reconnecting") settleAll({ ok: false, code: "connection_lost" });
+        // A new connection watches nothing: the service forgets a socket's watches when it closes.
+        if (status === "live") for (const reference of watchedPayments.keys()) sendWatch(reference);
         options.observe?.status?.(status);
       },
       onMessage(message) {
@@ -220,6 +235,13 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
           options.log.error(`Auction: the service refused a message (${message.code}): ${message.message}`);
         }
         break;
+      case "purchase":
+        // Every visitor hears each confirmed purchase (docs/design.md#8).
+        options.notify({ title: purchaseToastTitle(message.name, message.tierName) });
+        break;
+      case "payment":
+        watchedPayments.get(message.reference)?.(message);
+        break;
       case "pong":
         break;
     }
@@ -258,6 +280,15 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
         const timer = timers.setTimeout(() => settleBid(requestId, { ok: false, code: "timeout" }), BID_ACK_TIMEOUT_MS);
         pendingBids.set(requestId, { settle: resolve, timer });
       });
+    },
+    /**
+     * Follows a payment request: `onStatus` hears its "payment" messages, from now and after every
+     * reconnection once connect() has been called. Returns the call that stops.
+     */
+    watchPayment(reference: string, onStatus: (status: PaymentMessage) => void): () => void {
+      watchedPayments.set(reference, onStatus);
+      sendWatch(reference);
+      return () => watchedPayments.delete(reference);
     },
     /** Closes the connection for good; bids still waiting are answered as lost. */
     stop() {

@@ -309,3 +309,68 @@ describe("rounds over a real socket", () => {
     expect(connection.$auction.get().clockOffsetMs).toBe(5 * 3_600_000 + 1_500);
   });
 });
+
+describe("payments over a real socket (docs/design.md#8)", () => {
+  const REFERENCE = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
+  const OTHER = "3yvVM2ZWbrrpZb9PusVFin9xQeWvG816bUx9EPjHmaT2";
+  const payment = (reference: string, status: "waiting" | "confirmed" | "underpaid") =>
+    ({
+      type: "payment",
+      reference,
+      status,
+      tierId: "2",
+      tierName: "Deluxe Nothing",
+      spins: 7,
+      priceAmount: "100",
+      expiresAt: IN_AN_HOUR,
+    }) satisfies ServerMessage;
+  const watches = (received: Record<string, unknown>[]) =>
+    received.filter((message) => message.type === "watchPayment");
+
+  it("watches a request: its statuses reach its listener only, the watch goes again after a reconnection, and stops", async () => {
+    const { connection, received, toasts, send, goLive, dropConnections } = await openAuction();
+    const heard: string[] = [];
+    // Watched before the connection is open: sent once it is.
+    connection.connect();
+    const unwatch = connection.watchPayment(REFERENCE, (status) => heard.push(status.status));
+    await goLive();
+    await until(() => watches(received).length === 1, "the watch");
+    expect(watches(received)).toEqual([{ type: "watchPayment", reference: REFERENCE }]);
+    send(payment(OTHER, "confirmed"));
+    send(payment(REFERENCE, "waiting"));
+    await until(() => heard.length === 1, "the waiting status");
+    expect(heard).toEqual(["waiting"]);
+
+    // The service forgets a closed socket's watches; the reconnection (1 s later) watches again.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    received.length = 0;
+    dropConnections();
+    await until(() => connection.$auction.get().status === "reconnecting", "the lost connection");
+    vi.advanceTimersByTime(1_000);
+    await until(() => watches(received).length === 1, "the watch on the new connection");
+    send(payment(REFERENCE, "confirmed"));
+    await until(() => heard.length === 2, "the confirmation");
+
+    unwatch();
+    send(payment(REFERENCE, "underpaid"));
+    // A barrier: the purchase's toast comes after the status would have been heard.
+    send({ type: "purchase", name: null, tierName: "Deluxe Nothing" });
+    await until(() => toasts.length === 1, "the purchase's toast");
+    expect(heard).toEqual(["waiting", "confirmed"]);
+  });
+
+  it("tells every visitor of each confirmed purchase, named or not", async () => {
+    const { toasts, send, goLive } = await openAuction();
+    await goLive();
+    send({ type: "purchase", name: "Patron Pat", tierName: "Deluxe Nothing" });
+    send({ type: "purchase", name: null, tierName: "Premium Nothing" });
+    await until(() => toasts.length === 2, "two toasts");
+    expect(toasts).toEqual([
+      { title: "Patron Pat just bought Deluxe Nothing!" },
+      { title: "Someone just bought Premium Nothing!" },
+    ]);
+  });
+});

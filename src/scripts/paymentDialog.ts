@@ -1,0 +1,261 @@
+/**
+ * The buy dialog and the live status of real purchases (docs/design.md#8). "Buy Nothing" imports
+ * this on its first click when the service takes payments (and a page that finds pending requests
+ * in localStorage imports it at load to resume them), so neither it nor the QR encoder is in the
+ * page's first JavaScript. It drives PaymentDialog.astro's <dialog>.
+ *
+ * A request's status comes over the page's auction socket (watchPayment); while the socket is not
+ * open the page asks GET /payments/<reference> every few seconds instead. On confirmation the spins
+ * are credited through planPurchased (the wheel celebrates), once per reference on this browser.
+ */
+import { encode } from "uqr";
+import { config } from "../config.ts";
+import { formatCount, formatZn } from "../lib/format.ts";
+import {
+  addPending,
+  claimCredit,
+  confirmedToast,
+  isSettled,
+  openPendingFor,
+  type PendingPayment,
+  parseCreatedPayment,
+  parsePaymentStatus,
+  readPending,
+  removePending,
+  requestRefusalText,
+  statusText,
+} from "../lib/paymentPage.ts";
+import {
+  PAYMENTS_PATH,
+  PAYMENTS_UNAVAILABLE_TEXT,
+  type PaymentErrorBody,
+  type PaymentStatusBody,
+  serviceEndpoint,
+} from "../lib/payments.ts";
+import { PLAN_PURCHASED_EVENT, type PlanPurchasedDetail } from "../lib/purchase.ts";
+import { $auction, connectAuction, watchPayment } from "../stores/auction.ts";
+import { showToast } from "../stores/toasts.ts";
+
+/** How often a page without an open socket asks for a pending request's status. */
+export const STATUS_POLL_MS = 3_000;
+const FETCH_TIMEOUT_MS = 10_000;
+const CREDIT_LOCK = "nothingStorePaymentCredit";
+
+export interface BuyTier {
+  tierId: string;
+  name: string;
+  price: number;
+  spins: number;
+}
+
+/**
+ * localStorage, or nothing where it is blocked. Not spinsStorage.ts's browserStorage: sharing that
+ * module would split it into a chunk of its own in the page's first JavaScript.
+ */
+const storage = (() => {
+  try {
+    return globalThis.localStorage ?? undefined;
+  } catch {
+    return undefined;
+  }
+})();
+const creditedThisPage = new Set<string>();
+const endpoint = (path: string) => serviceEndpoint(config.realtimeUrl, path);
+
+/** The requests this page follows, by reference, with their poll timers and the call that stops the watch. */
+const followed = new Map<string, { unwatch: () => void; timer?: ReturnType<typeof setTimeout> }>();
+
+function dialogParts() {
+  const dialog = document.getElementById("payment-dialog") as HTMLDialogElement;
+  const part = <T extends HTMLElement>(name: string) => dialog.querySelector(`[data-payment-${name}]`) as T;
+  return {
+    dialog,
+    title: part("title"),
+    selected: part("selected"),
+    form: part<HTMLFormElement>("form"),
+    request: part("request"),
+    instructions: part("instructions"),
+    qr: part("qr"),
+    link: part<HTMLAnchorElement>("link"),
+    spins: part("spins"),
+    status: part("status"),
+    close: part<HTMLButtonElement>("close"),
+    address: dialog.querySelector("[data-address]") as HTMLElement,
+    copy: dialog.querySelector("button[data-copy]") as HTMLButtonElement,
+    name: dialog.querySelector("input[name=name]") as HTMLInputElement,
+  };
+}
+
+/** The QR code of `text` as SVG: dark modules on white, a 4-module quiet zone, drawn as one path. */
+export function qrSvg(text: string): string {
+  const { data, size } = encode(text, { ecc: "M", border: 4 });
+  let path = "";
+  data.forEach((row, y) => {
+    row.forEach((dark, x) => {
+      if (dark) path += `M${x} ${y}h1v1h-1z`;
+    });
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${size} ${size}" width="256" height="256" shape-rendering="crispEdges" aria-hidden="true"><rect width="${size}" height="${size}" fill="#fff"/><path fill="#000" d="${path}"/></svg>`;
+}
+
+/** The dialog shows one request (or the form for a new one) at a time. */
+let shown: { tier: BuyTier; reference?: string } | null = null;
+let opener: HTMLElement | null = null;
+let wired = false;
+
+function wireDialog() {
+  if (wired) return;
+  wired = true;
+  const parts = dialogParts();
+  parts.close.addEventListener("click", () => parts.dialog.close());
+  // Escape closes a modal dialog natively; every way out hands focus back to the button that opened it.
+  parts.dialog.addEventListener("close", () => {
+    shown = null;
+    opener?.focus();
+  });
+  parts.form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (shown) void createRequest(shown.tier, parts.name.value);
+  });
+}
+
+/** Opens the dialog for a tier: its request still open on this browser, or the form for a new one. */
+export function openPaymentDialog(tier: BuyTier, openedBy: HTMLElement) {
+  wireDialog();
+  opener = openedBy;
+  const parts = dialogParts();
+  const price = formatZn(tier.price);
+  parts.title.textContent = `Buy ${tier.name}`;
+  parts.selected.textContent = `Congratulations! You selected ${tier.name} for ${price}!`;
+  parts.spins.textContent = `Once payment is confirmed, you'll receive +${formatCount(tier.spins)} lottery spins!`;
+  const pending = openPendingFor(storage, tier.tierId, Date.now());
+  shown = { tier };
+  if (pending) showRequest(pending);
+  else {
+    parts.form.hidden = false;
+    parts.request.hidden = true;
+    parts.status.textContent = "";
+  }
+  if (!parts.dialog.open) parts.dialog.showModal();
+  (pending ? parts.link : parts.name).focus();
+  if (pending) follow(pending);
+}
+
+function showRequest(payment: PendingPayment) {
+  const parts = dialogParts();
+  if (shown) shown.reference = payment.reference;
+  parts.form.hidden = true;
+  parts.request.hidden = false;
+  parts.instructions.textContent = `Send ${formatZn(payment.price)} tokens to this address, or scan the code with a Solana wallet:`;
+  parts.qr.innerHTML = qrSvg(payment.url);
+  parts.qr.dataset.url = payment.url;
+  parts.link.href = payment.url;
+  parts.address.textContent = payment.recipient;
+  parts.copy.dataset.copy = payment.recipient;
+  parts.status.textContent = statusText({ status: "waiting", priceAmount: payment.amount });
+}
+
+async function createRequest(tier: BuyTier, name: string) {
+  const parts = dialogParts();
+  const submit = parts.form.querySelector("button[type=submit]") as HTMLButtonElement;
+  submit.disabled = true;
+  parts.status.textContent = "";
+  try {
+    const body = name.trim() ? { tierId: tier.tierId, name: name.trim() } : { tierId: tier.tierId };
+    let response: Response;
+    try {
+      response = await fetch(endpoint(PAYMENTS_PATH), {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+        credentials: "omit",
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      });
+    } catch {
+      parts.status.textContent = PAYMENTS_UNAVAILABLE_TEXT;
+      return;
+    }
+    const data: unknown = await response.json().catch(() => null);
+    const created = response.status === 201 ? parseCreatedPayment(data) : null;
+    if (!created) {
+      const error = (data as Partial<PaymentErrorBody> | null)?.error;
+      parts.status.textContent = requestRefusalText(response.status, typeof error === "string" ? error : undefined);
+      if (error === "name_not_allowed" || error === "invalid_name") parts.name.focus();
+      return;
+    }
+    const payment: PendingPayment = { ...created, price: tier.price };
+    addPending(storage, payment, Date.now());
+    // Still showing this tier's form (the visitor may have closed the dialog meanwhile).
+    if (shown?.tier.tierId === tier.tierId && !shown.reference) {
+      showRequest(payment);
+      parts.link.focus();
+    }
+    follow(payment);
+  } finally {
+    submit.disabled = false;
+  }
+}
+
+/** Follows a request until it settles: over the socket, or by polling while the socket is not open. */
+function follow(payment: PendingPayment) {
+  if (followed.has(payment.reference)) return;
+  connectAuction();
+  followed.set(payment.reference, { unwatch: watchPayment(payment.reference, settle) });
+  schedulePoll(payment.reference);
+}
+
+function schedulePoll(reference: string) {
+  const entry = followed.get(reference);
+  if (!entry) return;
+  entry.timer = setTimeout(async () => {
+    // The socket tells within a second; the poll only covers a page without one.
+    if ($auction.get().status !== "live") {
+      const status = await fetchStatus(reference);
+      if (status) settle(status);
+    }
+    schedulePoll(reference);
+  }, STATUS_POLL_MS);
+}
+
+async function fetchStatus(reference: string): Promise<PaymentStatusBody | null> {
+  try {
+    const response = await fetch(endpoint(`${PAYMENTS_PATH}/${reference}`), {
+      credentials: "omit",
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
+    return response.ok ? parsePaymentStatus(await response.json()) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A request's status as the service tells it: shown, and once settled, credited or reported. */
+function settle(status: PaymentStatusBody) {
+  const entry = followed.get(status.reference);
+  if (!entry) return;
+  if (shown?.reference === status.reference) dialogParts().status.textContent = statusText(status);
+  if (!isSettled(status.status)) return;
+  clearTimeout(entry.timer);
+  followed.delete(status.reference);
+  entry.unwatch();
+  removePending(storage, status.reference, Date.now());
+  if (status.status === "confirmed") void credit(status);
+  else if (shown?.reference !== status.reference) {
+    showToast({ title: statusText(status), variant: "destructive" });
+  }
+}
+
+/** Credits a confirmed request's spins once on this browser: one tab at a time decides. */
+async function credit(status: PaymentStatusBody) {
+  const claim = () => claimCredit(storage, status.reference, creditedThisPage);
+  const claimed = navigator.locks ? await navigator.locks.request(CREDIT_LOCK, claim) : claim();
+  if (!claimed) return;
+  const detail: PlanPurchasedDetail = { planId: Number(status.tierId), spins: status.spins };
+  window.dispatchEvent(new CustomEvent(PLAN_PURCHASED_EVENT, { detail }));
+  showToast(confirmedToast(status.spins));
+}
+
+/** Follows every request this browser left pending (a reload, a reopened tab). */
+export function resumePending() {
+  for (const payment of readPending(storage, Date.now())) follow(payment);
+}

@@ -1,0 +1,162 @@
+/** The page's pure half of real purchases (docs/design.md#8): texts, amounts, the two localStorage records. */
+import { describe, expect, it } from "vitest";
+import {
+  addPending,
+  CREDITED_PAYMENTS_KEY,
+  claimCredit,
+  confirmedToast,
+  formatZnAmount,
+  openPendingFor,
+  PENDING_KEPT_AFTER_EXPIRY_MS,
+  type PendingPayment,
+  parseCreatedPayment,
+  readPending,
+  removePending,
+  requestRefusalText,
+  statusText,
+} from "../../src/lib/paymentPage.ts";
+import { serviceEndpoint } from "../../src/lib/payments.ts";
+import { PENDING_PAYMENTS_KEY } from "../../src/lib/purchase.ts";
+import { purchaseToastTitle } from "../../src/stores/auctionConnection.ts";
+
+function memoryStorage() {
+  const items = new Map<string, string>();
+  return {
+    items,
+    getItem: (key: string) => items.get(key) ?? null,
+    setItem: (key: string, value: string) => void items.set(key, value),
+  };
+}
+
+const NOW = Date.UTC(2026, 10, 21, 12);
+const REFERENCE = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
+
+function pending(overrides: Partial<PendingPayment> = {}): PendingPayment {
+  return {
+    reference: REFERENCE,
+    url: `solana:${REFERENCE}?amount=100`,
+    recipient: REFERENCE,
+    mint: REFERENCE,
+    amount: "100",
+    tierId: "2",
+    tierName: "Deluxe Nothing",
+    spins: 7,
+    expiresAt: new Date(NOW + 30 * 60_000).toISOString(),
+    price: 100,
+    ...overrides,
+  };
+}
+
+describe("texts", () => {
+  it("says each status in the product's words", () => {
+    expect(statusText({ status: "waiting", priceAmount: "100" })).toBe("Waiting for your payment…");
+    expect(statusText({ status: "confirmed", priceAmount: "100" })).toBe("Payment confirmed!");
+    expect(statusText({ status: "expired", priceAmount: "100" })).toBe(
+      "This payment request has expired. Start a new one.",
+    );
+    expect(statusText({ status: "underpaid", priceAmount: "1000000", receivedAmount: "999999.5" })).toBe(
+      "We received 999,999.5 $ZN, less than 1,000,000 $ZN.",
+    );
+  });
+
+  it("groups amounts without rounding them", () => {
+    expect(formatZnAmount("25")).toBe("25 $ZN");
+    expect(formatZnAmount("1000")).toBe("1,000 $ZN");
+    expect(formatZnAmount("1234567.000001")).toBe("1,234,567.000001 $ZN");
+    expect(formatZnAmount("0.5")).toBe("0.5 $ZN");
+  });
+
+  it("toasts a confirmation and every visitor's purchase", () => {
+    expect(confirmedToast(1000)).toEqual({
+      title: "Payment Confirmed!",
+      description: "+1,000 lottery spins. Because nothing is worth everything.",
+    });
+    expect(purchaseToastTitle("Ada", "Deluxe Nothing")).toBe("Ada just bought Deluxe Nothing!");
+    expect(purchaseToastTitle(null, "Deluxe Nothing")).toBe("Someone just bought Deluxe Nothing!");
+    expect(purchaseToastTitle("  ", "Premium Nothing")).toBe("Someone just bought Premium Nothing!");
+  });
+
+  it("words each refusal of a request", () => {
+    expect(requestRefusalText(422, "name_not_allowed")).toBe("Name Not Allowed");
+    expect(requestRefusalText(503, "unavailable")).toBe("Payments are unavailable right now.");
+    expect(requestRefusalText(500, undefined)).toBe("Payments are unavailable right now.");
+    expect(requestRefusalText(429, "rate_limited")).toMatch(/Too many payment requests/);
+  });
+});
+
+describe("service URLs", () => {
+  it("sits beside the socket, over http(s), or on the page's origin", () => {
+    expect(serviceEndpoint("", "/payments/config")).toBe("/payments/config");
+    expect(serviceEndpoint("wss://x.example/live/realtime", "/payments/config")).toBe(
+      "https://x.example/live/payments/config",
+    );
+    expect(serviceEndpoint("ws://127.0.0.1:9/realtime?a=1", "/payments")).toBe("http://127.0.0.1:9/payments");
+  });
+});
+
+describe("answers from the service", () => {
+  it("accepts a created request and refuses one that is not a solana: URL", () => {
+    const { price: _price, ...created } = pending();
+    expect(parseCreatedPayment(created)).toEqual(created);
+    expect(parseCreatedPayment({ ...created, url: "https://evil.example" })).toBeNull();
+    expect(parseCreatedPayment({ ...created, amount: "1e3" })).toBeNull();
+  });
+});
+
+describe("pending requests", () => {
+  it("are kept, replaced by reference, removed, and found for their tier while open", () => {
+    const storage = memoryStorage();
+    addPending(storage, pending(), NOW);
+    addPending(storage, pending({ amount: "100" }), NOW);
+    expect(readPending(storage, NOW)).toHaveLength(1);
+    expect(openPendingFor(storage, "2", NOW)?.reference).toBe(REFERENCE);
+    expect(openPendingFor(storage, "3", NOW)).toBeUndefined();
+    expect(openPendingFor(storage, "2", NOW + 31 * 60_000)).toBeUndefined();
+    removePending(storage, REFERENCE, NOW);
+    expect(readPending(storage, NOW)).toEqual([]);
+  });
+
+  it("are dropped some time after their expiry, and garbage in storage is ignored", () => {
+    const storage = memoryStorage();
+    addPending(storage, pending(), NOW);
+    const expiry = NOW + 30 * 60_000;
+    expect(readPending(storage, expiry + PENDING_KEPT_AFTER_EXPIRY_MS - 1)).toHaveLength(1);
+    expect(readPending(storage, expiry + PENDING_KEPT_AFTER_EXPIRY_MS)).toEqual([]);
+    expect(storage.items.get(PENDING_PAYMENTS_KEY)).toBe("[]");
+    for (const junk of ["{", '{"a":1}', '[1,"x",{"reference":"bad"}]']) {
+      storage.items.set(PENDING_PAYMENTS_KEY, junk);
+      expect(readPending(storage, NOW)).toEqual([]);
+    }
+  });
+
+  it("survive storage that throws (blocked or full)", () => {
+    const broken = {
+      getItem: () => {
+        throw new Error("blocked");
+      },
+      setItem: () => {
+        throw new Error("full");
+      },
+    };
+    expect(() => addPending(broken, pending(), NOW)).not.toThrow();
+    expect(readPending(broken, NOW)).toEqual([]);
+  });
+});
+
+describe("credits", () => {
+  it("are claimed once per reference per browser: a replay, a reload or a second tab gets false", () => {
+    const storage = memoryStorage();
+    const firstTab = new Set<string>();
+    expect(claimCredit(storage, REFERENCE, firstTab)).toBe(true);
+    expect(claimCredit(storage, REFERENCE, firstTab)).toBe(false);
+    expect(claimCredit(storage, REFERENCE, new Set())).toBe(false);
+    expect(claimCredit(storage, "other", new Set())).toBe(true);
+    expect(JSON.parse(storage.items.get(CREDITED_PAYMENTS_KEY) ?? "")).toEqual([REFERENCE, "other"]);
+  });
+
+  it("are claimed once in the page even when storage keeps nothing", () => {
+    const seen = new Set<string>();
+    expect(claimCredit(undefined, REFERENCE, seen)).toBe(true);
+    expect(claimCredit(undefined, REFERENCE, seen)).toBe(false);
+  });
+});
