@@ -1,6 +1,6 @@
 /** Service settings, from the environment only (DESIGN.md section 4; docs/realtime.md lists them). */
 import { resolve } from "node:path";
-import { type PasswordHash, parsePasswordHash } from "./admin/password.ts";
+import { costProblems, type PasswordHash, parsePasswordHash } from "./passwordHash.ts";
 import type { RoundSettings } from "./storage/types.ts";
 
 export interface ServiceConfig {
@@ -36,7 +36,12 @@ export interface ServiceConfig {
   /** Round lengths (DESIGN.md 6b): AUCTION_ROUND_SECONDS (0: one endless auction) and AUCTION_SOFT_CLOSE_SECONDS. */
   rounds: RoundSettings;
   /** The operator console (DESIGN.md 6a): null, and /admin absent, unless ADMIN_PASSWORD_HASH is set. */
-  admin: { passwordHash: PasswordHash; sessionSecret: string } | null;
+  admin: AdminSettings | null;
+}
+
+export interface AdminSettings {
+  passwordHash: PasswordHash;
+  sessionSecret: string;
 }
 
 export class ServiceConfigError extends Error {
@@ -80,6 +85,12 @@ function admin(env: NodeJS.ProcessEnv): ServiceConfig["admin"] {
     passwordHash = parsePasswordHash(env.ADMIN_PASSWORD_HASH);
   } catch (error) {
     throw new ServiceConfigError(`ADMIN_PASSWORD_HASH ${(error as Error).message}`);
+  }
+  const problems = costProblems(passwordHash);
+  if (problems.length > 0) {
+    throw new ServiceConfigError(
+      `ADMIN_PASSWORD_HASH has scrypt ${problems.join(", and ")}: make a new one with npm run admin:hash`,
+    );
   }
   const sessionSecret = env.ADMIN_SESSION_SECRET ?? "";
   if (Buffer.byteLength(sessionSecret, "utf8") < MIN_SESSION_SECRET_BYTES) {

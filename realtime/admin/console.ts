@@ -17,13 +17,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { clientAddress, forwardedEntries, maskAddress } from "../auction/clientAddress.ts";
 import type { ServiceConfig } from "../config.ts";
+import type { PasswordHash } from "../passwordHash.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { BidStore } from "../storage/types.ts";
 import { CONSOLE_POLICY, consolePage, messagePage, signInPage } from "./consolePage.ts";
 import { readCookie, readForm } from "./forms.ts";
 import { createModerationDesk, readBefore, readNotice } from "./moderation.ts";
-import { type PasswordHash, verifyPassword } from "./password.ts";
+import { verifyPassword } from "./password.ts";
 import { readSession, SESSION_MS, signSession } from "./session.ts";
 
 const SESSION_COOKIE = "nothing_admin";

@@ -6,24 +6,28 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { hashPassword } from "../../realtime/admin/password.ts";
 import { SESSION_MS, signSession } from "../../realtime/admin/session.ts";
-import { readServiceConfig, type ServiceConfig } from "../../realtime/config.ts";
+import type { AdminSettings, ServiceConfig } from "../../realtime/config.ts";
+import { parsePasswordHash } from "../../realtime/passwordHash.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import { createTestLocation, openTestStore, STORE_HOOK_TIMEOUT_MS, testLogger } from "./support/stores.ts";
 
 const PASSWORD = "correct horse battery";
 const SECRET = "a session secret of at least thirty-two bytes";
-// The smallest cost the parser accepts: the production 2^17 would make each attempt 0.1 s.
-const HASH = await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 });
+// Below the cost ADMIN_PASSWORD_HASH must have (the production 2^17 takes a quarter second an
+// attempt), so passed in code rather than through the environment's check.
+const ADMIN: AdminSettings = {
+  passwordHash: parsePasswordHash(await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 })),
+  sessionSecret: SECRET,
+};
 
 async function openConsole(overrides: Partial<ServiceConfig> = {}, logLines: Record<string, unknown>[] = []) {
   const location = await createTestLocation("pglite");
   onTestFinished(() => location.remove(), STORE_HOOK_TIMEOUT_MS);
   const store = await openTestStore(location);
   onTestFinished(() => store.close(), STORE_HOOK_TIMEOUT_MS);
-  const { admin } = readServiceConfig({ ADMIN_PASSWORD_HASH: HASH, ADMIN_SESSION_SECRET: SECRET });
   const service = await startAuctionService(
     store,
-    { admin, ...overrides },
+    { admin: ADMIN, ...overrides },
     testLogger((line) => logLines.push(line)),
   );
   onTestFinished(() => service.stop(), STORE_HOOK_TIMEOUT_MS);
