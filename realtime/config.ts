@@ -42,6 +42,11 @@ export interface ServiceConfig {
 export interface AdminSettings {
   passwordHash: PasswordHash;
   sessionSecret: string;
+  /**
+   * The sign-in limits' sizes (docs/design.md#11), set in code only: tests lower them. Unset, the
+   * console's own: 10,000 addresses tracked, 2 password checks at once.
+   */
+  signIn?: { maxTrackedAddresses?: number; maxConcurrentChecks?: number };
 }
 
 export class ServiceConfigError extends Error {
