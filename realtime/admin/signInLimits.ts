@@ -17,9 +17,9 @@ export const MAX_FAILURES = 5;
 export const FAILURE_WINDOW_MS = 15 * 60 * 1000;
 /** About 3 MB at most: an address, up to 5 times and the cache's own links per entry. */
 export const DEFAULT_MAX_TRACKED_ADDRESSES = 10_000;
-export const DEFAULT_MAX_CONCURRENT_CHECKS = 2;
+const DEFAULT_MAX_CONCURRENT_CHECKS = 2;
 
-export type Reservation =
+type Reservation =
   | {
       ok: true;
       /** The password was right, or never checked: the attempt is no failure after all. */
