@@ -44,7 +44,7 @@ export interface AdminSettings {
   sessionSecret: string;
   /**
    * The sign-in limits' sizes (docs/design.md#11), set in code only: tests lower them. Unset, the
-   * console's own: 10,000 addresses tracked, 2 password checks at once.
+   * console's own: 10,000 addresses tracked, 2 password checks at once (1 on 2 cores).
    */
   signIn?: { maxTrackedAddresses?: number; maxConcurrentChecks?: number };
 }

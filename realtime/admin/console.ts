@@ -7,8 +7,8 @@
  *   5 failures from one client address (IPv6: one /64) within 15 minutes every attempt answers 429
  *   "Too many attempts" with Retry-After, before the password is even checked. Under load
  *   (docs/design.md#11): an attempt counts as a failure until its password proves right, at most 2
- *   passwords are checked at once (503 with Retry-After beyond), and a check that fails counts as
- *   a failure and answers 500.
+ *   passwords are checked at once (1 on 2 cores; 503 with Retry-After beyond), and a check that
+ *   fails counts as a failure and answers 500.
  * - The session: an HttpOnly, SameSite=Strict cookie scoped to /admin for 8 hours, Secure when the
  *   request came over https (directly, or by X-Forwarded-Proto through TRUST_PROXY hops).
  * - Every POST needs a same-origin Origin (403 otherwise), every route but the sign-in page and

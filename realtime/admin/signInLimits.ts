@@ -8,16 +8,21 @@
  *   least recently used address goes first past a fixed number, and an address is dropped once
  *   its failures have all left the window: the memory it holds has a bound whatever the addresses.
  * - The check slots: scrypt runs on libuv's thread pool (4 threads), which file reads need too;
- *   at most 2 checks at once leave the rest to the pages, and an attempt beyond them is refused
- *   at once, never queued.
+ *   at most 2 checks at once (1 on 2 cores) leave the rest to the pages, and an attempt beyond
+ *   them is refused at once, never queued.
  */
+import { availableParallelism } from "node:os";
 import { LRUCache } from "lru-cache";
 
 export const MAX_FAILURES = 5;
 export const FAILURE_WINDOW_MS = 15 * 60 * 1000;
 /** 6.6 MB of heap when full (measured: 10,000 IPv6 keys with 5 failures each). */
 export const DEFAULT_MAX_TRACKED_ADDRESSES = 10_000;
-const DEFAULT_MAX_CONCURRENT_CHECKS = 2;
+/**
+ * 2, or 1 on a machine of 2 cores: there two checks take both cores, and the main thread's pages
+ * waited (bench:sign-in, many addresses: GET / p99 86 ms with 2, 31 ms with 1).
+ */
+const DEFAULT_MAX_CONCURRENT_CHECKS = Math.min(2, Math.max(1, availableParallelism() - 1));
 
 type Reservation =
   | {

@@ -108,7 +108,7 @@ describe("sign-in under load", () => {
   );
 
   it(
-    "keeps the pages quick while sign-ins from 40 addresses keep the password checks busy: at most 2 at once, 503 beyond",
+    "keeps the pages quick while sign-ins from 40 addresses keep the password checks busy: 503 beyond the slots",
     async () => {
       const site = await mkdtemp(join(tmpdir(), "nothing-site-"));
       onTestFinished(() => rm(site, { recursive: true, force: true }));
