@@ -1,6 +1,6 @@
 /** Service settings, from the environment only (docs/design.md#4; docs/realtime.md lists them). */
 import { resolve } from "node:path";
-import { type PasswordHash, parsePasswordHash } from "./admin/password.ts";
+import { costProblems, type PasswordHash, parsePasswordHash } from "./passwordHash.ts";
 import { type PaymentSettings, PaymentSettingsError, readPaymentSettings } from "./payments/settings.ts";
 import type { RoundSettings } from "./storage/types.ts";
 
@@ -37,9 +37,19 @@ export interface ServiceConfig {
   /** Round lengths (docs/design.md#6b): AUCTION_ROUND_SECONDS (0: one endless auction) and AUCTION_SOFT_CLOSE_SECONDS. */
   rounds: RoundSettings;
   /** The operator console (docs/design.md#6a): null, and /admin absent, unless ADMIN_PASSWORD_HASH is set. */
-  admin: { passwordHash: PasswordHash; sessionSecret: string } | null;
+  admin: AdminSettings | null;
   /** Real purchases (docs/design.md#8): null, and payments off, unless SOLANA_RPC_URL is set. */
   payments: PaymentSettings | null;
+}
+
+export interface AdminSettings {
+  passwordHash: PasswordHash;
+  sessionSecret: string;
+  /**
+   * The sign-in limits' sizes (docs/design.md#11), set in code only: tests lower them. Unset, the
+   * console's own: 10,000 addresses tracked, 2 password checks at once (1 on 2 cores).
+   */
+  signIn?: { maxTrackedAddresses?: number; maxConcurrentChecks?: number };
 }
 
 export class ServiceConfigError extends Error {
@@ -83,6 +93,12 @@ function admin(env: NodeJS.ProcessEnv): ServiceConfig["admin"] {
     passwordHash = parsePasswordHash(env.ADMIN_PASSWORD_HASH);
   } catch (error) {
     throw new ServiceConfigError(`ADMIN_PASSWORD_HASH ${(error as Error).message}`);
+  }
+  const problems = costProblems(passwordHash);
+  if (problems.length > 0) {
+    throw new ServiceConfigError(
+      `ADMIN_PASSWORD_HASH has scrypt ${problems.join(", and ")}: make a new one with npm run admin:hash`,
+    );
   }
   const sessionSecret = env.ADMIN_SESSION_SECRET ?? "";
   if (Buffer.byteLength(sessionSecret, "utf8") < MIN_SESSION_SECRET_BYTES) {

@@ -16,6 +16,15 @@ export function createMetrics() {
   });
   // Every code appears from the start, so a rate() over it never begins with a gap.
   for (const code of ERROR_CODES) bidsRejected.inc({ code }, 0);
+  const adminSignInsRefused = new Counter({
+    name: "admin_sign_ins_refused_total",
+    help: "Operator sign-ins refused before an answer on the password: limited (429), busy (503), error (500).",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  for (const reason of ["limited", "busy", "error"]) adminSignInsRefused.inc({ reason }, 0);
+  /** The console, made after the metrics, says here how many addresses its sign-in limit holds. */
+  const signInLimit = { trackedAddresses: () => 0 };
   return {
     registry,
     openSockets: new Gauge({
@@ -39,6 +48,16 @@ export function createMetrics() {
       name: "admin_login_failures_total",
       help: "Operator console sign-ins refused for a wrong password.",
       registers: [registry],
+    }),
+    adminSignInsRefused,
+    signInLimit,
+    adminSignInAddresses: new Gauge({
+      name: "admin_sign_in_tracked_addresses",
+      help: "Client addresses (IPv6: /64 networks) with sign-in failures in the last 15 minutes that the limit holds.",
+      registers: [registry],
+      collect() {
+        this.set(signInLimit.trackedAddresses());
+      },
     }),
     moderationActions: new Counter({
       name: "admin_moderation_actions_total",

@@ -4,8 +4,11 @@
  * (then /admin is the site's 404 like any unknown path).
  *
  * - Sign in: POST /admin/login with the password; a wrong one answers 401 "Wrong password"; after
- *   5 failures from one client address within 15 minutes every attempt answers 429 "Too many
- *   attempts" with Retry-After, before the password is even checked.
+ *   5 failures from one client address (IPv6: one /64) within 15 minutes every attempt answers 429
+ *   "Too many attempts" with Retry-After, before the password is even checked. Under load
+ *   (docs/design.md#11): an attempt counts as a failure until its password proves right, at most 2
+ *   passwords are checked at once (1 on 2 cores; 503 with Retry-After beyond), and a check that
+ *   fails counts as a failure and answers 500.
  * - The session: an HttpOnly, SameSite=Strict cookie scoped to /admin for 8 hours, Secure when the
  *   request came over https (directly, or by X-Forwarded-Proto through TRUST_PROXY hops).
  * - Every POST needs a same-origin Origin (403 otherwise), every route but the sign-in page and
@@ -15,8 +18,8 @@
  * - Signed in, /admin is the console (consolePage.ts) and its actions are moderation.ts's.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { clientAddress, forwardedEntries, maskAddress } from "../auction/clientAddress.ts";
-import type { ServiceConfig } from "../config.ts";
+import { clientAddress, forwardedEntries, limitKey, maskAddress } from "../auction/clientAddress.ts";
+import type { AdminSettings } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { RequestTarget } from "../requestTarget.ts";
@@ -24,14 +27,14 @@ import type { BidStore } from "../storage/types.ts";
 import { CONSOLE_POLICY, consolePage, messagePage, signInPage } from "./consolePage.ts";
 import { readCookie, readForm } from "./forms.ts";
 import { createModerationDesk, readBefore, readNotice } from "./moderation.ts";
-import { type PasswordHash, verifyPassword } from "./password.ts";
+import { verifyPassword } from "./password.ts";
 import { readSession, SESSION_MS, signSession } from "./session.ts";
+import { createCheckSlots, createFailureLog } from "./signInLimits.ts";
 
 const SESSION_COOKIE = "nothing_admin";
-const MAX_FAILURES = 5;
-const FAILURE_WINDOW_MS = 15 * 60 * 1000;
 const MAX_FORM_BYTES = 4096;
-const MAX_TRACKED_ADDRESSES = 10_000;
+/** A check takes about a quarter of a second: a slot is likely free again within one. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
 /** Bids per console page. */
 const CONSOLE_PAGE_SIZE = 50;
 
@@ -44,30 +47,8 @@ const HEADERS = {
   "X-Frame-Options": "DENY",
 };
 
-/** Failed sign-ins per client address in the last 15 minutes (this instance's count). */
-function createFailureLog(now: () => number) {
-  const failures = new Map<string, number[]>();
-  const recent = (address: string) => (failures.get(address) ?? []).filter((at) => at > now() - FAILURE_WINDOW_MS);
-  return {
-    /** Milliseconds until the address may try again; 0 when it may now. */
-    waitMs(address: string): number {
-      const times = recent(address);
-      failures.set(address, times);
-      if (times.length < MAX_FAILURES) return 0;
-      return (times[times.length - MAX_FAILURES] as number) + FAILURE_WINDOW_MS - now();
-    },
-    record(address: string) {
-      failures.set(address, [...recent(address), now()]);
-      // Addresses whose failures have all left the window are forgotten, so the map stays small.
-      if (failures.size > MAX_TRACKED_ADDRESSES) {
-        for (const key of failures.keys()) if (recent(key).length === 0) failures.delete(key);
-      }
-    },
-  };
-}
-
 export interface AdminConsoleOptions {
-  admin: NonNullable<ServiceConfig["admin"]>;
+  admin: AdminSettings;
   trustProxy: number;
   logger: Logger;
   metrics: Metrics;
@@ -82,8 +63,10 @@ export function isAdminPath(path: string): boolean {
 /** The /admin routes: the handler answers every request whose path isAdminPath. */
 export function createAdminConsole({ admin, trustProxy, logger, metrics, store }: AdminConsoleOptions) {
   const now = Date.now;
-  const failures = createFailureLog(now);
-  const passwordHash: PasswordHash = admin.passwordHash;
+  // This instance's count: behind a load balancer an address gets its attempts per instance.
+  const failures = createFailureLog({ maxTrackedAddresses: admin.signIn?.maxTrackedAddresses });
+  const checks = createCheckSlots(admin.signIn?.maxConcurrentChecks);
+  metrics.signInLimit.trackedAddresses = () => failures.size;
   const moderation = createModerationDesk({ store, logger, metrics, headers: HEADERS, now });
 
   /** https directly, or as the outermost trusted proxy reports it. */
@@ -110,11 +93,18 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store }
     return `${SESSION_COOKIE}=${value}; Path=/admin; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
   }
 
+  function tooManyAttempts(res: ServerResponse, waitMs: number) {
+    metrics.adminSignInsRefused.inc({ reason: "limited" });
+    send(res, 429, signInPage("Too many attempts"), { "Retry-After": Math.ceil(waitMs / 1000) });
+  }
+
   async function signIn(req: IncomingMessage, res: ServerResponse) {
-    const address = clientAddress(req, trustProxy);
-    const waitMs = failures.waitMs(address);
+    const key = limitKey(clientAddress(req, trustProxy));
+    const client = maskAddress(key);
+    // Refused before the form is even read; the reservation below decides for real.
+    const waitMs = failures.waitMs(key);
     if (waitMs > 0) {
-      send(res, 429, signInPage("Too many attempts"), { "Retry-After": Math.ceil(waitMs / 1000) });
+      tooManyAttempts(res, waitMs);
       return;
     }
     const form = await readForm(req, MAX_FORM_BYTES);
@@ -122,15 +112,44 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store }
       send(res, 413, signInPage("That form was too large."));
       return;
     }
-    if (!(await verifyPassword(form.get("password") ?? "", passwordHash))) {
-      failures.record(address);
+    // Counted as a failure from here until the password proves right, in the same turn as the
+    // check of the count: attempts sent at once cannot all pass it.
+    const attempt = failures.reserve(key);
+    if (!attempt.ok) {
+      tooManyAttempts(res, attempt.waitMs);
+      return;
+    }
+    const freeSlot = checks.tryTake();
+    if (!freeSlot) {
+      // No password was checked, so nothing was guessed: not a failure.
+      attempt.forget();
+      metrics.adminSignInsRefused.inc({ reason: "busy" });
+      send(res, 503, signInPage("Too many sign-ins are being checked right now. Try again in a moment."), {
+        "Retry-After": BUSY_RETRY_AFTER_SECONDS,
+      });
+      return;
+    }
+    let right: boolean;
+    try {
+      right = await verifyPassword(form.get("password") ?? "", admin.passwordHash);
+    } catch (error) {
+      // The attempt stays counted: a check that fails must not be a free guess.
+      metrics.adminSignInsRefused.inc({ reason: "error" });
+      logger.error({ err: error, client }, "an operator password could not be checked");
+      send(res, 500, signInPage("The password could not be checked. Try again later."));
+      return;
+    } finally {
+      freeSlot();
+    }
+    if (!right) {
       metrics.adminLoginFailures.inc();
-      logger.warn({ client: maskAddress(address) }, "operator sign-in failed");
+      logger.warn({ client }, "operator sign-in failed");
       send(res, 401, signInPage("Wrong password"));
       return;
     }
+    attempt.forget();
     const { session, token } = signSession(admin.sessionSecret, now());
-    logger.info({ session: session.id, client: maskAddress(address) }, "operator signed in");
+    logger.info({ session: session.id, client }, "operator signed in");
     res
       .writeHead(303, { ...HEADERS, Location: "/admin", "Set-Cookie": sessionCookie(req, token, SESSION_MS / 1000) })
       .end();

@@ -28,8 +28,10 @@ export function readSession(secret: string, token: string | undefined, nowMs: nu
   const parts = token?.split(".") ?? [];
   const [id, expires, signed] = parts;
   if (parts.length !== 3 || !id || !expires || !signed || !/^\d+$/.test(expires)) return null;
-  const expected = signature(secret, `${id}.${expires}`);
-  const given = Buffer.from(signed, "base64url");
+  // The signature as signSession spells it, compared as text: decoding base64url would also take
+  // padding, "+/" for "-_", other trailing bits and stray characters, so one cookie had many spellings.
+  const expected = Buffer.from(signature(secret, `${id}.${expires}`).toString("base64url"));
+  const given = Buffer.from(signed);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   const expiresAtMs = Number(expires);
   return nowMs < expiresAtMs ? { id, expiresAtMs } : null;

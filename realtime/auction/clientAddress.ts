@@ -1,6 +1,7 @@
 /**
  * Who a connection belongs to, for the per-address limits: the socket's peer, or with TRUST_PROXY
- * hops in front, the X-Forwarded-For entry that the outermost trusted proxy saw connect.
+ * hops in front, the X-Forwarded-For entry that the outermost trusted proxy saw connect; and the
+ * key those limits count it under (limitKey).
  */
 import type { IncomingMessage } from "node:http";
 import { isIPv4, isIPv6 } from "node:net";
@@ -30,11 +31,38 @@ function normalise(address: string): string {
   return mapped?.[1] ?? address.toLowerCase();
 }
 
+/**
+ * The key every per-address limit counts a client under (open sockets, bids, sign-ins;
+ * docs/design.md#11): an IPv4 address as it is, IPv4-mapped IPv6 as its IPv4 address, and IPv6 as
+ * its /64 network in one spelling (`2001:db8:0:1::/64`). A subscriber is handed a whole /64, so a
+ * limit per IPv6 address would hold them to nothing. Anything else (no address) stays as it is.
+ */
+export function limitKey(address: string): string {
+  const v4 = normalise(address);
+  if (isIPv4(v4)) return v4;
+  // A zone (fe80::1%eth0) names the interface, not the client.
+  const bare = address.replace(/%.*$/, "");
+  if (!isIPv6(bare)) return address;
+  const groups = expandIPv6(canonicalIPv6(bare)) as string[];
+  if (groups.slice(0, 5).every((group) => group === "0") && groups[5] === "ffff") {
+    const [high, low] = [groups[6], groups[7]].map((group) => Number.parseInt(group as string, 16)) as [number, number];
+    return [high >> 8, high & 255, low >> 8, low & 255].join(".");
+  }
+  return `${canonicalIPv6(`${groups.slice(0, 4).join(":")}::`)}/64`;
+}
+
+/** The WHATWG URL spelling: lower case, no leading zeros, the longest zero run as "::", IPv4 tails in hex. */
+function canonicalIPv6(address: string): string {
+  return new URL(`http://[${address}]`).hostname.slice(1, -1);
+}
+
 /** The address for logs: the network part only (IPv4 /24, IPv6 /48), so logs hold no full client address. */
 export function maskAddress(address: string): string {
-  if (isIPv4(address)) return address.replace(/\.\d+$/, ".x");
-  if (isIPv6(address)) {
-    const groups = expandIPv6(address);
+  // A limit key names an IPv6 client by its /64: mask the network address the same way.
+  const bare = address.replace(/\/64$/, "");
+  if (isIPv4(bare)) return bare.replace(/\.\d+$/, ".x");
+  if (isIPv6(bare)) {
+    const groups = expandIPv6(bare);
     return groups ? `${groups.slice(0, 3).join(":")}::x` : "ipv6";
   }
   return "unknown";

@@ -1,4 +1,7 @@
-/** Open sockets per client address, so one address cannot hold more than its share. */
+/**
+ * Open sockets per client address, so one address cannot hold more than its share. Keyed by the
+ * address's limitKey (clientAddress.ts): an IPv6 client by its /64.
+ */
 export interface ConnectionCap {
   /** Reserves a slot for the address; false when it already holds the maximum. */
   tryOpen(address: string): boolean;

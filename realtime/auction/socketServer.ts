@@ -24,7 +24,7 @@ import type { RequestTarget } from "../requestTarget.ts";
 import type { BidStore } from "../storage/types.ts";
 import { createBidDesk } from "./bidDesk.ts";
 import { createBroadcaster } from "./broadcaster.ts";
-import { clientAddress, maskAddress } from "./clientAddress.ts";
+import { clientAddress, limitKey, maskAddress } from "./clientAddress.ts";
 import { createCoalescer } from "./coalescedReads.ts";
 import { createConnectionCap } from "./connectionCap.ts";
 import { createFrameBudget, type FrameBudget } from "./frameBudget.ts";
@@ -281,7 +281,8 @@ export function createSocketServer(
         refuseUpgrade(socket, 503, "Shutting down; try again in a moment.");
         return;
       }
-      const address = clientAddress(req, config.trustProxy);
+      // The limit key, not the address: the cap and the bid limit hold an IPv6 client by its /64.
+      const address = limitKey(clientAddress(req, config.trustProxy));
       if (!isOriginAllowed(req, config.allowedOrigins)) {
         logger.warn(
           { origin: req.headers.origin, client: maskAddress(address) },

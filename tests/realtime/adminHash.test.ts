@@ -2,7 +2,9 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
-import { parsePasswordHash, verifyPassword } from "../../realtime/admin/password.ts";
+import { verifyPassword } from "../../realtime/admin/password.ts";
+import { readServiceConfig } from "../../realtime/config.ts";
+import { parsePasswordHash } from "../../realtime/passwordHash.ts";
 
 async function adminHash(input: string, args: string[] = []) {
   const child = spawn(process.execPath, ["scripts/admin-hash.ts", ...args], { stdio: ["pipe", "pipe", "pipe"] });
@@ -21,10 +23,12 @@ async function adminHash(input: string, args: string[] = []) {
 }
 
 describe("npm run admin:hash", () => {
-  it("prints a hash of the password piped in (one trailing line break is the pipe's) that verifies", async () => {
+  it("prints a hash of the password piped in (one trailing line break is the pipe's) that verifies, at a cost the service takes", async () => {
     const { code, stdout, stderr } = await adminHash("correct horse battery\n");
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(stdout).toMatch(/^scrypt:17:8:1:\S+\n$/);
+    const settings = { ADMIN_PASSWORD_HASH: stdout, ADMIN_SESSION_SECRET: "s".repeat(32) };
+    expect(readServiceConfig(settings).admin?.passwordHash).toEqual(parsePasswordHash(stdout));
     const stored = parsePasswordHash(stdout);
     expect(await verifyPassword("correct horse battery", stored)).toBe(true);
     expect(await verifyPassword("correct horse battery\n", stored)).toBe(false);

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import { clientAddress, maskAddress } from "../../realtime/auction/clientAddress.ts";
+import { clientAddress, limitKey, maskAddress } from "../../realtime/auction/clientAddress.ts";
 import { createConnectionCap } from "../../realtime/auction/connectionCap.ts";
 import { isOriginAllowed } from "../../realtime/auction/originPolicy.ts";
 import { createRateLimiter } from "../../realtime/auction/rateLimiter.ts";
@@ -32,6 +32,44 @@ describe("client address", () => {
     expect(maskAddress("2001:db8:85a3::8a2e:370:7334")).toBe("2001:db8:85a3::x");
     expect(maskAddress("::1")).toBe("0:0:0::x");
     expect(maskAddress("unknown")).toBe("unknown");
+  });
+});
+
+describe("limit key (docs/design.md#11)", () => {
+  it("is an IPv4 address as it is, and IPv4-mapped IPv6 in any spelling as its IPv4 address", () => {
+    expect(limitKey("203.0.113.7")).toBe("203.0.113.7");
+    expect(limitKey("::ffff:203.0.113.7")).toBe("203.0.113.7");
+    expect(limitKey("::FFFF:203.0.113.7")).toBe("203.0.113.7");
+    expect(limitKey("::ffff:cb00:7107")).toBe("203.0.113.7");
+    expect(limitKey("0:0:0:0:0:ffff:cb00:7107")).toBe("203.0.113.7");
+  });
+
+  it("is an IPv6 address's /64, one spelling for every way of writing it", () => {
+    const key = "2001:db8:85a3:1::/64";
+    for (const address of [
+      "2001:db8:85a3:1::1",
+      "2001:db8:85a3:1:ffff:ffff:ffff:ffff",
+      "2001:0DB8:85A3:0001:0000:0000:0000:0001",
+      "2001:db8:85a3:1:0:0:192.0.2.1",
+      "2001:db8:85a3:1::",
+    ]) {
+      expect(limitKey(address), address).toBe(key);
+    }
+    expect(limitKey("2001:db8:85a3:2::1")).toBe("2001:db8:85a3:2::/64");
+    expect(limitKey("2001:db8::1")).toBe("2001:db8::/64");
+    expect(limitKey("2001:db8:0:0:1::")).toBe("2001:db8::/64");
+    expect(limitKey("::1")).toBe("::/64");
+    expect(limitKey("fe80::1%eth0")).toBe("fe80::/64");
+  });
+
+  it("leaves what is no address as it is", () => {
+    expect(limitKey("unknown")).toBe("unknown");
+    expect(limitKey("2001:db8::1::2")).toBe("2001:db8::1::2");
+  });
+
+  it("is masked for the logs as the address is", () => {
+    expect(maskAddress(limitKey("2001:db8:85a3:1::1"))).toBe("2001:db8:85a3::x");
+    expect(maskAddress(limitKey("::ffff:203.0.113.7"))).toBe("203.0.113.x");
   });
 });
 

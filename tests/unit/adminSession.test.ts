@@ -1,0 +1,54 @@
+/** The operator's session cookie: one spelling per session, the one signSession writes. */
+import { describe, expect, it } from "vitest";
+import { readSession, SESSION_MS, signSession } from "../../realtime/admin/session.ts";
+
+const SECRET = "a session secret of at least thirty-two bytes";
+const NOW = 1_800_000_000_000;
+
+/** A token whose signature holds a "-" or "_" (about 3 in 4 do), from a bounded run of sessions. */
+function tokenWithUrlSafeCharacters(): string {
+  for (let i = 0; i < 100; i++) {
+    const { token } = signSession(SECRET, NOW + i);
+    if (/[-_]/.test(token.split(".")[2] as string)) return token;
+  }
+  throw new Error("no signature with - or _ in 100 sessions");
+}
+
+describe("the session cookie", () => {
+  it("reads back what signSession wrote, until it expires", () => {
+    const { session, token } = signSession(SECRET, NOW);
+    expect(token).toMatch(/^[\w-]{16}\.\d+\.[\w-]{43}$/);
+    expect(readSession(SECRET, token, NOW)).toEqual(session);
+    expect(readSession(SECRET, token, NOW + SESSION_MS - 1)).toEqual(session);
+    expect(readSession(SECRET, token, NOW + SESSION_MS)).toBeNull();
+    expect(readSession("another secret of at least thirty-two bytes", token, NOW)).toBeNull();
+  });
+
+  it("refuses every other spelling of the same signature: padding, stray characters, +/ for -_, other trailing bits", () => {
+    const token = tokenWithUrlSafeCharacters();
+    expect(readSession(SECRET, token, NOW)).not.toBeNull();
+    const [id, expires, signature] = token.split(".") as [string, string, string];
+    const signed = (spelling: string) => `${id}.${expires}.${spelling}`;
+    // 32 bytes in 43 characters leave the last character's two low bits unused: flipping one
+    // decodes to the same bytes.
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const otherBits = alphabet[alphabet.indexOf(signature.at(-1) as string) ^ 1] as string;
+    const spellings = {
+      padded: signed(`${signature}=`),
+      "padded twice": signed(`${signature}==`),
+      "stray characters": signed(`${signature}!!`),
+      "a stray character inside": signed(`${signature.slice(0, 20)}!${signature.slice(20)}`),
+      "standard alphabet": signed(signature.replaceAll("-", "+").replaceAll("_", "/")),
+      "other trailing bits": signed(`${signature.slice(0, -1)}${otherBits}`),
+    };
+    for (const [name, spelling] of Object.entries(spellings)) {
+      expect(spelling, name).not.toBe(token);
+      // Each is the right signature to a lenient decoder: only the spelling is wrong.
+      expect(Buffer.from(spelling.split(".")[2] as string, "base64url"), name).toEqual(
+        Buffer.from(signature, "base64url"),
+      );
+      expect(readSession(SECRET, spelling, NOW), name).toBeNull();
+    }
+    expect(readSession(SECRET, signed(signature.slice(0, -1)), NOW)).toBeNull();
+  });
+});
