@@ -1,5 +1,6 @@
 /** Service settings, from the environment only (docs/design.md#4; docs/realtime.md lists them). */
 import { resolve } from "node:path";
+import { integerSetting, isBlank } from "./envSettings.ts";
 import { costProblems, type PasswordHash, parsePasswordHash } from "./passwordHash.ts";
 import { type PaymentSettings, PaymentSettingsError, readPaymentSettings } from "./payments/settings.ts";
 import type { RoundSettings } from "./storage/types.ts";
@@ -56,18 +57,8 @@ export class ServiceConfigError extends Error {
   override name = "ServiceConfigError";
 }
 
-function isBlank(value: string | undefined): value is undefined {
-  return value === undefined || value.trim() === "";
-}
-
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const value = env[name];
-  if (isBlank(value)) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-    throw new ServiceConfigError(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
-  }
-  return parsed;
+  return integerSetting(env, name, { fallback, min, max }, ServiceConfigError);
 }
 
 /** pino's levels; `silent` turns logging off. */

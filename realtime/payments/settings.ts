@@ -4,6 +4,7 @@
  */
 import { type Address, isAddress } from "@solana/kit";
 import { PLACEHOLDER_DEFAULTS } from "../../src/lib/siteConfig.ts";
+import { integerSetting, isBlank } from "../envSettings.ts";
 
 export type PaymentCommitment = "confirmed" | "finalized";
 
@@ -38,18 +39,8 @@ const DAY_MS = 86_400_000;
 
 type Env = NodeJS.ProcessEnv;
 
-function isBlank(value: string | undefined): value is undefined {
-  return value === undefined || value.trim() === "";
-}
-
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const value = env[name];
-  if (isBlank(value)) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-    throw new PaymentSettingsError(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
-  }
-  return parsed;
+  return integerSetting(env, name, { fallback, min, max }, PaymentSettingsError);
 }
 
 function address(env: Env, name: "PUBLIC_PAYMENT_ADDRESS" | "PUBLIC_CONTRACT_ADDRESS"): Address {
