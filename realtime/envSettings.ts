@@ -24,3 +24,18 @@ export function integerSetting(
   }
   return parsed;
 }
+
+/** The setting `name`, one of `choices` in any case, `fallback` when blank; anything else throws `Failure`. */
+export function choiceSetting<Choice extends string>(
+  name: string,
+  value: string | undefined,
+  choices: { options: readonly Choice[]; fallback: Choice },
+  Failure: new (message: string) => Error,
+): Choice {
+  if (isBlank(value)) return choices.fallback;
+  const choice = value.trim().toLowerCase();
+  if (!(choices.options as readonly string[]).includes(choice)) {
+    throw new Failure(`${name} must be one of ${choices.options.join(", ")}, got "${value}"`);
+  }
+  return choice as Choice;
+}

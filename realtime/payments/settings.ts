@@ -4,7 +4,7 @@
  */
 import { type Address, isAddress } from "@solana/kit";
 import { PLACEHOLDER_DEFAULTS } from "../../src/lib/siteConfig.ts";
-import { integerSetting, isBlank } from "../envSettings.ts";
+import { choiceSetting, integerSetting, isBlank } from "../envSettings.ts";
 
 export type PaymentCommitment = "confirmed" | "finalized";
 
@@ -86,12 +86,12 @@ function explorerTxUrl(value: string | undefined): string {
 }
 
 function commitment(value: string | undefined): PaymentCommitment {
-  if (isBlank(value)) return "confirmed";
-  const level = value.trim().toLowerCase();
-  if (!(COMMITMENTS as readonly string[]).includes(level)) {
-    throw new PaymentSettingsError(`SOLANA_COMMITMENT must be one of ${COMMITMENTS.join(", ")}, got "${value}"`);
-  }
-  return level as PaymentCommitment;
+  return choiceSetting(
+    "SOLANA_COMMITMENT",
+    value,
+    { options: COMMITMENTS, fallback: "confirmed" },
+    PaymentSettingsError,
+  );
 }
 
 /** Null when payments are off (no SOLANA_RPC_URL). */
