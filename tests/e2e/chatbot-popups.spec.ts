@@ -178,7 +178,7 @@ test.describe("NothingBot", () => {
   });
 
   test("axe finds no WCAG 2.2 AA violation with the panel open and a conversation in it", async ({ page }) => {
-    const { panel, input } = await chatOnHomePage(page, 0);
+    const { input } = await chatOnHomePage(page, 0);
     await input.fill("premium?");
     await page.keyboard.press("Enter");
     await page.clock.runFor(1000);
