@@ -1,5 +1,6 @@
 /** Service settings, from the environment only (docs/design.md#4; docs/realtime.md lists them). */
 import { resolve } from "node:path";
+import { choiceSetting, integerSetting, isBlank } from "./envSettings.ts";
 import { costProblems, type PasswordHash, parsePasswordHash } from "./passwordHash.ts";
 import { type PaymentSettings, PaymentSettingsError, readPaymentSettings } from "./payments/settings.ts";
 import type { RoundSettings } from "./storage/types.ts";
@@ -56,18 +57,8 @@ export class ServiceConfigError extends Error {
   override name = "ServiceConfigError";
 }
 
-function isBlank(value: string | undefined): value is undefined {
-  return value === undefined || value.trim() === "";
-}
-
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const value = env[name];
-  if (isBlank(value)) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-    throw new ServiceConfigError(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
-  }
-  return parsed;
+  return integerSetting(env, name, { fallback, min, max }, ServiceConfigError);
 }
 
 /** pino's levels; `silent` turns logging off. */
@@ -75,12 +66,7 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
 type LogLevel = (typeof LOG_LEVELS)[number];
 
 function logLevel(value: string | undefined): LogLevel {
-  if (isBlank(value)) return "info";
-  const level = value.trim().toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new ServiceConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${value}"`);
-  }
-  return level as LogLevel;
+  return choiceSetting("LOG_LEVEL", value, { options: LOG_LEVELS, fallback: "info" }, ServiceConfigError);
 }
 
 /** Shared by every instance, so each accepts the sessions the others signed. */

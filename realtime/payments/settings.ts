@@ -4,6 +4,7 @@
  */
 import { type Address, isAddress } from "@solana/kit";
 import { PLACEHOLDER_DEFAULTS } from "../../src/lib/siteConfig.ts";
+import { choiceSetting, integerSetting, isBlank } from "../envSettings.ts";
 
 export type PaymentCommitment = "confirmed" | "finalized";
 
@@ -38,18 +39,8 @@ const DAY_MS = 86_400_000;
 
 type Env = NodeJS.ProcessEnv;
 
-function isBlank(value: string | undefined): value is undefined {
-  return value === undefined || value.trim() === "";
-}
-
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const value = env[name];
-  if (isBlank(value)) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-    throw new PaymentSettingsError(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
-  }
-  return parsed;
+  return integerSetting(env, name, { fallback, min, max }, PaymentSettingsError);
 }
 
 function address(env: Env, name: "PUBLIC_PAYMENT_ADDRESS" | "PUBLIC_CONTRACT_ADDRESS"): Address {
@@ -95,12 +86,12 @@ function explorerTxUrl(value: string | undefined): string {
 }
 
 function commitment(value: string | undefined): PaymentCommitment {
-  if (isBlank(value)) return "confirmed";
-  const level = value.trim().toLowerCase();
-  if (!(COMMITMENTS as readonly string[]).includes(level)) {
-    throw new PaymentSettingsError(`SOLANA_COMMITMENT must be one of ${COMMITMENTS.join(", ")}, got "${value}"`);
-  }
-  return level as PaymentCommitment;
+  return choiceSetting(
+    "SOLANA_COMMITMENT",
+    value,
+    { options: COMMITMENTS, fallback: "confirmed" },
+    PaymentSettingsError,
+  );
 }
 
 /** Null when payments are off (no SOLANA_RPC_URL). */

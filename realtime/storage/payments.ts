@@ -17,7 +17,8 @@ export const PAYMENT_WATCHER_CHANNEL = "payment_watcher";
 type Row = Record<string, unknown>;
 export type Query = (text: string, params: unknown[]) => Promise<Row[]>;
 
-interface NewPaymentRequest {
+/** What a request asks for and whose name it carries, as created and as stored. */
+interface PaymentTerms {
   reference: string;
   tierId: number;
   priceBaseUnits: bigint;
@@ -26,18 +27,14 @@ interface NewPaymentRequest {
   recipient: string;
   /** Trimmed and checked by the name rules; null: anonymous. */
   name: string | null;
+}
+
+interface NewPaymentRequest extends PaymentTerms {
   createdAt: Date;
   expiresAt: Date;
 }
 
-export interface StoredPayment {
-  reference: string;
-  tierId: number;
-  priceBaseUnits: bigint;
-  decimals: number;
-  mint: string;
-  recipient: string;
-  name: string | null;
+export interface StoredPayment extends PaymentTerms {
   /** ISO 8601. */
   createdAt: string;
   expiresAt: string;

@@ -22,6 +22,14 @@ async function openChat(page: Page) {
   return panel;
 }
 
+/** The home page with Math.random stubbed to `random` and the clock paused, the chat open: its panel and input. */
+async function chatOnHomePage(page: Page, random: number) {
+  await stubRandom(page, random);
+  await openWithPausedClock(page, "/");
+  const panel = await openChat(page);
+  return { panel, input: panel.getByRole("textbox", { name: "Message NothingBot" }) };
+}
+
 const messages = (page: Page) => page.getByRole("log").locator("[data-chat-message]");
 
 test.describe("NothingBot", () => {
@@ -91,10 +99,7 @@ test.describe("NothingBot", () => {
   test("Enter sends, a typing indicator shows, the input is disabled, and the reply comes after the delay", async ({
     page,
   }) => {
-    await stubRandom(page, 0);
-    await openWithPausedClock(page, "/");
-    const panel = await openChat(page);
-    const input = panel.getByRole("textbox", { name: "Message NothingBot" });
+    const { panel, input } = await chatOnHomePage(page, 0);
 
     await input.fill("So what do I actually get?");
     await input.press("Enter");
@@ -118,10 +123,7 @@ test.describe("NothingBot", () => {
   test("answers each keyword group, first match in the product's order (docs/product.md#4-chatbot), case-insensitively", async ({
     page,
   }) => {
-    await stubRandom(page, 0);
-    await openWithPausedClock(page, "/");
-    const panel = await openChat(page);
-    const input = panel.getByRole("textbox", { name: "Message NothingBot" });
+    const { panel, input } = await chatOnHomePage(page, 0);
     const cases: [string, string][] = [
       ["I want a REFUND", replyFor("refund")],
       ["how long is delivery", replyFor("shipping")],
@@ -141,10 +143,7 @@ test.describe("NothingBot", () => {
   });
 
   test("Shift+Enter and blank messages do not send", async ({ page }) => {
-    await stubRandom(page, 0.99);
-    await openWithPausedClock(page, "/");
-    const panel = await openChat(page);
-    const input = panel.getByRole("textbox", { name: "Message NothingBot" });
+    const { panel, input } = await chatOnHomePage(page, 0.99);
 
     await input.fill("refund please");
     await input.press("Shift+Enter");
@@ -169,10 +168,8 @@ test.describe("NothingBot", () => {
 
   test("under reduced motion the typing dots hold still, and the reply still comes", async ({ page }) => {
     await page.emulateMedia({ reducedMotion: "reduce" });
-    await stubRandom(page, 0);
-    await openWithPausedClock(page, "/");
-    const panel = await openChat(page);
-    await panel.getByRole("textbox", { name: "Message NothingBot" }).fill("why?");
+    const { panel, input } = await chatOnHomePage(page, 0);
+    await input.fill("why?");
     await page.keyboard.press("Enter");
     await expect(panel.getByText("NothingBot is typing…")).toBeAttached();
     expect(await panel.evaluate((element) => element.getAnimations({ subtree: true }).length)).toBe(0);
@@ -181,10 +178,8 @@ test.describe("NothingBot", () => {
   });
 
   test("axe finds no WCAG 2.2 AA violation with the panel open and a conversation in it", async ({ page }) => {
-    await stubRandom(page, 0);
-    await openWithPausedClock(page, "/");
-    const panel = await openChat(page);
-    await panel.getByRole("textbox", { name: "Message NothingBot" }).fill("premium?");
+    const { input } = await chatOnHomePage(page, 0);
+    await input.fill("premium?");
     await page.keyboard.press("Enter");
     await page.clock.runFor(1000);
     await expect(messages(page)).toHaveCount(3);

@@ -131,14 +131,7 @@ async function run(bench: PaymentBench, commands: Command[]): Promise<void> {
       const first = next.unknown ? stranger : target.reference;
       const references = [first, ...(second && second.reference !== first ? [second.reference] : [])];
       const amount = target.price + BigInt(next.delta);
-      const signature = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount,
-        references,
-        ...(next.fails ? { decimals: bench.decimals + 1 } : {}),
-      });
+      const signature = await bench.pay(payer, amount, references, next.fails ? bench.decimals + 1 : undefined);
       transfers.push({
         signature,
         references,

@@ -14,14 +14,16 @@ import { TIERS } from "../../src/data/tiers.ts";
 import type { CreatedPayment, PatronsBody, PaymentStatusBody } from "../../src/lib/payments.ts";
 import { seededRandom } from "../support/seededRandom.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { type ChainRpcServer, startChainRpcServer } from "./support/chainRpcServer.ts";
-import { LocalChain } from "./support/localChain.ts";
+import type { ChainRpcServer } from "./support/chainRpcServer.ts";
+import type { LocalChain } from "./support/localChain.ts";
+import { localPaymentChain, paymentSettingsOver } from "./support/paymentChain.ts";
 import {
   BACKENDS,
   cleanUpAfter,
-  createTestLocation,
+  locationForThisTest,
   openTestStore,
   STORE_HOOK_TIMEOUT_MS,
+  storeForThisTest,
   type TestLocation,
   testLogger,
   waitFor,
@@ -65,24 +67,10 @@ async function openShop(
 ): Promise<Shop> {
   const store = await openTestStore(location);
   cleanUpAfter(() => store.close());
-  const chain = await LocalChain.create();
-  const rpc = await startChainRpcServer(chain);
-  cleanUpAfter(() => rpc.stop());
-  const mint = await chain.createMint({ decimals: DECIMALS, program: "token" });
-  const recipient = (await generateKeyPairSigner()).address;
+  const local = await localPaymentChain(DECIMALS);
+  const { chain, rpc, mint, recipient } = local;
   if (options.refuseAtStart) await rpc.refuse();
-  const settings: PaymentSettings = {
-    rpcUrl: rpc.url,
-    recipient,
-    mint,
-    commitment: "confirmed",
-    pollMs: 100,
-    requestMinutes: 30,
-    explorerTxUrl: "https://explorer.example/tx/{signature}?cluster=local",
-    rateLimit: 1_000,
-    rateWindowMs: 60_000,
-    ...options.settings,
-  };
+  const settings = paymentSettingsOver(local, options.settings);
   const logs: Record<string, unknown>[] = [];
   const service = await startAuctionService(
     store,
@@ -131,10 +119,7 @@ describe("payments off", () => {
   it(
     "answers /payments/config only, enabled false, and leaves every other /payments path as before",
     async () => {
-      const location = await createTestLocation("pglite");
-      cleanUpAfter(() => location.remove());
-      const store = await openTestStore(location);
-      cleanUpAfter(() => store.close());
+      const store = await storeForThisTest(await locationForThisTest("pglite"));
       const service = await startAuctionService(store);
       cleanUpAfter(() => service.stop());
       const config = await fetch(`${service.httpUrl}/payments/config`);
@@ -153,8 +138,7 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
   let location: TestLocation;
 
   beforeEach(async () => {
-    location = await createTestLocation(backend);
-    cleanUpAfter(() => location.remove());
+    location = await locationForThisTest(backend);
   }, STORE_HOOK_TIMEOUT_MS);
 
   it(
@@ -375,9 +359,7 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
 it(
   "stops at once while a call to the RPC hangs, rather than after its deadline",
   async () => {
-    const location = await createTestLocation("pglite");
-    cleanUpAfter(() => location.remove());
-    const shop = await openShop(location, { rpcTimeoutMs: 60_000 });
+    const shop = await openShop(await locationForThisTest("pglite"), { rpcTimeoutMs: 60_000 });
     await waitAvailable(shop);
     const listings = shop.rpc.calls.get("getSignaturesForAddress") ?? 0;
     shop.rpc.failNext(1, { hang: true }, "getSignaturesForAddress");
@@ -393,8 +375,7 @@ describe("Verified Patrons", () => {
   it(
     "ranks names by confirmed $ZN, one entry per name whatever its case, and leaves out hidden payments, blocked names and the anonymous",
     async () => {
-      const location = await createTestLocation("postgres");
-      cleanUpAfter(() => location.remove());
+      const location = await locationForThisTest("postgres");
       const shop = await openShop(location);
       await waitAvailable(shop);
       const payer = await shop.payer();

@@ -4,13 +4,11 @@
  * "purchase" for each confirmation, on every instance. Two in-process services on one PostgreSQL
  * database share a local chain: the watcher runs on one, the page may be on the other.
  */
-import { type Address, generateKeyPairSigner } from "@solana/kit";
+import type { Address } from "@solana/kit";
 import { describe, expect, it } from "vitest";
-import type { PaymentSettings } from "../../realtime/payments/settings.ts";
 import type { CreatedPayment } from "../../src/lib/payments.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { startChainRpcServer } from "./support/chainRpcServer.ts";
-import { LocalChain } from "./support/localChain.ts";
+import { localPaymentChain, paymentSettingsOver } from "./support/paymentChain.ts";
 import { connectRaw } from "./support/rawClient.ts";
 import { cleanUpAfter, createTestLocation, openTestStore, waitFor } from "./support/stores.ts";
 
@@ -20,22 +18,9 @@ const DECIMALS = 6;
 async function twoInstances() {
   const location = await createTestLocation("postgres");
   cleanUpAfter(() => location.remove());
-  const chain = await LocalChain.create();
-  const rpc = await startChainRpcServer(chain);
-  cleanUpAfter(() => rpc.stop());
-  const mint = await chain.createMint({ decimals: DECIMALS, program: "token" });
-  const recipient = (await generateKeyPairSigner()).address;
-  const settings: PaymentSettings = {
-    rpcUrl: rpc.url,
-    recipient,
-    mint,
-    commitment: "confirmed",
-    pollMs: 100,
-    requestMinutes: 30,
-    explorerTxUrl: "https://solscan.io/tx/{signature}",
-    rateLimit: 1_000,
-    rateWindowMs: 60_000,
-  };
+  const local = await localPaymentChain(DECIMALS);
+  const { chain, mint, recipient } = local;
+  const settings = paymentSettingsOver(local);
   const services: AuctionService[] = [];
   for (let instance = 0; instance < 2; instance++) {
     const store = await openTestStore(location);

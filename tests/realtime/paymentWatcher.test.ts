@@ -18,6 +18,7 @@ import {
   BACKENDS,
   cleanUpAfter,
   createTestLocation,
+  locationForThisTest,
   STORE_HOOK_TIMEOUT_MS,
   type TestLocation,
   waitFor,
@@ -39,8 +40,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
   let location: TestLocation;
 
   beforeEach(async () => {
-    location = await createTestLocation(backend);
-    cleanUpAfter(() => location.remove());
+    location = await locationForThisTest(backend);
   }, STORE_HOOK_TIMEOUT_MS);
 
   async function started(options: Parameters<typeof openPaymentBench>[1] = {}) {
@@ -58,13 +58,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       bench.store.payments.onOutcome((reference) => heard.push(reference));
       const reference = await bench.request({ price: PRICE, name: "Nobody" });
       const payer = await bench.payer();
-      const signature = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: PRICE,
-        references: [reference],
-      });
+      const signature = await bench.pay(payer, PRICE, [reference]);
 
       expect(await bench.step()).toBe(POLL_MS);
       expect(await bench.find(reference)).toMatchObject({
@@ -94,8 +88,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       const over = await bench.request({ price: PRICE });
       const under = await bench.request({ price: PRICE });
       const payer = await bench.payer();
-      const pay = (reference: Address, amount: bigint) =>
-        bench.chain.pay({ payer, recipient: bench.recipient, mint: bench.mint, amount, references: [reference] });
+      const pay = (reference: Address, amount: bigint) => bench.pay(payer, amount, [reference]);
       const overSignature = await pay(over, PRICE + 1n);
       const underSignature = await pay(under, PRICE - 1n);
       await bench.step();
@@ -139,14 +132,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       expect((await bench.find(reference)).status).toBe("waiting");
 
       // Wrong decimals: TransferChecked fails on chain, though the transaction is in the account's history.
-      await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: PRICE,
-        references,
-        decimals: 2,
-      });
+      await bench.pay(payer, PRICE, references, 2);
       expect(bench.chain.executed.at(-1)?.meta?.err).toEqual({ InstructionError: [1, { Custom: 18 }] });
       bench.rpc.resetCalls();
       await bench.step();
@@ -154,13 +140,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       expect((await bench.find(reference)).status).toBe("waiting");
       expect(await outcomeCount(bench, "failed")).toBe(1);
 
-      const signature = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: PRICE,
-        references,
-      });
+      const signature = await bench.pay(payer, PRICE, references);
       await bench.step();
       expect(await bench.find(reference)).toMatchObject({ status: "confirmed", signature });
     },
@@ -176,13 +156,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       const price = 1_000n * 10n ** 9n;
       const reference = await bench.request({ price });
       const payer = await bench.payer();
-      const signature = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: price,
-        references: [reference],
-      });
+      const signature = await bench.pay(payer, price, [reference]);
       await bench.step();
       expect(await bench.find(reference)).toMatchObject({ status: "confirmed", signature, amountReceived: price });
     },
@@ -195,24 +169,12 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       const bench = await started();
       const payer = await bench.payer();
       const stranger = (await generateKeyPairSigner()).address;
-      const before = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: 1n,
-        references: [stranger],
-      });
+      const before = await bench.pay(payer, 1n, [stranger]);
       await bench.step();
       const first = await bench.request({ price: PRICE });
       const second = await bench.request({ price: PRICE });
       // One transfer carrying both references, paying both prices.
-      const signature = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: 2n * PRICE,
-        references: [second, first],
-      });
+      const signature = await bench.pay(payer, 2n * PRICE, [second, first]);
       await bench.step();
       expect(await bench.find(first)).toMatchObject({ status: "confirmed", signature });
       expect(await bench.find(second)).toMatchObject({ status: "waiting", signature: null });
@@ -247,13 +209,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       const bench = await started();
       const payer = await bench.payer();
       const stranger = (await generateKeyPairSigner()).address;
-      await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: PRICE,
-        references: [stranger],
-      });
+      await bench.pay(payer, PRICE, [stranger]);
       await bench.step();
       expect(await outcomeCount(bench, "unknown_reference")).toBe(1);
       bench.rpc.resetCalls();
@@ -284,23 +240,11 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       await waitFor("the expiries' notifications", () => heard.length === 3);
 
       const payer = await bench.payer();
-      const lateSignature = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: PRICE,
-        references: [late],
-      });
+      const lateSignature = await bench.pay(payer, PRICE, [late]);
       // A block time before the end, though the watcher reads it only now (a lagging RPC node).
       const now = bench.clock.ms;
       bench.clock.ms = end - 1_000;
-      const inTimeSignature = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: PRICE,
-        references: [seenLate],
-      });
+      const inTimeSignature = await bench.pay(payer, PRICE, [seenLate]);
       bench.clock.ms = now;
       await bench.step();
       expect(await bench.find(late)).toMatchObject({
@@ -323,13 +267,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       bench.store.payments.onWatcherHealth((_account, ok) => healthHeard.push(ok));
       const reference = await bench.request({ price: PRICE });
       const payer = await bench.payer();
-      const signature = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: PRICE,
-        references: [reference],
-      });
+      const signature = await bench.pay(payer, PRICE, [reference]);
 
       bench.rpc.failNext(1, { status: 429, retryAfter: "7" });
       expect(await bench.step()).toBe(7_000);
@@ -390,13 +328,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       const payments = 5;
       for (let paid = 0; paid < payments; paid++) {
         const reference = await bench.request({ price: PRICE });
-        await bench.chain.pay({
-          payer,
-          recipient: bench.recipient,
-          mint: bench.mint,
-          amount: PRICE,
-          references: [reference],
-        });
+        await bench.pay(payer, PRICE, [reference]);
         await bench.step();
         expect((await bench.find(reference)).status).toBe("confirmed");
       }
@@ -415,23 +347,11 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       const bench = await openPaymentBench(location);
       const payer = await bench.payer();
       const stranger = (await generateKeyPairSigner()).address;
-      await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: PRICE,
-        references: [stranger],
-      });
+      await bench.pay(payer, PRICE, [stranger]);
       bench.clock.ms += 60 * 60_000;
       expect(await bench.step()).toBe(0);
       const reference = await bench.request({ price: PRICE });
-      const signature = await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: PRICE,
-        references: [reference],
-      });
+      const signature = await bench.pay(payer, PRICE, [reference]);
       bench.rpc.resetCalls();
       await bench.step();
       expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 1 });
@@ -450,22 +370,10 @@ describe("the payment watcher behind a backlog", () => {
     const payer = await bench.payer();
     const reference = await bench.request({ price: PRICE });
     // The request's transfer first, then 1,000 more: it sits on the second page.
-    const signature = await bench.chain.pay({
-      payer,
-      recipient: bench.recipient,
-      mint: bench.mint,
-      amount: PRICE,
-      references: [reference],
-    });
+    const signature = await bench.pay(payer, PRICE, [reference]);
     const stranger = (await generateKeyPairSigner()).address;
     for (let transfer = 0; transfer < 1_000; transfer++) {
-      await bench.chain.pay({
-        payer,
-        recipient: bench.recipient,
-        mint: bench.mint,
-        amount: 1n,
-        references: [stranger],
-      });
+      await bench.pay(payer, 1n, [stranger]);
     }
     bench.rpc.resetCalls();
     await bench.step();

@@ -4,6 +4,7 @@ import { clientAddress, limitKey, maskAddress } from "../../realtime/auction/cli
 import { createConnectionCap } from "../../realtime/auction/connectionCap.ts";
 import { isOriginAllowed } from "../../realtime/auction/originPolicy.ts";
 import { createRateLimiter } from "../../realtime/auction/rateLimiter.ts";
+import { expectEach } from "../support/expectEach.ts";
 
 function request(peer: string, headers: Record<string, string> = {}): IncomingMessage {
   return { socket: { remoteAddress: peer }, headers } as unknown as IncomingMessage;
@@ -28,20 +29,24 @@ describe("client address", () => {
   });
 
   it("is masked to its network part for the logs", () => {
-    expect(maskAddress("203.0.113.7")).toBe("203.0.113.x");
-    expect(maskAddress("2001:db8:85a3::8a2e:370:7334")).toBe("2001:db8:85a3::x");
-    expect(maskAddress("::1")).toBe("0:0:0::x");
-    expect(maskAddress("unknown")).toBe("unknown");
+    expectEach(maskAddress, [
+      ["203.0.113.7", "203.0.113.x"],
+      ["2001:db8:85a3::8a2e:370:7334", "2001:db8:85a3::x"],
+      ["::1", "0:0:0::x"],
+      ["unknown", "unknown"],
+    ]);
   });
 });
 
 describe("limit key (docs/design.md#11)", () => {
   it("is an IPv4 address as it is, and IPv4-mapped IPv6 in any spelling as its IPv4 address", () => {
-    expect(limitKey("203.0.113.7")).toBe("203.0.113.7");
-    expect(limitKey("::ffff:203.0.113.7")).toBe("203.0.113.7");
-    expect(limitKey("::FFFF:203.0.113.7")).toBe("203.0.113.7");
-    expect(limitKey("::ffff:cb00:7107")).toBe("203.0.113.7");
-    expect(limitKey("0:0:0:0:0:ffff:cb00:7107")).toBe("203.0.113.7");
+    expectEach(limitKey, [
+      ["203.0.113.7", "203.0.113.7"],
+      ["::ffff:203.0.113.7", "203.0.113.7"],
+      ["::FFFF:203.0.113.7", "203.0.113.7"],
+      ["::ffff:cb00:7107", "203.0.113.7"],
+      ["0:0:0:0:0:ffff:cb00:7107", "203.0.113.7"],
+    ]);
   });
 
   it("is an IPv6 address's /64, one spelling for every way of writing it", () => {
@@ -55,11 +60,13 @@ describe("limit key (docs/design.md#11)", () => {
     ]) {
       expect(limitKey(address), address).toBe(key);
     }
-    expect(limitKey("2001:db8:85a3:2::1")).toBe("2001:db8:85a3:2::/64");
-    expect(limitKey("2001:db8::1")).toBe("2001:db8::/64");
-    expect(limitKey("2001:db8:0:0:1::")).toBe("2001:db8::/64");
-    expect(limitKey("::1")).toBe("::/64");
-    expect(limitKey("fe80::1%eth0")).toBe("fe80::/64");
+    expectEach(limitKey, [
+      ["2001:db8:85a3:2::1", "2001:db8:85a3:2::/64"],
+      ["2001:db8::1", "2001:db8::/64"],
+      ["2001:db8:0:0:1::", "2001:db8::/64"],
+      ["::1", "::/64"],
+      ["fe80::1%eth0", "fe80::/64"],
+    ]);
   });
 
   it("leaves what is no address as it is", () => {

@@ -18,6 +18,7 @@ import {
 import { serviceEndpoint } from "../../src/lib/payments.ts";
 import { PENDING_PAYMENTS_KEY } from "../../src/lib/purchase.ts";
 import { purchaseToastTitle } from "../../src/stores/auctionConnection.ts";
+import { expectEach } from "../support/expectEach.ts";
 
 function memoryStorage() {
   const items = new Map<string, string>();
@@ -60,10 +61,12 @@ describe("texts", () => {
   });
 
   it("groups amounts without rounding them", () => {
-    expect(formatZnAmount("25")).toBe("25 $ZN");
-    expect(formatZnAmount("1000")).toBe("1,000 $ZN");
-    expect(formatZnAmount("1234567.000001")).toBe("1,234,567.000001 $ZN");
-    expect(formatZnAmount("0.5")).toBe("0.5 $ZN");
+    expectEach(formatZnAmount, [
+      ["25", "25 $ZN"],
+      ["1000", "1,000 $ZN"],
+      ["1234567.000001", "1,234,567.000001 $ZN"],
+      ["0.5", "0.5 $ZN"],
+    ]);
   });
 
   it("toasts a confirmation and every visitor's purchase", () => {

@@ -6,10 +6,16 @@
  *
  *   const bench = await openPaymentBench(location, { program: "token-2022" });
  *   const reference = await bench.request({ price: 25_000_000n });
- *   await bench.chain.pay({ payer, recipient: bench.recipient, mint: bench.mint, amount: 25_000_000n, references: [reference] });
+ *   await bench.pay(payer, 25_000_000n, [reference]);
  *   await bench.step(); // → (await bench.find(reference)).status === "confirmed"
  */
-import { type Address, generateKeyPairSigner, getAddressDecoder } from "@solana/kit";
+import {
+  type Address,
+  generateKeyPairSigner,
+  getAddressDecoder,
+  type KeyPairSigner,
+  type Signature,
+} from "@solana/kit";
 import type { Logger } from "../../../realtime/logger.ts";
 import { createMetrics, type Metrics } from "../../../realtime/metrics.ts";
 import {
@@ -83,6 +89,8 @@ export interface PaymentBench {
   find(reference: string): Promise<StoredPayment>;
   /** A payer holding `tokens` base units of the mint. */
   payer(tokens?: bigint): ReturnType<typeof generateKeyPairSigner>;
+  /** A transfer of `amount` base units of the mint from `payer` to the recipient, carrying `references`; its signature. */
+  pay(payer: KeyPairSigner, amount: bigint, references: readonly Address[], decimals?: number): Promise<Signature>;
   /** One watcher step (a lease claim or a poll); its pause before the next. */
   step(): Promise<number>;
   /** Stops the watchers and the chain's server (the store stays open). */
@@ -182,6 +190,8 @@ export async function createPaymentBench(store: StoreWithPayments, options: Benc
       await chain.mintTo(mint, signer.address, tokens);
       return signer;
     },
+    pay: (payer, amount, references, transferDecimals) =>
+      chain.pay({ payer, recipient, mint, amount, references, decimals: transferDecimals }),
     step: () => watcher.step(),
     async close() {
       for (const spawned of watchers) await spawned.stop();

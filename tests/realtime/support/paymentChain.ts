@@ -1,0 +1,49 @@
+/**
+ * A local chain for services that take payments (docs/design.md#8): a LocalChain with a mint and a
+ * recipient, served over JSON-RPC until the current test ends, and the payment settings a
+ * deployment would give a service over it.
+ *
+ *   const local = await localPaymentChain();
+ *   const service = await startAuctionService(store, { payments: paymentSettingsOver(local) });
+ */
+import { type Address, generateKeyPairSigner } from "@solana/kit";
+import type { PaymentSettings } from "../../../realtime/payments/settings.ts";
+import { type ChainRpcServer, startChainRpcServer } from "./chainRpcServer.ts";
+import { LocalChain } from "./localChain.ts";
+import { cleanUpAfter } from "./stores.ts";
+
+export interface LocalPaymentChain {
+  chain: LocalChain;
+  rpc: ChainRpcServer;
+  /** A Token program mint of `decimals`. */
+  mint: Address;
+  recipient: Address;
+}
+
+export async function localPaymentChain(decimals: number): Promise<LocalPaymentChain> {
+  const chain = await LocalChain.create();
+  const rpc = await startChainRpcServer(chain);
+  cleanUpAfter(() => rpc.stop());
+  const mint = await chain.createMint({ decimals, program: "token" });
+  const recipient = (await generateKeyPairSigner()).address;
+  return { chain, rpc, mint, recipient };
+}
+
+/** Settings over `local`: quick polls (100 ms) and a rate limit no test reaches unless it lowers it. */
+export function paymentSettingsOver(
+  local: LocalPaymentChain,
+  overrides: Partial<PaymentSettings> = {},
+): PaymentSettings {
+  return {
+    rpcUrl: local.rpc.url,
+    recipient: local.recipient,
+    mint: local.mint,
+    commitment: "confirmed",
+    pollMs: 100,
+    requestMinutes: 30,
+    explorerTxUrl: "https://explorer.example/tx/{signature}?cluster=local",
+    rateLimit: 1_000,
+    rateWindowMs: 60_000,
+    ...overrides,
+  };
+}
