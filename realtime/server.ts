@@ -25,7 +25,7 @@ export interface AuctionEndpoint {
   metrics: Metrics;
   /** What the operator console reads and moderates. */
   store: BidStore;
-  /** The payment routes (docs/design.md#8); only /payments/config while payments are off. */
+  /** The payment routes (docs/design.md#8); only /payments/config and /payments/patrons while payments are off. */
   payments?: { route: PaymentRoute };
 }
 

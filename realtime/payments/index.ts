@@ -1,7 +1,8 @@
 /**
  * Real purchases (docs/design.md#8), wired: the chain's facts read once (retried until the RPC
  * answers), the watcher (which runs only on the instance holding the lease), the routes, and
- * whether a payment can be taken now. With payments off only GET /payments/config answers.
+ * whether a payment can be taken now. With payments off only GET /payments/config and
+ * GET /payments/patrons (404) answer.
  * The auction never waits on any of this: an unreachable RPC only makes purchases unavailable.
  */
 import { randomBytes as cryptoRandomBytes } from "node:crypto";

@@ -113,11 +113,15 @@ function preflight(res: ServerResponse, allowed: boolean) {
 /** Payments off: only /payments/config answers (enabled false); everything else is as before payments. */
 export function createPaymentsOffRoute({ allowedOrigins }: CommonOptions): PaymentRoute {
   return (req, res, target) => {
-    if (target.path !== PAYMENTS_CONFIG_PATH) return false;
+    if (target.path !== PAYMENTS_CONFIG_PATH && target.path !== PATRONS_PATH) return false;
     const allowed = allowOrigin(req, res, allowedOrigins);
     if (req.method === "OPTIONS") preflight(res, allowed);
     else if (req.method !== "GET" && req.method !== "HEAD") {
       refuse(res, 405, { error: "method_not_allowed" }, { Allow: "GET, HEAD" });
+    } else if (target.path === PATRONS_PATH) {
+      // The Wall of Fame asks on every visit, maybe from another origin: a 404 it may read (CORS),
+      // which hides its Verified Patrons, rather than the site's logged "page not found".
+      refuse(res, 404, { error: "payments_off" });
     } else json(res, 200, { enabled: false, available: false } satisfies PaymentsConfigBody);
     return true;
   };

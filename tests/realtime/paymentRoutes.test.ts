@@ -117,10 +117,10 @@ async function statusOf(shop: Shop, reference: string): Promise<PaymentStatusBod
 
 describe("payments off", () => {
   it(
-    "answers /payments/config only, enabled false, and leaves every other /payments path as before",
+    "answers /payments/config (enabled false) and /payments/patrons (404, readable cross-origin) only, and leaves every other /payments path as before",
     async () => {
       const store = await storeForThisTest(await locationForThisTest("pglite"));
-      const service = await startAuctionService(store);
+      const service = await startAuctionService(store, { allowedOrigins: ["https://pages.example"] });
       cleanUpAfter(() => service.stop());
       const config = await fetch(`${service.httpUrl}/payments/config`);
       expect(config.status).toBe(200);
@@ -128,7 +128,13 @@ describe("payments off", () => {
       const post = await fetch(`${service.httpUrl}/payments`, { method: "POST", body: "{}" });
       expect(post.status).toBe(404);
       expect(await post.json()).toEqual({ error: "not_found" });
-      expect((await fetch(`${service.httpUrl}/payments/patrons`)).status).toBe(404);
+      // Verified Patrons' one request (docs/design.md#8): a 404 a page on another origin can read.
+      const patrons = await fetch(`${service.httpUrl}/payments/patrons`, {
+        headers: { Origin: "https://pages.example" },
+      });
+      expect(patrons.status).toBe(404);
+      expect(patrons.headers.get("access-control-allow-origin")).toBe("https://pages.example");
+      expect(await patrons.json()).toEqual({ error: "payments_off" });
     },
     TEST_TIMEOUT_MS,
   );
