@@ -61,7 +61,7 @@ export function createMetrics() {
     }),
     moderationActions: new Counter({
       name: "admin_moderation_actions_total",
-      help: "Operator actions: hide, restore, block, unblock (bid or name when refused unread), by outcome.",
+      help: "Operator actions: hide, restore, block, unblock, hide_patron, restore_patron (bid, name or patron when refused unread), by outcome.",
       labelNames: ["action", "outcome"] as const,
       registers: [registry],
     }),

@@ -18,7 +18,7 @@ import { answerSafely, refuseTarget, refuseUpgrade, upgradeSafely } from "./requ
 import { parseRequestTarget, type RequestTarget } from "./requestTarget.ts";
 import { SERVICE_HEADERS } from "./securityHeaders.ts";
 import { createStaticSite } from "./staticSite.ts";
-import type { BidStore } from "./storage/types.ts";
+import type { BidStore, StoreWithPayments } from "./storage/types.ts";
 
 export interface AuctionEndpoint {
   socketServer: SocketServer;
@@ -50,6 +50,11 @@ export function createAppServer(
           logger,
           metrics: auction.metrics,
           store: auction.store,
+          // Payments on: settings given and a store that keeps them (docs/design.md#8).
+          payments:
+            config.payments && "payments" in auction.store
+              ? { store: (auction.store as StoreWithPayments).payments, explorerTxUrl: config.payments.explorerTxUrl }
+              : undefined,
         })
       : undefined;
   const site = config.staticDir ? createStaticSite(config.staticDir, logger) : undefined;

@@ -15,7 +15,8 @@
  *   the sign-in itself a valid session (401 otherwise).
  * - Every answer: no-store, noindex, and a policy that allows nothing but the console's own style
  *   and script (by hash), its event stream and forms posting to itself. The password is never logged.
- * - Signed in, /admin is the console (consolePage.ts) and its actions are moderation.ts's.
+ * - Signed in, /admin is the console (consolePage.ts) and its actions are moderation.ts's; while
+ *   payments are on, the console lists the newest payments and hides or restores patrons too.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { clientAddress, forwardedEntries, limitKey, maskAddress } from "../auction/clientAddress.ts";
@@ -23,6 +24,7 @@ import type { AdminSettings } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { RequestTarget } from "../requestTarget.ts";
+import type { PaymentStore } from "../storage/payments.ts";
 import type { BidStore } from "../storage/types.ts";
 import { CONSOLE_POLICY, consolePage, messagePage, signInPage } from "./consolePage.ts";
 import { readCookie, readForm } from "./forms.ts";
@@ -37,6 +39,8 @@ const MAX_FORM_BYTES = 4096;
 const BUSY_RETRY_AFTER_SECONDS = 1;
 /** Bids per console page. */
 const CONSOLE_PAGE_SIZE = 50;
+/** Payments the console lists, newest first (docs/design.md#8). */
+const CONSOLE_PAYMENTS = 50;
 
 const HEADERS = {
   "Content-Security-Policy": CONSOLE_POLICY,
@@ -53,6 +57,8 @@ export interface AdminConsoleOptions {
   logger: Logger;
   metrics: Metrics;
   store: BidStore;
+  /** While payments are on: their store and the explorer's transaction page for the list. */
+  payments?: { store: PaymentStore; explorerTxUrl: string } | undefined;
 }
 
 /** `path` as RequestTarget gives it (parsed once by the server, docs/design.md#11). */
@@ -61,13 +67,20 @@ export function isAdminPath(path: string): boolean {
 }
 
 /** The /admin routes: the handler answers every request whose path isAdminPath. */
-export function createAdminConsole({ admin, trustProxy, logger, metrics, store }: AdminConsoleOptions) {
+export function createAdminConsole({ admin, trustProxy, logger, metrics, store, payments }: AdminConsoleOptions) {
   const now = Date.now;
   // This instance's count: behind a load balancer an address gets its attempts per instance.
   const failures = createFailureLog({ maxTrackedAddresses: admin.signIn?.maxTrackedAddresses });
   const checks = createCheckSlots(admin.signIn?.maxConcurrentChecks);
   metrics.signInLimit.trackedAddresses = () => failures.size;
-  const moderation = createModerationDesk({ store, logger, metrics, headers: HEADERS, now });
+  const moderation = createModerationDesk({
+    store,
+    logger,
+    metrics,
+    headers: HEADERS,
+    now,
+    payments: payments?.store,
+  });
 
   /** https directly, or as the outermost trusted proxy reports it. */
   function overHttps(req: IncomingMessage): boolean {
@@ -167,8 +180,12 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store }
       send(res, 200, signInPage());
     } else if (route === "GET /admin" || route === "HEAD /admin") {
       const before = readBefore(query.get("before"));
-      const view = await store.moderationView(before, CONSOLE_PAGE_SIZE);
-      send(res, 200, consolePage({ view, before, notice: readNotice(query) }));
+      const [view, latest] = await Promise.all([
+        store.moderationView(before, CONSOLE_PAGE_SIZE),
+        payments?.store.latest(CONSOLE_PAYMENTS),
+      ]);
+      const paymentList = payments && latest ? { latest, explorerTxUrl: payments.explorerTxUrl } : null;
+      send(res, 200, consolePage({ view, before, notice: readNotice(query), payments: paymentList }));
     } else if (req.method === "POST" && !sameOrigin(req) && (path === "/admin/login" || session)) {
       send(res, 403, messagePage("Refused: this form was not sent from this console."));
     } else if (route === "POST /admin/login") {

@@ -1,6 +1,7 @@
 /**
  * The operator console's HTML (docs/design.md#6a): the sign-in page and, signed in, the bids with their
- * Hide and Restore buttons, the blocked names, and the audit list. Every value is written through
+ * Hide and Restore buttons, the blocked names, the audit list and, while payments are on, the newest
+ * payments with a patron's Hide and Restore (docs/design.md#8). Every value is written through
  * `html`, which escapes it: a bidder's name is text on this page, never markup.
  *
  * The forms work without script. One inline script (allowed by its hash, like the style) keeps
@@ -8,7 +9,11 @@
  * swaps the three lists in, keeping what the operator is typing and where the focus is.
  */
 import { createHash } from "node:crypto";
+import { TIERS } from "../../src/data/tiers.ts";
 import { formatCents } from "../../src/lib/format.ts";
+import { formatUnits } from "../payments/amounts.ts";
+import { explorerUrl } from "../payments/settings.ts";
+import type { StoredPayment } from "../storage/payments.ts";
 import type { ModeratedBid, ModerationView } from "../storage/types.ts";
 
 /** Escapes text for HTML content and quoted attribute values. */
@@ -60,7 +65,7 @@ td form{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}[role=alert],[r
 .hidden-bid{opacity:.75}.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}header{display:flex;justify-content:space-between;align-items:center;gap:1rem;flex-wrap:wrap}`;
 
 const LIVE_SCRIPT = `(()=>{
-const LISTS=["bids","blocked","audit"];let busy=false,again=false;
+const LISTS=["bids","blocked","audit","payments"];let busy=false,again=false;
 function swap(next,id){const now=document.getElementById(id),fresh=next.getElementById(id);if(!now||!fresh)return;
 const active=now.contains(document.activeElement)?document.activeElement.id:null;
 for(const input of now.querySelectorAll("input[id]")){const twin=fresh.querySelector("#"+CSS.escape(input.id));if(twin)twin.value=input.value;}
@@ -96,7 +101,20 @@ export function messagePage(message: string): string {
 /** What the operator's last action did, shown after the redirect back (fixed texts only). */
 export type Notice =
   | { kind: "hidden" | "restored" | "no_such_bid" | "already_hidden" | "already_visible"; bidId: number }
-  | { kind: "blocked" | "unblocked" | "already_blocked" | "not_blocked" | "invalid_name" | "invalid_reason" };
+  | {
+      kind:
+        | "blocked"
+        | "unblocked"
+        | "already_blocked"
+        | "not_blocked"
+        | "invalid_name"
+        | "invalid_reason"
+        | "patron_hidden"
+        | "patron_restored"
+        | "patron_already_hidden"
+        | "patron_not_hidden"
+        | "no_such_patron";
+    };
 
 function noticeText(notice: Notice): string {
   switch (notice.kind) {
@@ -122,10 +140,20 @@ function noticeText(notice: Notice): string {
       return "Use 1 to 40 characters, no control characters.";
     case "invalid_reason":
       return "A reason has at most 200 characters, no control characters.";
+    case "patron_hidden":
+      return "The patron is hidden from Verified Patrons.";
+    case "patron_restored":
+      return "The patron is shown in Verified Patrons again.";
+    case "patron_already_hidden":
+      return "That patron was already hidden.";
+    case "patron_not_hidden":
+      return "That patron was not hidden.";
+    case "no_such_patron":
+      return "No payment carries that name.";
   }
 }
 
-const PROBLEMS = new Set<Notice["kind"]>(["no_such_bid", "invalid_name", "invalid_reason"]);
+const PROBLEMS = new Set<Notice["kind"]>(["no_such_bid", "invalid_name", "invalid_reason", "no_such_patron"]);
 
 const when = (iso: string) => html`<time datetime="${iso}">${iso.replace("T", " ").replace(/\.\d+Z$/, " UTC")}</time>`;
 
@@ -146,14 +174,54 @@ function bidRow(bid: ModeratedBid, before: number | null): Html {
   return html`<tr id="bid-${bid.id}" class="${rowClass}"><td>${bid.id}</td><td>${bid.bidderName}</td><td>${formatCents(bid.amountCents)}</td><td>${when(bid.createdAt)}</td><td>${state}</td><td>${action}</td></tr>`;
 }
 
+/** A signature is 87 or 88 characters: its ends tell it apart. */
+const shortSignature = (signature: string) =>
+  signature.length > 12 ? `${signature.slice(0, 6)}…${signature.slice(-6)}` : signature;
+
+const tierName = (tierId: number) => TIERS.find((tier) => tier.id === tierId)?.name ?? `Tier ${tierId}`;
+
+function paymentRow(payment: StoredPayment, explorerTxUrl: string): Html {
+  const amount = (units: bigint | null) => (units === null ? "—" : `${formatUnits(units, payment.decimals)} $ZN`);
+  const signature = payment.signature
+    ? html`<a href="${explorerUrl(explorerTxUrl, payment.signature)}" rel="noopener noreferrer" target="_blank" title="${payment.signature}">${shortSignature(payment.signature)}</a>`
+    : "—";
+  let action: Html | string = "";
+  if (payment.name !== null) {
+    const verb = payment.hidden ? "restore" : "hide";
+    const label = `${payment.hidden ? "Restore" : "Hide"} patron ${payment.name}`;
+    action = html`<form method="post" action="/admin/patrons/${verb}"><input type="hidden" name="name" value="${payment.name}"><label class="sr-only" for="patron-reason-${payment.reference}">Reason for ${payment.name} (optional)</label><input id="patron-reason-${payment.reference}" name="reason" maxlength="200" autocomplete="off" placeholder="Reason (optional)"><button type="submit" id="${verb}-patron-${payment.reference}">${label}</button></form>`;
+  }
+  const name = payment.name === null ? "—" : html`<span>${payment.name}</span>${payment.hidden ? " (hidden)" : ""}`;
+  return html`<tr id="payment-${payment.reference}" class="${payment.hidden ? "hidden-bid" : ""}"><td>${when(payment.createdAt)}</td><td>${tierName(payment.tierId)}</td><td>${amount(payment.priceBaseUnits)}</td><td>${payment.status}</td><td>${amount(payment.amountReceived)}</td><td>${name}</td><td>${signature}</td><td>${action}</td></tr>`;
+}
+
+function paymentsSection(payments: ConsolePayments): Html {
+  const list =
+    payments.latest.length === 0
+      ? html`<p>No payments yet.</p>`
+      : html`<table><caption>The newest ${payments.latest.length} payments, newest first</caption><thead><tr><th scope="col">Created</th><th scope="col">Tier</th><th scope="col">Price</th><th scope="col">Status</th><th scope="col">Received</th><th scope="col">Name</th><th scope="col">Signature</th><th scope="col">Action</th></tr></thead><tbody>${payments.latest.map(
+          (payment) => paymentRow(payment, payments.explorerTxUrl),
+        )}</tbody></table>`;
+  return html`<section id="payments" aria-labelledby="payments-heading"><h2 id="payments-heading">Payments</h2>${list}</section>`;
+}
+
+/** The payments part of the console, present while payments are on. */
+interface ConsolePayments {
+  latest: StoredPayment[];
+  /** The explorer's transaction page, `{signature}` replaced (settings.explorerTxUrl). */
+  explorerTxUrl: string;
+}
+
 export interface ConsolePageInput {
   view: ModerationView;
+  /** Null or absent while payments are off: no Payments section. */
+  payments?: ConsolePayments | null;
   /** The page's `before` (null: the newest bids). */
   before: number | null;
   notice: Notice | null;
 }
 
-export function consolePage({ view, before, notice }: ConsolePageInput): string {
+export function consolePage({ view, before, notice, payments = null }: ConsolePageInput): string {
   const noticeHtml = notice
     ? html`<p role="${PROBLEMS.has(notice.kind) ? "alert" : "status"}" id="notice" tabindex="-1" autofocus>${noticeText(notice)}</p>`
     : "";
@@ -184,6 +252,7 @@ export function consolePage({ view, before, notice }: ConsolePageInput): string 
 <section id="bids" aria-labelledby="bids-heading"><h2 id="bids-heading">Bids</h2>${bids}${paging}</section>
 <section aria-labelledby="block-heading"><h2 id="block-heading">Block a name</h2><form class="stack" method="post" action="/admin/blocks"><label for="block-name">Name to block</label><input id="block-name" name="name" required maxlength="40" autocomplete="off"><label for="block-reason">Reason <span class="optional">(optional)</span></label><input id="block-reason" name="reason" maxlength="200" autocomplete="off"><button type="submit">Block</button></form></section>
 <section id="blocked" aria-labelledby="blocked-heading"><h2 id="blocked-heading">Blocked names</h2>${blocked}</section>
+${payments ? paymentsSection(payments) : ""}
 <section id="audit" aria-labelledby="audit-heading"><h2 id="audit-heading">Audit</h2>${audit}</section>`,
     { live: true },
   );
@@ -197,6 +266,10 @@ function auditWhat(action: string, bidId: number | null, bidderName: string): Ht
       return html`Restored bid ${bidId} by <span>${bidderName}</span>`;
     case "block":
       return html`Blocked <span>${bidderName}</span>`;
+    case "hide_patron":
+      return html`Hid patron <span>${bidderName}</span>`;
+    case "restore_patron":
+      return html`Restored patron <span>${bidderName}</span>`;
     default:
       return html`Unblocked <span>${bidderName}</span>`;
   }

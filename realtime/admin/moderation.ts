@@ -6,6 +6,8 @@
  *   POST /admin/bids/<id>/restore  reason?   show it again
  *   POST /admin/blocks             name, reason?   block a name, any spelling (names/nameKey.ts): hides its bids
  *   POST /admin/blocks/remove      name, reason?   unblock it
+ *   POST /admin/patrons/hide     name, reason?   hide a Verified Patron: every payment of the name (payments on)
+ *   POST /admin/patrons/restore  name, reason?   show it again
  *   GET  /admin/events             a stream with one "change" event whenever bids or actions land
  *
  * Each action is one store call (its audit row commits with it) and answers with a redirect back
@@ -16,6 +18,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
+import type { PatronModeration, PaymentStore } from "../storage/payments.ts";
 import type { BidStore, ModerationRequest } from "../storage/types.ts";
 import type { Notice } from "./consolePage.ts";
 import { readForm } from "./forms.ts";
@@ -26,6 +29,7 @@ const MAX_REASON_CODE_POINTS = 200;
 const FORBIDDEN_IN_REASON = /[\p{Cc}\p{Cf}\p{Cs}]/u;
 const BID_ACTION = /^\/admin\/bids\/(\d{1,15})\/(hide|restore)$/;
 const ID = /^\d{1,15}$/;
+const PATRON_ACTION = /^\/admin\/patrons\/(hide|restore)$/;
 /** Changes within this long reach the console as one event: a busy auction must not flood it. */
 const CHANGE_BATCH_MS = 250;
 /** A comment now and then keeps proxies from closing an idle stream. */
@@ -48,6 +52,11 @@ const NOTICE_KINDS = new Set<Notice["kind"]>([
   "not_blocked",
   "invalid_name",
   "invalid_reason",
+  "patron_hidden",
+  "patron_restored",
+  "patron_already_hidden",
+  "patron_not_hidden",
+  "no_such_patron",
 ]);
 const BID_NOTICES = new Set<Notice["kind"]>(["hidden", "restored", "no_such_bid", "already_hidden", "already_visible"]);
 
@@ -76,9 +85,17 @@ interface ModerationDeskOptions {
   /** The console's headers (policy, no-store, noindex), for every answer here too. */
   headers: Record<string, string>;
   now: () => number;
+  /** The payments' store while payments are on: the patron actions exist only then. */
+  payments?: PaymentStore | undefined;
 }
 
-export function createModerationDesk({ store, logger, metrics, headers, now }: ModerationDeskOptions) {
+export function createModerationDesk({ store, logger, metrics, headers, now, payments }: ModerationDeskOptions) {
+  const isAction = (path: string) =>
+    BID_ACTION.test(path) ||
+    path === "/admin/blocks" ||
+    path === "/admin/blocks/remove" ||
+    (payments !== undefined && PATRON_ACTION.test(path));
+
   function redirect(res: ServerResponse, notice: Notice, before: string | null) {
     const query = new URLSearchParams({ done: notice.kind });
     if ("bidId" in notice) query.set("bid", String(notice.bidId));
@@ -104,11 +121,36 @@ export function createModerationDesk({ store, logger, metrics, headers, now }: M
     return { kind: result.outcome === "done" ? "unblocked" : "not_blocked" };
   }
 
+  /** A patron's hide or restore (docs/design.md#8): every payment of the name, with its audit row. */
+  async function actOnPatron(paymentStore: PaymentStore, request: PatronModeration): Promise<Notice> {
+    const result = await paymentStore.moderatePatron(request);
+    metrics.moderationActions.inc({ action: request.action, outcome: result.outcome });
+    logger.info(
+      {
+        session: request.sessionId,
+        action: request.action,
+        payments: result.outcome === "done" ? result.payments : 0,
+        reason: request.reason ?? undefined,
+      },
+      `moderation: ${request.action} ${result.outcome}`,
+    );
+    if (result.outcome === "no_such_patron") return { kind: "no_such_patron" };
+    if (request.action === "hide_patron") {
+      return { kind: result.outcome === "done" ? "patron_hidden" : "patron_already_hidden" };
+    }
+    return { kind: result.outcome === "done" ? "patron_restored" : "patron_not_hidden" };
+  }
+
   /** The request for a path and form, or the notice that refuses it; null: no such route. */
-  function readRequest(path: string, form: URLSearchParams, session: Session): ModerationRequest | Notice | null {
+  function readRequest(
+    path: string,
+    form: URLSearchParams,
+    session: Session,
+  ): ModerationRequest | PatronModeration | Notice | null {
     const bidAction = BID_ACTION.exec(path);
+    const patronAction = PATRON_ACTION.exec(path);
     const isBlock = path === "/admin/blocks" || path === "/admin/blocks/remove";
-    if (!bidAction && !isBlock) return null;
+    if (!bidAction && !isBlock && !patronAction) return null;
     const reason = readReason(form);
     if (!reason.ok) return { kind: "invalid_reason" };
     const common = { reason: reason.value, sessionId: session.id };
@@ -117,13 +159,16 @@ export function createModerationDesk({ store, logger, metrics, headers, now }: M
     }
     const name = checkBidderName(form.get("name") ?? "");
     if (!name.ok) return { kind: "invalid_name" };
+    if (patronAction) {
+      return { action: patronAction[1] === "hide" ? "hide_patron" : "restore_patron", name: name.value, ...common };
+    }
     return { action: path === "/admin/blocks" ? "block" : "unblock", bidderName: name.value, ...common };
   }
 
   return {
     /** Answers a moderation post; false when the path is none of them. */
     async handle(req: IncomingMessage, res: ServerResponse, path: string, session: Session): Promise<boolean> {
-      if (!BID_ACTION.test(path) && path !== "/admin/blocks" && path !== "/admin/blocks/remove") return false;
+      if (!isAction(path)) return false;
       const form = await readForm(req, MAX_FORM_BYTES);
       if (!form) {
         res.writeHead(413, { ...headers, "Content-Type": "text/plain; charset=utf-8" }).end("That form was too large.");
@@ -132,11 +177,15 @@ export function createModerationDesk({ store, logger, metrics, headers, now }: M
       const request = readRequest(path, form, session);
       if (request === null) return false;
       if ("kind" in request) {
-        metrics.moderationActions.inc({ action: path.includes("/bids/") ? "bid" : "name", outcome: "invalid" });
+        const subject = path.includes("/bids/") ? "bid" : path.includes("/patrons/") ? "patron" : "name";
+        metrics.moderationActions.inc({ action: subject, outcome: "invalid" });
         redirect(res, request, form.get("before"));
         return true;
       }
-      redirect(res, await act(request), form.get("before"));
+      // Only a patron's request carries `name`; isAction let it through only while payments are on.
+      const notice = "name" in request ? payments && (await actOnPatron(payments, request)) : await act(request);
+      if (!notice) return false;
+      redirect(res, notice, form.get("before"));
       return true;
     },
 

@@ -45,6 +45,20 @@ export interface StoredPayment extends PaymentTerms {
   hidden: boolean;
 }
 
+/** An operator's hide or restore of a patron: every payment of the name's key. */
+export interface PatronModeration {
+  action: "hide_patron" | "restore_patron";
+  /** As the operator's form sent it (a payment's name); its key finds every spelling. */
+  name: string;
+  reason: string | null;
+  sessionId: string;
+}
+
+/** "done" with the payments changed; "unchanged" when all were so already; "no_such_patron". */
+type PatronModerationOutcome =
+  | { outcome: "done"; payments: number }
+  | { outcome: "unchanged" | "no_such_patron" };
+
 interface PatronTotal {
   name: string;
   totalBaseUnits: bigint;
@@ -120,6 +134,10 @@ export interface PaymentStore {
   find(reference: string): Promise<StoredPayment | null>;
   /** The top names by confirmed base units of the mint, hidden and blocked names left out. */
   patrons(mint: string, limit: number): Promise<PatronTotal[]>;
+  /** The newest payments of any status, newest first, for the operator console. */
+  latest(limit: number): Promise<StoredPayment[]>;
+  /** Hides or shows every payment of a name, with its audit row, in one statement. */
+  moderatePatron(request: PatronModeration): Promise<PatronModerationOutcome>;
   /** The watcher's last word on the chain for this token account (true before any). */
   rpcOk(tokenAccount: string): Promise<boolean>;
   /** Every outcome committed by any instance's watcher: the reference. Returns unsubscribe. */
@@ -139,9 +157,11 @@ const PAYMENT_COLUMNS = `reference, tier_id, price_base_units::text AS price_bas
 
 /** One statement: the operator's blocklist is read in the insert's own snapshot. */
 const CREATE_SQL = `INSERT INTO payments
-  (reference, tier_id, price_base_units, decimals, mint, recipient, payer_name, name_key, created_at, expires_at)
+  (reference, tier_id, price_base_units, decimals, mint, recipient, payer_name, name_key, created_at, expires_at, hidden_at)
 SELECT $1::text, $2::integer, $3::numeric, $4::smallint, $5::text, $6::text, $7::text, $8::text,
-  $9::timestamptz, $10::timestamptz
+  $9::timestamptz, $10::timestamptz,
+  -- A hidden patron stays hidden: its new payments are hidden as they are made.
+  CASE WHEN EXISTS (SELECT 1 FROM payments WHERE name_key = $8::text AND hidden_at IS NOT NULL) THEN $9::timestamptz END
 WHERE $8::text IS NULL OR NOT EXISTS (SELECT 1 FROM auction_blocked_names WHERE name_key = $8::text)
 RETURNING ${PAYMENT_COLUMNS}`;
 
@@ -159,6 +179,25 @@ WHERE p.status = 'confirmed' AND p.mint = $1::text AND p.payer_name IS NOT NULL 
 GROUP BY p.name_key
 ORDER BY sum(p.amount_received) DESC, min(p.confirmed_at), min(p.id)
 LIMIT $2::integer`;
+
+const LATEST_SQL = `SELECT ${PAYMENT_COLUMNS} FROM payments ORDER BY id DESC LIMIT $1::integer`;
+
+/**
+ * $1 name key, $2 true to hide, $3 session, $4 action, $5 name as sent, $6 reason. One statement,
+ * so the payments' change and its audit row commit together or not at all.
+ */
+const MODERATE_PATRON_SQL = `WITH changed AS (
+  UPDATE payments SET hidden_at = CASE WHEN $2::boolean THEN now() END
+  WHERE name_key = $1::text AND (hidden_at IS NULL) = $2::boolean
+  RETURNING id
+), logged AS (
+  -- A data-modifying WITH runs whether or not the query reads it.
+  INSERT INTO auction_moderation_log (session_id, action, bidder_name, reason)
+  SELECT $3::text, $4::text, $5::text, $6::text WHERE EXISTS (SELECT 1 FROM changed)
+  RETURNING id
+)
+SELECT (SELECT count(*) FROM changed)::integer AS changed,
+  EXISTS (SELECT 1 FROM payments WHERE name_key = $1::text) AS known`;
 
 const RPC_OK_SQL = "SELECT rpc_ok FROM payment_watcher WHERE token_account = $1::text";
 const CURSOR_SQL = "SELECT last_signature FROM payment_watcher WHERE token_account = $1::text";
@@ -361,6 +400,17 @@ export function createPaymentStore(backend: PaymentBackend, notices: PaymentNoti
         decimals: Number(row.decimals),
         latestSignature: String(row.latest_signature),
       }));
+    },
+    async latest(limit) {
+      return (await query(LATEST_SQL, [limit])).map(toStoredPayment);
+    },
+    async moderatePatron({ action, name, reason, sessionId }) {
+      const row = (
+        await query(MODERATE_PATRON_SQL, [nameKey(name), action === "hide_patron", sessionId, action, name, reason])
+      )[0];
+      const changed = Number(row?.changed ?? 0);
+      if (changed > 0) return { outcome: "done", payments: changed };
+      return { outcome: row?.known === true ? "unchanged" : "no_such_patron" };
     },
     async rpcOk(tokenAccount) {
       const row = (await query(RPC_OK_SQL, [tokenAccount]))[0];

@@ -143,7 +143,8 @@ export interface AuditEntry {
   id: number;
   at: string;
   sessionId: string;
-  action: ModerationRequest["action"];
+  /** A bid's or a name's action, or a patron's (docs/design.md#8, bidId null). */
+  action: ModerationRequest["action"] | "hide_patron" | "restore_patron";
   bidId: number | null;
   bidderName: string;
   reason: string | null;

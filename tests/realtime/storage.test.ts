@@ -57,6 +57,7 @@ describe.each(BACKENDS)(
         [8, "008_auction_placement.sql"],
         [9, "009_emoji_joiner.sql"],
         [10, "010_payments.sql"],
+        [11, "011_patron_moderation.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
@@ -341,8 +342,9 @@ describe("migrations on PostgreSQL", () => {
       "008_auction_placement.sql",
       "009_emoji_joiner.sql",
       "010_payments.sql",
+      "011_patron_moderation.sql",
     ]);
     const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-    expect(rows[0]?.n).toBe(10);
+    expect(rows[0]?.n).toBe(11);
   });
 });

@@ -1,0 +1,276 @@
+/**
+ * The console's payments and patron moderation (docs/design.md#8, docs/product.md#4-console) through
+ * the real service on both backends, paid over a local chain: the newest payments listed, a patron
+ * hidden (every payment of its name, any spelling) and restored, each audited with the session and
+ * reason; Verified Patrons follows once its 5 s cache has passed. Refused without a session (401)
+ * and from another origin (403), absent while payments are off.
+ */
+import type { Address } from "@solana/kit";
+import { beforeEach, describe, expect, it } from "vitest";
+import { hashPassword } from "../../realtime/admin/password.ts";
+import type { AdminSettings } from "../../realtime/config.ts";
+import { parsePasswordHash } from "../../realtime/passwordHash.ts";
+import { TIERS } from "../../src/data/tiers.ts";
+import type { CreatedPayment, PatronsBody } from "../../src/lib/payments.ts";
+import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import { localPaymentChain, paymentSettingsOver } from "./support/paymentChain.ts";
+import {
+  BACKENDS,
+  cleanUpAfter,
+  locationForThisTest,
+  openTestStore,
+  STORE_HOOK_TIMEOUT_MS,
+  type TestLocation,
+  testLogger,
+  waitFor,
+} from "./support/stores.ts";
+
+const TEST_TIMEOUT_MS = 60_000;
+const DECIMALS = 6;
+const PASSWORD = "correct horse battery";
+// A cheap hash, passed in code (ADMIN_PASSWORD_HASH itself must cost 2^17).
+const ADMIN: AdminSettings = {
+  passwordHash: parsePasswordHash(await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 })),
+  sessionSecret: "a session secret of at least thirty-two bytes",
+};
+const DELUXE = TIERS.find((tier) => tier.id === 2);
+if (!DELUXE) throw new Error("no Deluxe tier");
+
+interface Shop {
+  service: AuctionService;
+  url: string;
+  /** Moves the payments' clock (the patrons cache's) on. */
+  advance(ms: number): void;
+  logs: Record<string, unknown>[];
+  /** Requests a Deluxe payment for `name` and, unless `pay` is false, pays it in full and waits for the confirmation. */
+  buy(name: string | null, pay?: boolean): Promise<{ reference: string; signature: string | null }>;
+}
+
+async function openShop(location: TestLocation, options: { payments?: boolean } = {}): Promise<Shop> {
+  const store = await openTestStore(location);
+  cleanUpAfter(() => store.close());
+  const local = await localPaymentChain(DECIMALS);
+  const clock = { offsetMs: 0 };
+  const logs: Record<string, unknown>[] = [];
+  const service = await startAuctionService(
+    store,
+    { admin: ADMIN, payments: options.payments === false ? null : paymentSettingsOver(local) },
+    testLogger((line) => logs.push(line)),
+    { paymentOptions: { now: () => Date.now() + clock.offsetMs, rpcTimeoutMs: 2_000 } },
+  );
+  cleanUpAfter(() => service.stop());
+  const url = service.httpUrl;
+  const payer = await local.chain.wallet();
+  await local.chain.mintTo(local.mint, payer.address, 10n ** 15n);
+  return {
+    service,
+    url,
+    logs,
+    advance: (ms) => {
+      clock.offsetMs += ms;
+    },
+    async buy(name, pay = true) {
+      const response = await fetch(`${url}/payments`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ tierId: String(DELUXE?.id), name }),
+      });
+      expect(response.status).toBe(201);
+      const { reference } = (await response.json()) as CreatedPayment;
+      if (!pay) return { reference, signature: null };
+      const signature = await local.chain.pay({
+        payer,
+        recipient: local.recipient,
+        mint: local.mint,
+        amount: BigInt(DELUXE?.price ?? 0) * 10n ** BigInt(DECIMALS),
+        references: [reference as Address],
+      });
+      await waitFor("the confirmation", async () => {
+        const body = (await (await fetch(`${url}/payments/${reference}`)).json()) as { status: string };
+        return body.status === "confirmed";
+      });
+      return { reference, signature };
+    },
+  };
+}
+
+function post(shop: Shop, path: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+  return fetch(`${shop.url}${path}`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: shop.url, ...headers },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+async function signIn(shop: Shop): Promise<string> {
+  const response = await post(shop, "/admin/login", { password: PASSWORD });
+  expect(response.status).toBe(303);
+  return (response.headers.get("set-cookie") ?? "").split(";")[0] as string;
+}
+
+const consoleHtml = async (shop: Shop, cookie: string) =>
+  (await fetch(`${shop.url}/admin`, { headers: { Cookie: cookie } })).text();
+
+const patronNames = async (shop: Shop) =>
+  ((await (await fetch(`${shop.url}/payments/patrons`)).json()) as PatronsBody).patrons.map((patron) => patron.name);
+
+/** The console's audit list, newest first: what, reason, session (the rows of auction_moderation_log). */
+async function auditRows(shop: Shop, cookie: string) {
+  const page = await consoleHtml(shop, cookie);
+  const audit = page.slice(page.indexOf('<section id="audit"'));
+  return [
+    ...audit.matchAll(/<tr><td><time[^>]*>[^<]*<\/time><\/td><td>(.*?)<\/td><td>(.*?)<\/td><td>(.*?)<\/td><\/tr>/g),
+  ].map(([, what, reason, session]) => ({ what, reason, session }));
+}
+
+/** Each listed payment's name and whether it is hidden, newest first. */
+async function paymentStates(shop: Shop, cookie: string) {
+  const page = await consoleHtml(shop, cookie);
+  return [...page.matchAll(/<tr id="payment-[^"]+" class="(hidden-bid)?"><td>.*?<\/tr>/g)].map(([row, hidden]) => ({
+    name: row.match(/<td><span>(.*?)<\/span>/)?.[1] ?? null,
+    hidden: hidden !== undefined,
+  }));
+}
+
+describe.each(BACKENDS)("patron moderation on %s", (backend) => {
+  let location: TestLocation;
+  beforeEach(async () => {
+    location = await locationForThisTest(backend);
+  }, STORE_HOOK_TIMEOUT_MS);
+
+  it(
+    "lists the payments, hides a patron (every spelling, every payment) and restores it, audited",
+    async () => {
+      const shop = await openShop(location);
+      await waitFor("payments to be available", async () => {
+        const body = (await (await fetch(`${shop.url}/payments/config`)).json()) as { available: boolean };
+        return body.available;
+      });
+      const nobody = await shop.buy("Mr. Nobody");
+      await shop.buy("Ms. Somebody");
+      const waiting = await shop.buy("MR. NOBODY", false);
+      await shop.buy(null, false);
+      const cookie = await signIn(shop);
+      const session = shop.logs.find((line) => line.msg === "operator signed in")?.session;
+      expect(session).toEqual(expect.any(String));
+
+      const listed = await consoleHtml(shop, cookie);
+      expect(listed).toContain('<h2 id="payments-heading">Payments</h2>');
+      expect(listed).toContain("<caption>The newest 4 payments, newest first</caption>");
+      const signature = nobody.signature ?? "";
+      expect(listed).toContain(
+        `<a href="https://explorer.example/tx/${signature}?cluster=local" rel="noopener noreferrer" target="_blank" title="${signature}">${signature.slice(0, 6)}…${signature.slice(-6)}</a>`,
+      );
+      const nobodyRow = listed.match(new RegExp(`<tr id="payment-${nobody.reference}".*?</tr>`))?.[0] ?? "";
+      expect(nobodyRow).toContain("<td>Deluxe Nothing</td><td>100 $ZN</td><td>confirmed</td><td>100 $ZN</td>");
+      expect(nobodyRow).toContain('<button type="submit" id="hide-patron-');
+      expect(nobodyRow).toContain(">Hide patron Mr. Nobody</button>");
+      const waitingRow = listed.match(new RegExp(`<tr id="payment-${waiting.reference}".*?</tr>`))?.[0] ?? "";
+      expect(waitingRow).toContain("<td>waiting</td><td>—</td><td><span>MR. NOBODY</span></td><td>—</td>");
+      // The anonymous request: "—" for its name and no button.
+      expect(listed).toMatch(/<td>waiting<\/td><td>—<\/td><td>—<\/td><td>—<\/td><td><\/td><\/tr>/);
+      expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
+
+      const hidden = await post(
+        shop,
+        "/admin/patrons/hide",
+        { name: "Mr. Nobody", reason: "asked to" },
+        { Cookie: cookie },
+      );
+      expect(hidden.status).toBe(303);
+      expect(hidden.headers.get("location")).toBe("/admin?done=patron_hidden");
+      expect(await paymentStates(shop, cookie)).toEqual([
+        { name: null, hidden: false },
+        { name: "MR. NOBODY", hidden: true },
+        { name: "Ms. Somebody", hidden: false },
+        { name: "Mr. Nobody", hidden: true },
+      ]);
+      expect(await auditRows(shop, cookie)).toEqual([
+        { what: "Hid patron <span>Mr. Nobody</span>", reason: "asked to", session },
+      ]);
+      expect(shop.logs).toContainEqual(
+        expect.objectContaining({ msg: "moderation: hide_patron done", session, payments: 2, reason: "asked to" }),
+      );
+      // Verified Patrons is cached for 5 s: the old list until then.
+      expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
+      shop.advance(5_000);
+      expect(await patronNames(shop)).toEqual(["Ms. Somebody"]);
+
+      const after = await consoleHtml(shop, cookie);
+      expect(after).toContain(">Restore patron Mr. Nobody</button>");
+      expect(after).toContain(">Restore patron MR. NOBODY</button>");
+      expect(after).toContain(">Hide patron Ms. Somebody</button>");
+      expect(after).toContain("<td>Hid patron <span>Mr. Nobody</span></td><td>asked to</td>");
+
+      // A hidden patron stays hidden: a new payment of the name is hidden as it is made.
+      const later = await shop.buy("mr. nobody", false);
+      const laterRow = (await consoleHtml(shop, cookie)).match(
+        new RegExp(`<tr id="payment-${later.reference}".*?</tr>`),
+      );
+      expect(laterRow?.[0]).toContain(">Restore patron mr. nobody</button>");
+
+      const again = await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" }, { Cookie: cookie });
+      expect(again.headers.get("location")).toBe("/admin?done=patron_already_hidden");
+      const unknown = await post(shop, "/admin/patrons/hide", { name: "Nobody At All" }, { Cookie: cookie });
+      expect(unknown.headers.get("location")).toBe("/admin?done=no_such_patron");
+      const invalid = await post(shop, "/admin/patrons/hide", { name: "" }, { Cookie: cookie });
+      expect(invalid.headers.get("location")).toBe("/admin?done=invalid_name");
+      expect(await auditRows(shop, cookie)).toHaveLength(1);
+
+      const restored = await post(shop, "/admin/patrons/restore", { name: "MR. NOBODY" }, { Cookie: cookie });
+      expect(restored.headers.get("location")).toBe("/admin?done=patron_restored");
+      expect((await paymentStates(shop, cookie)).map((row) => row.hidden)).toEqual([false, false, false, false, false]);
+      expect((await auditRows(shop, cookie))[0]).toEqual({
+        what: "Restored patron <span>MR. NOBODY</span>",
+        reason: "",
+        session,
+      });
+      const notHidden = await post(shop, "/admin/patrons/restore", { name: "Mr. Nobody" }, { Cookie: cookie });
+      expect(notHidden.headers.get("location")).toBe("/admin?done=patron_not_hidden");
+      shop.advance(5_000);
+      expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "refuses a patron action without a session (401) and from another origin (403), changing nothing",
+    async () => {
+      const shop = await openShop(location);
+      await waitFor("payments to be available", async () => {
+        const body = (await (await fetch(`${shop.url}/payments/config`)).json()) as { available: boolean };
+        return body.available;
+      });
+      await shop.buy("Mr. Nobody", false);
+      const cookie = await signIn(shop);
+      expect((await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" })).status).toBe(401);
+      const foreign = await post(
+        shop,
+        "/admin/patrons/hide",
+        { name: "Mr. Nobody" },
+        { Cookie: cookie, Origin: "https://elsewhere.example" },
+      );
+      expect(foreign.status).toBe(403);
+      expect((await post(shop, "/admin/patrons/restore", { name: "Mr. Nobody" }, { Origin: "null" })).status).toBe(401);
+      expect(await paymentStates(shop, cookie)).toEqual([{ name: "Mr. Nobody", hidden: false }]);
+      expect(await auditRows(shop, cookie)).toEqual([]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe("patron moderation while payments are off", () => {
+  it(
+    "has no Payments section and no patron actions (404)",
+    async () => {
+      const shop = await openShop(await locationForThisTest("pglite"), { payments: false });
+      const cookie = await signIn(shop);
+      const page = await consoleHtml(shop, cookie);
+      expect(page).toContain("<h1>Operator console</h1>");
+      expect(page).not.toContain("Payments");
+      expect((await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" }, { Cookie: cookie })).status).toBe(404);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
