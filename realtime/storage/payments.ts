@@ -55,9 +55,7 @@ export interface PatronModeration {
 }
 
 /** "done" with the payments changed; "unchanged" when all were so already; "no_such_patron". */
-type PatronModerationOutcome =
-  | { outcome: "done"; payments: number }
-  | { outcome: "unchanged" | "no_such_patron" };
+type PatronModerationOutcome = { outcome: "done"; payments: number } | { outcome: "unchanged" | "no_such_patron" };
 
 interface PatronTotal {
   name: string;

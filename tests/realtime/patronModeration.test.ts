@@ -133,6 +133,16 @@ async function paymentStates(shop: Shop, cookie: string) {
   }));
 }
 
+/** A shop whose payments are on and available (the chain's facts read), so requests are taken. */
+async function openAvailableShop(location: TestLocation): Promise<Shop> {
+  const shop = await openShop(location);
+  await waitFor("payments to be available", async () => {
+    const body = (await (await fetch(`${shop.url}/payments/config`)).json()) as { available: boolean };
+    return body.available;
+  });
+  return shop;
+}
+
 describe.each(BACKENDS)("patron moderation on %s", (backend) => {
   let location: TestLocation;
   beforeEach(async () => {
@@ -142,11 +152,7 @@ describe.each(BACKENDS)("patron moderation on %s", (backend) => {
   it(
     "lists the payments, hides a patron (every spelling, every payment) and restores it, audited",
     async () => {
-      const shop = await openShop(location);
-      await waitFor("payments to be available", async () => {
-        const body = (await (await fetch(`${shop.url}/payments/config`)).json()) as { available: boolean };
-        return body.available;
-      });
+      const shop = await openAvailableShop(location);
       const nobody = await shop.buy("Mr. Nobody");
       await shop.buy("Ms. Somebody");
       const waiting = await shop.buy("MR. NOBODY", false);
@@ -237,11 +243,7 @@ describe.each(BACKENDS)("patron moderation on %s", (backend) => {
   it(
     "refuses a patron action without a session (401) and from another origin (403), changing nothing",
     async () => {
-      const shop = await openShop(location);
-      await waitFor("payments to be available", async () => {
-        const body = (await (await fetch(`${shop.url}/payments/config`)).json()) as { available: boolean };
-        return body.available;
-      });
+      const shop = await openAvailableShop(location);
       await shop.buy("Mr. Nobody", false);
       const cookie = await signIn(shop);
       expect((await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" })).status).toBe(401);
