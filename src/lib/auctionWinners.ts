@@ -5,6 +5,7 @@
  * and another version.
  */
 import * as v from "valibot";
+import { serviceEndpoint } from "./serviceEndpoint.ts";
 
 export const WINNERS_PATH = "/auction/winners";
 /** The Wall of Fame lists the last ten rounds' winners, newest first. */
@@ -31,16 +32,7 @@ export function parseWinners(data: unknown): AuctionWinner[] | null {
   return result.success ? result.output.winners.slice(0, WINNERS_LIMIT) : null;
 }
 
-/**
- * The winners' URL from the socket's (config.realtimeUrl): the route sits beside /realtime on the
- * same service, over http(s). ws://host:port/realtime gives http://host:port/auction/winners, wss
- * gives https, and a proxy's path prefix is kept (wss://x/live/realtime: https://x/live/auction/winners).
- * Empty (the socket on the page's own origin): the same-origin path.
- */
+/** The winners' URL beside the socket's (serviceEndpoint.ts). */
 export function winnersEndpoint(realtimeUrl: string): string {
-  if (!realtimeUrl) return WINNERS_PATH;
-  // Relative, so it replaces the socket's last path segment and drops any query.
-  const url = new URL(WINNERS_PATH.slice(1), realtimeUrl);
-  url.protocol = url.protocol === "wss:" ? "https:" : "http:";
-  return url.href;
+  return serviceEndpoint(realtimeUrl, WINNERS_PATH);
 }

@@ -13,17 +13,6 @@ export const PATRONS_LIMIT = 10;
 export const PAYMENTS_UNAVAILABLE_TEXT = "Payments are unavailable right now.";
 export const PAYMENT_NAME_NOT_ALLOWED_TEXT = "Name Not Allowed";
 
-/**
- * A service URL from the socket's (config.realtimeUrl): the route sits beside /realtime on the same
- * service, over http(s), a proxy's path prefix kept; the same-origin path when the socket is.
- */
-export function serviceEndpoint(realtimeUrl: string, path: string): string {
-  if (!realtimeUrl) return path;
-  const url = new URL(path.slice(1), realtimeUrl);
-  url.protocol = url.protocol === "wss:" ? "https:" : "http:";
-  return url.href;
-}
-
 /** Solana Pay's label: who asks for the payment, shown by the wallet. */
 export const PAYMENT_LABEL = "The Nothing Store";
 

@@ -30,9 +30,9 @@ import {
   PAYMENTS_UNAVAILABLE_TEXT,
   type PaymentErrorBody,
   type PaymentStatusBody,
-  serviceEndpoint,
 } from "../lib/payments.ts";
 import { PLAN_PURCHASED_EVENT, type PlanPurchasedDetail } from "../lib/purchase.ts";
+import { serviceEndpoint } from "../lib/serviceEndpoint.ts";
 import { $auction, connectAuction, watchPayment } from "../stores/auction.ts";
 import { showToast } from "../stores/toasts.ts";
 

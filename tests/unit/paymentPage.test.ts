@@ -15,8 +15,8 @@ import {
   requestRefusalText,
   statusText,
 } from "../../src/lib/paymentPage.ts";
-import { serviceEndpoint } from "../../src/lib/payments.ts";
 import { PENDING_PAYMENTS_KEY } from "../../src/lib/purchase.ts";
+import { serviceEndpoint } from "../../src/lib/serviceEndpoint.ts";
 import { purchaseToastTitle } from "../../src/stores/auctionConnection.ts";
 import { expectEach } from "../support/expectEach.ts";
 
