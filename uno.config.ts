@@ -57,7 +57,7 @@ export default defineConfig({
     "section-title": "text-3xl sm:text-4xl font-extrabold tracking-tight text-ink text-balance",
     "section-lead": "mt-3 max-w-2xl text-lg text-ink-muted",
     card: "rounded-2xl border border-void-600 bg-void-800 p-6",
-    btn: "inline-flex min-h-11 items-center justify-center gap-2 rounded-xl px-5 py-2.5 font-semibold transition-colors focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-accent-strong",
+    btn: "inline-flex min-h-11 items-center justify-center gap-2 rounded-xl px-5 py-2.5 font-semibold motion-safe:transition-colors focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-accent-strong",
     "btn-primary": "btn bg-accent text-void hover:bg-accent-strong",
     "btn-outline": "btn border border-void-600 text-ink hover:border-accent hover:text-accent-strong",
     badge: "inline-flex items-center gap-1 rounded-full px-2.5 py-0.5 text-xs font-semibold",
