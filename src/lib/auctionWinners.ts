@@ -1,18 +1,21 @@
 /**
- * The Wall of Fame's "Auction Winners" (docs/design.md#6b): where the page asks for them, and the answer's
- * shape. The service (realtime/auctionWinners.ts) answers in it; the page's <auction-winners>
- * element (src/scripts/auctionWinners.ts) validates it, since the service may be on another origin
- * and another version.
+ * The Wall of Fame's "Auction Winners" (docs/design.md#6b): where the page asks for them, the answer's
+ * shape, and how a winner fills its row. The service (realtime/auctionWinners.ts) answers in it; the
+ * page's <service-list> element (src/scripts/serviceList.ts) checks it with WINNERS_LIST, since the
+ * service may be on another origin and another version.
  */
 import * as v from "valibot";
+import { formatShortDateTime } from "./dates.ts";
+import { formatCents } from "./format.ts";
 import { serviceEndpoint } from "./serviceEndpoint.ts";
+import type { ServiceListKind } from "./serviceList.ts";
 
 export const WINNERS_PATH = "/auction/winners";
 /** The Wall of Fame lists the last ten rounds' winners, newest first. */
 export const WINNERS_LIMIT = 10;
 
-export const WINNERS_UNAVAILABLE_TEXT = "Auction winners are unavailable right now.";
-export const NO_WINNERS_TEXT = "No auction winners yet. Nothing is still up for grabs.";
+const WINNERS_UNAVAILABLE_TEXT = "Auction winners are unavailable right now.";
+const NO_WINNERS_TEXT = "No auction winners yet. Nothing is still up for grabs.";
 
 const WinnerSchema = v.object({
   round: v.pipe(v.number(), v.integer(), v.minValue(1)),
@@ -36,3 +39,19 @@ export function parseWinners(data: unknown): AuctionWinner[] | null {
 export function winnersEndpoint(realtimeUrl: string): string {
   return serviceEndpoint(realtimeUrl, WINNERS_PATH);
 }
+
+export const WINNERS_LIST: ServiceListKind<AuctionWinner> = {
+  parse: parseWinners,
+  fillRow(winner, field) {
+    field("name").textContent = winner.bidderName;
+    field("amount").textContent = formatCents(winner.amountCents);
+    field("round").textContent = String(winner.round);
+    // Date and time, as the auction's "Past winners": with hourly rounds one day has many winners.
+    const date = field("date");
+    date.textContent = formatShortDateTime(winner.endedAt);
+    date.setAttribute("datetime", winner.endedAt);
+  },
+  emptyText: NO_WINNERS_TEXT,
+  unavailableText: WINNERS_UNAVAILABLE_TEXT,
+  offWhenNotFound: false,
+};

@@ -129,4 +129,13 @@ test.describe("Wall of Fame", () => {
       await expect(row).toContainText(entry.tier);
     }
   });
+
+  test("with payments off, no Verified Patrons section (docs/design.md#8)", async ({ page }) => {
+    const patrons = page.waitForResponse((response) => response.url().endsWith("/payments/patrons"));
+    await page.goto("/leaderboard");
+    expect((await patrons).status()).toBe(404);
+    await expect(page.locator(`service-list[data-kind="patrons"]`)).toHaveAttribute("data-state", "off");
+    await expect(page.getByRole("heading", { name: "Verified Patrons" })).toBeHidden();
+    await expect(page.locator("section", { has: page.locator(`service-list[data-kind="patrons"]`) })).toBeHidden();
+  });
 });

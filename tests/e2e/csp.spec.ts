@@ -1,50 +1,14 @@
-import { type BrowserContext, expect, type Page, test } from "@playwright/test";
+import { expect, type Page, test } from "@playwright/test";
 import { NEWS_JOKES } from "../../src/data/newsJokes.ts";
 import { policyDirectives } from "../support/policyDirectives.ts";
 import { openWithPausedClock, stubRandom } from "./fixtures.ts";
+import { watchViolations } from "./support/cspViolations.ts";
 
 /**
  * The pages work under the service's Content-Security-Policy: every widget is used and Chromium
  * reports no violation, neither as a securitypolicyviolation event nor on the console. The policy
  * is then shown to be live: an injected inline script without a matching hash does not run.
  */
-
-interface Violation {
-  directive: string;
-  blocked: string;
-  sample: string;
-  page: string;
-}
-
-/**
- * Records every CSP violation of the context's pages (popups included): the DOM event, and the
- * console messages Chromium writes for violations the event may not reach (a frame, a popup).
- */
-async function watchViolations(context: BrowserContext) {
-  await context.addInitScript(() => {
-    const seen: unknown[] = [];
-    (window as unknown as { cspViolations: unknown[] }).cspViolations = seen;
-    document.addEventListener("securitypolicyviolation", (event) => {
-      seen.push({
-        directive: event.effectiveDirective,
-        blocked: event.blockedURI,
-        sample: event.sample,
-        page: location.href,
-      });
-    });
-  });
-  const console: string[] = [];
-  context.on("console", (message) => {
-    if (/Content Security Policy|Content-Security-Policy/i.test(message.text())) console.push(message.text());
-  });
-  return {
-    console,
-    async events(page: Page): Promise<Violation[]> {
-      // A popup written by its opener may not run init scripts: the console messages cover it then.
-      return page.evaluate(() => (window as unknown as { cspViolations?: Violation[] }).cspViolations ?? []);
-    },
-  };
-}
 
 /** Scrolls to a control of a client:visible island and waits until it is hydrated (enabled). */
 async function reach(locator: ReturnType<Page["getByRole"]>) {

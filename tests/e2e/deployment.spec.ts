@@ -178,7 +178,7 @@ test.describe("the Wall of Fame's auction winners, fetched from the service on i
       if (/Content.Security.Policy/i.test(message.text())) consoleViolations.push(message.text());
     });
     await page.goto(`${pages.origin}/leaderboard`);
-    const winners = page.locator("auction-winners");
+    const winners = page.locator(`service-list[data-kind="winners"]`);
     await expect(winners).not.toHaveAttribute("data-state", "loading");
     const cspViolations = async () => [
       ...consoleViolations,

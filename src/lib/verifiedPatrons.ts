@@ -1,0 +1,54 @@
+/**
+ * The Wall of Fame's "Verified Patrons" (docs/design.md#8): the answer of GET /payments/patrons as
+ * the page reads it, and how a patron fills its row. The service (realtime/payments/routes.ts)
+ * answers in PatronsBody; the page's <service-list> element (src/scripts/serviceList.ts) checks it
+ * with PATRONS_LIST, since the service may be on another origin and another version.
+ */
+import * as v from "valibot";
+import { PATRONS_LIMIT, type PatronsBody } from "./payments.ts";
+import type { ServiceListKind } from "./serviceList.ts";
+
+const PATRONS_UNAVAILABLE_TEXT = "Verified patrons are unavailable right now.";
+const NO_PATRONS_TEXT = "No verified patrons yet. Be the first to pay real $ZN for nothing.";
+
+/** A total in $ZN as the service formats it: an exact decimal, no sign, no exponent ("100", "40.5"). */
+const ZN_AMOUNT = /^\d+(\.\d+)?$/;
+
+const PatronSchema = v.object({
+  name: v.pipe(v.string(), v.nonEmpty()),
+  total: v.pipe(v.string(), v.regex(ZN_AMOUNT)),
+  latestSignature: v.pipe(v.string(), v.nonEmpty()),
+  // A link the page opens: http(s) only, never javascript: or data: from a service gone wrong.
+  explorerUrl: v.pipe(
+    v.string(),
+    v.url(),
+    v.check((url) => /^https?:\/\//i.test(url)),
+  ),
+});
+
+// Typed against the service's answer: a change to PatronsBody that the page does not follow fails to compile.
+const PatronsSchema: v.GenericSchema<unknown, PatronsBody> = v.object({ patrons: v.array(PatronSchema) });
+export type VerifiedPatron = PatronsBody["patrons"][number];
+
+/** The patrons of a GET answer's JSON, at most PATRONS_LIMIT, or null when it is not the expected shape. */
+export function parsePatrons(data: unknown): VerifiedPatron[] | null {
+  const result = v.safeParse(PatronsSchema, data);
+  return result.success ? result.output.patrons.slice(0, PATRONS_LIMIT) : null;
+}
+
+export const PATRONS_LIST: ServiceListKind<VerifiedPatron> = {
+  parse: parsePatrons,
+  fillRow(patron, field) {
+    field("name").textContent = patron.name;
+    field("total").textContent = `${patron.total} $ZN`;
+    // The link's hidden words name whose transaction it is: ten "Latest transaction" links read alike.
+    field("of").textContent = ` of ${patron.name}`;
+    const link = field("link");
+    link.setAttribute("href", patron.explorerUrl);
+    link.title = patron.latestSignature;
+  },
+  emptyText: NO_PATRONS_TEXT,
+  unavailableText: PATRONS_UNAVAILABLE_TEXT,
+  // Payments off, the service answers 404 and the Wall of Fame keeps the section hidden.
+  offWhenNotFound: true,
+};

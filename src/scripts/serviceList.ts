@@ -1,0 +1,67 @@
+import type { RowField, ServiceListKind } from "../lib/serviceList.ts";
+
+/** A service that answers nothing within this is as good as unreachable. */
+const FETCH_TIMEOUT_MS = 10_000;
+
+/** What the page learned from the list's GET: "off" is a 404 where the kind says the feature is off. */
+type ListAnswer<Item> = Item[] | "off" | null;
+
+/**
+ * `<service-list data-kind="…" data-src="…">` (ServiceList.astro): fills a Wall of Fame list from
+ * the service once the page has loaded, one clone of the element's row template per item. A list
+ * whose section starts hidden (an optional feature) is shown once the service has answered, unless
+ * the answer is that the feature is off.
+ */
+export function serviceListElement(kinds: Record<string, ServiceListKind<unknown>>): CustomElementConstructor {
+  return class ServiceList extends HTMLElement {
+    connectedCallback() {
+      const kind = kinds[this.dataset.kind ?? ""];
+      if (kind) void this.#load(kind);
+    }
+
+    async #load(kind: ServiceListKind<unknown>) {
+      const items = await fetchList(kind, this.dataset.src ?? "");
+      if (items === "off") {
+        this.dataset.state = "off";
+        return;
+      }
+      if (items === null) this.#say("unavailable", kind.unavailableText);
+      else if (items.length === 0) this.#say("empty", kind.emptyText);
+      else this.#show(kind, items);
+      (this.closest("section") as HTMLElement).hidden = false;
+    }
+
+    #say(state: string, text: string) {
+      this.dataset.state = state;
+      (this.querySelector("[data-list-message]") as HTMLElement).textContent = text;
+    }
+
+    #show(kind: ServiceListKind<unknown>, items: unknown[]) {
+      const template = this.querySelector("template") as HTMLTemplateElement;
+      const rows = items.map((item) => {
+        const row = (template.content.firstElementChild as HTMLElement).cloneNode(true) as HTMLElement;
+        const field: RowField = (name) => row.querySelector(`[data-field="${name}"]`) as HTMLElement;
+        kind.fillRow(item, field);
+        return row;
+      });
+      const list = this.querySelector("[data-list-items]") as HTMLElement;
+      list.replaceChildren(...rows);
+      list.hidden = false;
+      (this.querySelector("[data-list-message]") as HTMLElement).hidden = true;
+      this.dataset.state = "ready";
+    }
+  };
+}
+
+/** The items; "off" for a 404 where that means off; null when the service cannot be reached or answers anything else. */
+async function fetchList<Item>(kind: ServiceListKind<Item>, url: string): Promise<ListAnswer<Item>> {
+  try {
+    // No credentials: the lists are public, and a cross-origin answer need not allow them.
+    const response = await fetch(url, { credentials: "omit", signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    if (response.status === 404 && kind.offWhenNotFound) return "off";
+    if (!response.ok) return null;
+    return kind.parse(await response.json());
+  } catch {
+    return null;
+  }
+}
