@@ -17,18 +17,16 @@ import { checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
 import {
   type CreatedPayment,
-  PATRONS_LIMIT,
-  PATRONS_PATH,
   PAYMENT_NAME_NOT_ALLOWED_TEXT,
   PAYMENTS_CONFIG_PATH,
   PAYMENTS_PATH,
   PAYMENTS_UNAVAILABLE_TEXT,
-  type PatronsBody,
   type PaymentErrorBody,
   type PaymentRequestBody,
   type PaymentStatusBody,
   type PaymentsConfigBody,
 } from "../../src/lib/payments.ts";
+import { PATRONS_LIMIT, PATRONS_PATH, type PatronsBody } from "../../src/lib/verifiedPatrons.ts";
 import { clientAddress, maskAddress } from "../auction/clientAddress.ts";
 import { createCoalescer } from "../auction/coalescedReads.ts";
 import { isOriginAllowed } from "../auction/originPolicy.ts";

@@ -6,9 +6,6 @@
 
 export const PAYMENTS_PATH = "/payments";
 export const PAYMENTS_CONFIG_PATH = "/payments/config";
-export const PATRONS_PATH = "/payments/patrons";
-/** Verified Patrons lists the top ten names by confirmed $ZN. */
-export const PATRONS_LIMIT = 10;
 
 export const PAYMENTS_UNAVAILABLE_TEXT = "Payments are unavailable right now.";
 export const PAYMENT_NAME_NOT_ALLOWED_TEXT = "Name Not Allowed";
@@ -64,19 +61,6 @@ export interface PaymentStatusBody {
   receivedAmount?: string;
   signature?: string;
   expiresAt: string;
-}
-
-/** GET /payments/patrons. */
-export interface PatronsBody {
-  patrons: Patron[];
-}
-
-interface Patron {
-  name: string;
-  /** Confirmed $ZN in total, user units. */
-  total: string;
-  latestSignature: string;
-  explorerUrl: string;
 }
 
 /** Every error answer of the payment routes: a code, and for the visitor's eyes a message. */

@@ -11,7 +11,8 @@ import { hashPassword } from "../../realtime/admin/password.ts";
 import type { AdminSettings } from "../../realtime/config.ts";
 import { parsePasswordHash } from "../../realtime/passwordHash.ts";
 import { TIERS } from "../../src/data/tiers.ts";
-import type { CreatedPayment, PatronsBody } from "../../src/lib/payments.ts";
+import type { CreatedPayment } from "../../src/lib/payments.ts";
+import type { PatronsBody } from "../../src/lib/verifiedPatrons.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import { localPaymentChain, paymentSettingsOver } from "./support/paymentChain.ts";
 import {

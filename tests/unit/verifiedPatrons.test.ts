@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PATRONS_LIMIT, PATRONS_PATH } from "../../src/lib/payments.ts";
 import { serviceEndpoint } from "../../src/lib/serviceEndpoint.ts";
-import { parsePatrons } from "../../src/lib/verifiedPatrons.ts";
+import { PATRONS_LIMIT, PATRONS_PATH, parsePatrons } from "../../src/lib/verifiedPatrons.ts";
 
 describe("the patrons' URL", () => {
   it("is GET /payments/patrons on the socket's service, or the page's own origin", () => {
