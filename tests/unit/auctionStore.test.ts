@@ -54,7 +54,7 @@ async function until(condition: () => boolean, what: string) {
 }
 
 /** A real socket server and one page's connection to it, both closed when the test ends. */
-async function openAuction(pageNow?: () => number) {
+async function openAuction(monotonicNow?: () => number) {
   const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise((resolve) => server.once("listening", resolve));
   let serverSocket: ServerSocket | undefined;
@@ -70,7 +70,7 @@ async function openAuction(pageNow?: () => number) {
     timers: globalTimers,
     log: console,
     notify: (toast) => toasts.push(toast),
-    now: pageNow,
+    monotonicNow,
   });
   onTestFinished(async () => {
     connection.stop();
@@ -297,16 +297,34 @@ describe("rounds over a real socket", () => {
     expect(connection.$auction.get().round?.endsAt).toBe("2026-11-21T13:00:20.000Z");
   });
 
-  it("measures the service's clock against the page's from each snapshot and resume", async () => {
-    const fiveHoursBehind = () => Date.parse(NOW) - 5 * 3_600_000;
-    const { connection, send, goLive } = await openAuction(fiveHoursBehind);
+  it("measures the service's clock against the page's monotonic clock as each snapshot, resume, moderation and end arrives", async () => {
+    // The page's monotonic clock, set by the test; the wall clock plays no part (docs/design.md#9).
+    let monotonicMs = 0;
+    const { connection, send, goLive } = await openAuction(() => monotonicMs);
+    const offset = () => connection.$auction.get().serviceOffsetMs;
+    expect(offset()).toBeNull();
     await goLive();
+    monotonicMs = 1_250.5;
     send(state("snapshot"));
-    await until(() => connection.$auction.get().round !== null, "snapshot");
-    expect(connection.$auction.get().clockOffsetMs).toBe(5 * 3_600_000);
-    send(state("resume", { now: "2026-11-21T12:00:01.500Z" }));
-    await until(() => connection.$auction.get().clockOffsetMs !== 5 * 3_600_000, "resume");
-    expect(connection.$auction.get().clockOffsetMs).toBe(5 * 3_600_000 + 1_500);
+    await until(() => offset() !== null, "snapshot");
+    expect(offset()).toBe(Date.parse(NOW) - 1_250.5);
+
+    const heard: Record<string, string> = {
+      resume: "2026-11-21T12:00:01.500Z",
+      moderated: "2026-11-21T12:00:07.000Z",
+      roundEnded: "2026-11-21T13:00:00.020Z",
+    };
+    for (const [type, now] of Object.entries(heard) as ["resume" | "moderated" | "roundEnded", string][]) {
+      monotonicMs += 3_000;
+      send(state(type, { now }));
+      await until(() => offset() === Date.parse(now) - monotonicMs, type);
+    }
+    // A bid carries no time of the service's: the offset stays as the last message set it.
+    const before = offset();
+    monotonicMs += 3_000;
+    send(broadcast(bid(9, "Ada", 1_000), 1, 2, "2026-11-21T14:00:00.020Z"));
+    await until(() => connection.$auction.get().round?.number === 2, "round 2");
+    expect(offset()).toBe(before);
   });
 });
 
