@@ -251,6 +251,11 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     }
   }
 
+  function stop() {
+    client?.stop();
+    settleAll({ ok: false, code: "connection_lost" });
+  }
+
   /** Adds a bid unless it is already listed; false for a duplicate. Keeps id order, newest first. */
   function addBid(bid: WireBid): boolean {
     const { bids, highest } = $auction.get();
@@ -294,10 +299,16 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       sendWatch(reference);
       return () => watchedPayments.delete(reference);
     },
-    /** Closes the connection for good; bids still waiting are answered as lost. */
-    stop() {
-      client?.stop();
-      settleAll({ ok: false, code: "connection_lost" });
+    /**
+     * Connects again at once, resuming: the service's first message brings its state and its time
+     * afresh (asked when this page's wall clock leapt past its monotonic clock, docs/design.md#9).
+     * Bids still waiting are answered as lost: their answers would come on the closed socket.
+     */
+    resync() {
+      stop();
+      client?.start();
     },
+    /** Closes the connection for good; bids still waiting are answered as lost. */
+    stop,
   };
 }

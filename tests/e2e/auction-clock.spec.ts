@@ -99,6 +99,8 @@ test("the countdown keeps the service's time when the page's clock is moved hour
   // and leaves its monotonic clock running, as an NTP step or a hand on the clock would. Installed
   // at the real time, the clock runs in real time, like the service's.
   await page.clock.install();
+  const sockets: string[] = [];
+  page.on("websocket", (socket) => sockets.push(socket.url()));
   const { opened, form, timer } = await openAndBid(page, "Clockmover");
   await expect(timer).toHaveText(/^Ends in /, { timeout: 10_000 });
   const serviceLeft = await serviceSecondsLeft(baseURL ?? "");
@@ -117,6 +119,8 @@ test("the countdown keeps the service's time when the page's clock is moved hour
   expect(await offBy()).toBeLessThanOrEqual(2);
   await nextTick();
   expect(await offBy()).toBeLessThanOrEqual(2);
+  // The monotonic clock was right all along: the page has nothing to ask the service.
+  expect(sockets).toHaveLength(1);
 
   // Five hours ahead of the real time: a page on its wall clock would read the time up ("Ends in
   // 0:00", "Going, going…") and let any amount through its form.
@@ -125,6 +129,12 @@ test("the countdown keeps the service's time when the page's clock is moved hour
   expect(await offBy()).toBeLessThanOrEqual(2);
   await expect(form.section.getByText("Going, going…")).toHaveCount(0);
   expect(await form.amount.getAttribute("placeholder")).toBe(placeholder);
+  // A wall clock that leaps ahead of the monotonic one is also what waking from sleep looks like (the
+  // monotonic clock stands still in sleep on most systems), so the page asks the service for its time
+  // again: a second socket, resuming after the last bid it has.
+  await expect.poll(() => sockets.length, { timeout: 10_000 }).toBe(2);
+  expect(new URL(sockets[1] ?? "").searchParams.has("after")).toBe(true);
+  await expect(form.live).toBeVisible({ timeout: 10_000 });
   await nextTick();
   expect(await offBy()).toBeLessThanOrEqual(2);
   opened.assertNoErrors();

@@ -59,8 +59,11 @@ async function openAuction(monotonicNow?: () => number) {
   await new Promise((resolve) => server.once("listening", resolve));
   let serverSocket: ServerSocket | undefined;
   const received: Record<string, unknown>[] = [];
-  server.on("connection", (socket) => {
+  /** Each connection's path and query, in order. */
+  const connections: string[] = [];
+  server.on("connection", (socket, request) => {
     serverSocket = socket;
+    connections.push(request.url ?? "");
     socket.on("message", (data) => received.push(JSON.parse(String(data))));
   });
   const toasts: ToastInput[] = [];
@@ -86,7 +89,7 @@ async function openAuction(monotonicNow?: () => number) {
   const dropConnections = () => {
     for (const socket of server.clients) socket.terminate();
   };
-  return { connection, received, toasts, send, goLive, dropConnections };
+  return { connection, received, connections, toasts, send, goLive, dropConnections };
 }
 
 describe("auction store over a real socket", () => {
@@ -325,6 +328,41 @@ describe("rounds over a real socket", () => {
     send(broadcast(bid(9, "Ada", 1_000), 1, 2, "2026-11-21T14:00:00.020Z"));
     await until(() => connection.$auction.get().round?.number === 2, "round 2");
     expect(offset()).toBe(before);
+  });
+
+  it("resyncs: connects again at once, resuming after its last bid; a bid in flight is answered as lost", async () => {
+    let monotonicMs = 500;
+    const { connection, connections, received, send, goLive } = await openAuction(() => monotonicMs);
+    await goLive();
+    send(state("snapshot", { bids: [bid(4, "Mo", 100_000)], highest: bid(4, "Mo", 100_000), bidders: 1 }));
+    await until(() => connection.$auction.get().bids.length === 1, "snapshot");
+    const outcome = connection.placeBid("Lin", 250_000);
+    await until(() => received.length === 1, "the bid message");
+    const statuses: string[] = [];
+    const unlisten = connection.$auction.listen((state) => {
+      if (statuses.at(-1) !== state.status) statuses.push(state.status);
+    });
+    onTestFinished(unlisten);
+
+    connection.resync();
+    await expect(outcome).resolves.toEqual({ ok: false, code: "connection_lost" });
+    await until(() => connections.length === 2 && connection.$auction.get().status === "live", "the new connection");
+    // At once: straight to connecting, not through "reconnecting" and its backoff (1 s first).
+    expect(statuses).toEqual(["connecting", "live"]);
+    expect(connections[1]).toBe("/realtime?after=4&moderation=0&round=1");
+    monotonicMs = 9_000;
+    send(state("resume", { now: "2026-11-21T12:30:00.000Z" }));
+    await until(
+      () => connection.$auction.get().serviceOffsetMs === Date.parse("2026-11-21T12:30:00.000Z") - 9_000,
+      "the resume",
+    );
+  });
+
+  it("resyncs nothing before it has connected", async () => {
+    const { connection, connections } = await openAuction();
+    connection.resync();
+    expect(connection.$auction.get().status).toBe("idle");
+    expect(connections).toEqual([]);
   });
 });
 

@@ -6,6 +6,8 @@ import {
   roundPhase,
   serviceNowMs,
   timeLeftMs,
+  WALL_CLOCK_LEAP_MS,
+  wallClockLeapt,
 } from "../../src/lib/auction/countdown.ts";
 import type { WireRound } from "../../src/lib/auction/protocol.ts";
 
@@ -107,6 +109,27 @@ describe("the service's time on the page's monotonic clock (docs/design.md#9)", 
       expect(readRound(round(), heard, 20_000)).toEqual(before);
     }
     expect(before).toEqual({ phase: "open", msLeft: 75_000 });
+  });
+});
+
+describe("a wall clock that leaps past the monotonic one (docs/design.md#9)", () => {
+  const at = (monotonicMs: number, wallMs: number) => ({ monotonicMs, wallMs });
+  const tick = at(10_000, END);
+
+  it("is a wake from sleep: the wall clock moved on while the monotonic clock stood still", () => {
+    expect(wallClockLeapt(tick, at(10_010, END + 10 * 60_000))).toBe(true);
+    expect(wallClockLeapt(tick, at(11_000, END + 8 * 3_600_000))).toBe(true);
+  });
+
+  it("is a step forward beyond the allowance, not one within it", () => {
+    expect(wallClockLeapt(tick, at(11_000, END + 1_000 + WALL_CLOCK_LEAP_MS))).toBe(false);
+    expect(wallClockLeapt(tick, at(11_000, END + 1_001 + WALL_CLOCK_LEAP_MS))).toBe(true);
+  });
+
+  it("is not a steady tick, a late tick (a throttled tab) or a wall clock set back", () => {
+    expect(wallClockLeapt(tick, at(11_000.4, END + 1_001))).toBe(false);
+    expect(wallClockLeapt(tick, at(70_000, END + 60_000))).toBe(false);
+    expect(wallClockLeapt(tick, at(11_000, END - 5 * 3_600_000))).toBe(false);
   });
 });
 

@@ -55,6 +55,26 @@ export function readRound(
   return { phase: roundPhase(round, serviceNow), msLeft: timeLeftMs(round, serviceNow) ?? 0 };
 }
 
+/** Both of this page's clocks, read at once. */
+export interface ClockReading {
+  monotonicMs: number;
+  wallMs: number;
+}
+
+/** A leap of the wall clock past the monotonic one beyond this between two readings is noticed. */
+export const WALL_CLOCK_LEAP_MS = 1_000;
+
+/**
+ * Whether the page's wall clock ran ahead of its monotonic clock by more than WALL_CLOCK_LEAP_MS
+ * between two readings. Either the machine slept (Chrome's monotonic clock stands still in sleep on
+ * Linux and macOS, so the countdown is behind by the sleep) or the wall clock was stepped forward:
+ * only the service can tell which, so the page asks it again. A wall clock set back is no sign of
+ * sleep, and the monotonic clock is right: nothing to ask.
+ */
+export function wallClockLeapt(earlier: ClockReading, later: ClockReading): boolean {
+  return later.wallMs - earlier.wallMs - (later.monotonicMs - earlier.monotonicMs) > WALL_CLOCK_LEAP_MS;
+}
+
 const twoDigits = (value: number) => String(value).padStart(2, "0");
 
 /**
