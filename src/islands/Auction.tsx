@@ -10,7 +10,7 @@ import {
   INVALID_NAME,
   NAME_REQUIRED,
 } from "../lib/auction/bidToasts.ts";
-import { highestToBeat, type RoundPhase, roundPhase } from "../lib/auction/countdown.ts";
+import { highestToBeat, type RoundPhase, readRound } from "../lib/auction/countdown.ts";
 import type { WireBid } from "../lib/auction/protocol.ts";
 import { formatCents, formatCount } from "../lib/format.ts";
 import { $auction, $typedBidderName, connectAuction, placeBid } from "../stores/auction.ts";
@@ -36,13 +36,13 @@ function leaderLine(phase: RoundPhase, highest: WireBid | null): string {
 
 /** The highest the form checks a bid against right now, by the service's clock. */
 function currentHighestToBeat(): number | null {
-  const { round, highest, clockOffsetMs } = $auction.get();
-  return highestToBeat(roundPhase(round, Date.now() + clockOffsetMs), highest?.amountCents ?? null);
+  const { round, highest, serviceOffsetMs } = $auction.get();
+  return highestToBeat(readRound(round, serviceOffsetMs, performance.now()).phase, highest?.amountCents ?? null);
 }
 
 function Auction() {
   const hydrated = useHydrated();
-  const { status, bids, highest, bidders, round, pastWinners, clockOffsetMs } = useStore(
+  const { status, bids, highest, bidders, round, pastWinners, serviceOffsetMs } = useStore(
     $auction,
     HYDRATE_FROM_SERVER_HTML,
   );
@@ -50,7 +50,7 @@ function Auction() {
   const [amount, setAmount] = useState("");
   const [placing, setPlacing] = useState(false);
   const ids = useId();
-  const { phase, msLeft } = useRoundClock(round, clockOffsetMs);
+  const { phase, msLeft } = useRoundClock(round, serviceOffsetMs);
   // Once the round is over, the next bid opens a new one at any amount.
   const highestCents = highestToBeat(phase, highest?.amountCents ?? null);
   // The page-idle script normally connects first; if the island hydrates sooner, this does (once).

@@ -1,26 +1,44 @@
-import { useEffect, useState } from "react";
-import { formatTimeLeft, type RoundPhase, roundPhase, timeLeftMs } from "../lib/auction/countdown.ts";
+import { useEffect, useRef, useState } from "react";
+import {
+  type ClockReading,
+  formatTimeLeft,
+  type RoundPhase,
+  readRound,
+  wallClockLeapt,
+} from "../lib/auction/countdown.ts";
 import type { WireRound } from "../lib/auction/protocol.ts";
+import { resyncAuction } from "../stores/auction.ts";
 
 const TICK_MS = 1_000;
 
+const readClocks = (): ClockReading => ({ monotonicMs: performance.now(), wallMs: Date.now() });
+
 /**
- * The round's phase and time left by the service's clock (this page's plus the measured offset).
- * It re-renders once a second only while a timed round counts down; otherwise nothing ticks.
+ * The round's phase and time left by the service's clock (its last `now` plus this page's monotonic
+ * time since, docs/design.md#9). It re-renders once a second only while a timed round counts down;
+ * otherwise nothing ticks. Each tick also watches the wall clock: one that leapt ahead of the
+ * monotonic clock (a wake from sleep, or a step) makes the page ask the service for its time again.
  */
-export function useRoundClock(round: WireRound | null, clockOffsetMs: number) {
+export function useRoundClock(round: WireRound | null, serviceOffsetMs: number | null) {
   const [, setTick] = useState(0);
-  // Read at render: before the first snapshot (and in the server's HTML) round is null, so the
+  // Kept across countdowns: a sleep between two rounds is still noticed at the next one's first tick.
+  const lastReading = useRef<ClockReading | null>(null);
+  // Read at render: before the first snapshot (and in the server's HTML) there is no clock, so the
   // time never reaches the markup that hydration compares.
-  const serviceNow = Date.now() + clockOffsetMs;
-  const phase = roundPhase(round, serviceNow);
+  const { phase, msLeft } = readRound(round, serviceOffsetMs, performance.now());
   const counting = phase === "open" || phase === "going";
   useEffect(() => {
     if (!counting) return;
-    const timer = setInterval(() => setTick((tick) => tick + 1), TICK_MS);
+    lastReading.current ??= readClocks();
+    const timer = setInterval(() => {
+      const reading = readClocks();
+      if (lastReading.current && wallClockLeapt(lastReading.current, reading)) resyncAuction();
+      lastReading.current = reading;
+      setTick((tick) => tick + 1);
+    }, TICK_MS);
     return () => clearInterval(timer);
   }, [counting]);
-  return { phase, msLeft: timeLeftMs(round, serviceNow) ?? 0 };
+  return { phase, msLeft };
 }
 
 /**

@@ -18,4 +18,12 @@ const connection = createAuctionConnection({
   notify: showToast,
 });
 
-export const { $auction, $typedBidderName, $won, connect: connectAuction, placeBid, watchPayment } = connection;
+export const {
+  $auction,
+  $typedBidderName,
+  $won,
+  connect: connectAuction,
+  placeBid,
+  watchPayment,
+  resync: resyncAuction,
+} = connection;

@@ -34,8 +34,12 @@ export interface AuctionState {
   round: WireRound | null;
   /** The last rounds' winners, newest first. */
   pastWinners: WireWinner[];
-  /** The service's clock minus this page's, in ms: countdowns run on the service's time. */
-  clockOffsetMs: number;
+  /**
+   * The service's clock minus this page's monotonic clock, in ms, as the last message that carried
+   * the service's `now` measured it: countdowns run on the service's time, and the page's wall
+   * clock, however wrong or moved, plays no part (docs/design.md#9). Null until the first message.
+   */
+  serviceOffsetMs: number | null;
 }
 
 /** The toast every page shows once when a round it was showing ends (docs/design.md#6b). */
@@ -53,8 +57,8 @@ export interface AuctionConnectionOptions {
   log: Pick<Console, "error">;
   /** Shows a toast ("New Bid!" for other visitors' bids, "Sold!" at a round's end). */
   notify(toast: ToastInput): void;
-  /** This page's clock, in ms since the epoch (default Date.now). */
-  now?: () => number;
+  /** This page's monotonic clock, in ms (default performance.now): never the wall clock, which can move. */
+  monotonicNow?: () => number;
   heartbeatIntervalMs?: number;
   heartbeatTimeoutMs?: number;
   /** Every message as it arrives and every status change, after the stores have taken them. */
@@ -63,7 +67,7 @@ export interface AuctionConnectionOptions {
 
 export function createAuctionConnection(options: AuctionConnectionOptions) {
   const { timers } = options;
-  const now = options.now ?? Date.now;
+  const monotonicNow = options.monotonicNow ?? (() => performance.now());
   const $auction = map<AuctionState>({
     status: "idle",
     bids: [],
@@ -71,7 +75,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     bidders: 0,
     round: null,
     pastWinners: [],
-    clockOffsetMs: 0,
+    serviceOffsetMs: null,
   });
   /** What this visitor has typed as their name: their own bids raise no "New Bid!" toast. */
   const $typedBidderName = atom("");
@@ -159,7 +163,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       bidders: message.bidders,
       round: message.round,
       pastWinners: message.pastWinners,
-      clockOffsetMs: Date.parse(message.now) - now(),
+      serviceOffsetMs: Date.parse(message.now) - monotonicNow(),
     });
   }
 
@@ -199,7 +203,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
           bidders: message.bidders,
           round: message.round,
           pastWinners: message.pastWinners,
-          clockOffsetMs: Date.parse(message.now) - now(),
+          serviceOffsetMs: Date.parse(message.now) - monotonicNow(),
         });
         break;
       case "bid": {
@@ -247,6 +251,11 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     }
   }
 
+  function stop() {
+    client?.stop();
+    settleAll({ ok: false, code: "connection_lost" });
+  }
+
   /** Adds a bid unless it is already listed; false for a duplicate. Keeps id order, newest first. */
   function addBid(bid: WireBid): boolean {
     const { bids, highest } = $auction.get();
@@ -290,10 +299,16 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       sendWatch(reference);
       return () => watchedPayments.delete(reference);
     },
-    /** Closes the connection for good; bids still waiting are answered as lost. */
-    stop() {
-      client?.stop();
-      settleAll({ ok: false, code: "connection_lost" });
+    /**
+     * Connects again at once, resuming: the service's first message brings its state and its time
+     * afresh (asked when this page's wall clock leapt past its monotonic clock, docs/design.md#9).
+     * Bids still waiting are answered as lost: their answers would come on the closed socket.
+     */
+    resync() {
+      stop();
+      client?.start();
     },
+    /** Closes the connection for good; bids still waiting are answered as lost. */
+    stop,
   };
 }

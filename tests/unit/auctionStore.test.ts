@@ -54,13 +54,16 @@ async function until(condition: () => boolean, what: string) {
 }
 
 /** A real socket server and one page's connection to it, both closed when the test ends. */
-async function openAuction(pageNow?: () => number) {
+async function openAuction(monotonicNow?: () => number) {
   const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise((resolve) => server.once("listening", resolve));
   let serverSocket: ServerSocket | undefined;
   const received: Record<string, unknown>[] = [];
-  server.on("connection", (socket) => {
+  /** Each connection's path and query, in order. */
+  const connections: string[] = [];
+  server.on("connection", (socket, request) => {
     serverSocket = socket;
+    connections.push(request.url ?? "");
     socket.on("message", (data) => received.push(JSON.parse(String(data))));
   });
   const toasts: ToastInput[] = [];
@@ -70,7 +73,7 @@ async function openAuction(pageNow?: () => number) {
     timers: globalTimers,
     log: console,
     notify: (toast) => toasts.push(toast),
-    now: pageNow,
+    monotonicNow,
   });
   onTestFinished(async () => {
     connection.stop();
@@ -86,7 +89,7 @@ async function openAuction(pageNow?: () => number) {
   const dropConnections = () => {
     for (const socket of server.clients) socket.terminate();
   };
-  return { connection, received, toasts, send, goLive, dropConnections };
+  return { connection, received, connections, toasts, send, goLive, dropConnections };
 }
 
 describe("auction store over a real socket", () => {
@@ -297,16 +300,69 @@ describe("rounds over a real socket", () => {
     expect(connection.$auction.get().round?.endsAt).toBe("2026-11-21T13:00:20.000Z");
   });
 
-  it("measures the service's clock against the page's from each snapshot and resume", async () => {
-    const fiveHoursBehind = () => Date.parse(NOW) - 5 * 3_600_000;
-    const { connection, send, goLive } = await openAuction(fiveHoursBehind);
+  it("measures the service's clock against the page's monotonic clock as each snapshot, resume, moderation and end arrives", async () => {
+    // The page's monotonic clock, set by the test; the wall clock plays no part (docs/design.md#9).
+    let monotonicMs = 0;
+    const { connection, send, goLive } = await openAuction(() => monotonicMs);
+    const offset = () => connection.$auction.get().serviceOffsetMs;
+    expect(offset()).toBeNull();
     await goLive();
+    monotonicMs = 1_250.5;
     send(state("snapshot"));
-    await until(() => connection.$auction.get().round !== null, "snapshot");
-    expect(connection.$auction.get().clockOffsetMs).toBe(5 * 3_600_000);
-    send(state("resume", { now: "2026-11-21T12:00:01.500Z" }));
-    await until(() => connection.$auction.get().clockOffsetMs !== 5 * 3_600_000, "resume");
-    expect(connection.$auction.get().clockOffsetMs).toBe(5 * 3_600_000 + 1_500);
+    await until(() => offset() !== null, "snapshot");
+    expect(offset()).toBe(Date.parse(NOW) - 1_250.5);
+
+    const heard: Record<string, string> = {
+      resume: "2026-11-21T12:00:01.500Z",
+      moderated: "2026-11-21T12:00:07.000Z",
+      roundEnded: "2026-11-21T13:00:00.020Z",
+    };
+    for (const [type, now] of Object.entries(heard) as ["resume" | "moderated" | "roundEnded", string][]) {
+      monotonicMs += 3_000;
+      send(state(type, { now }));
+      await until(() => offset() === Date.parse(now) - monotonicMs, type);
+    }
+    // A bid carries no time of the service's: the offset stays as the last message set it.
+    const before = offset();
+    monotonicMs += 3_000;
+    send(broadcast(bid(9, "Ada", 1_000), 1, 2, "2026-11-21T14:00:00.020Z"));
+    await until(() => connection.$auction.get().round?.number === 2, "round 2");
+    expect(offset()).toBe(before);
+  });
+
+  it("resyncs: connects again at once, resuming after its last bid; a bid in flight is answered as lost", async () => {
+    let monotonicMs = 500;
+    const { connection, connections, received, send, goLive } = await openAuction(() => monotonicMs);
+    await goLive();
+    send(state("snapshot", { bids: [bid(4, "Mo", 100_000)], highest: bid(4, "Mo", 100_000), bidders: 1 }));
+    await until(() => connection.$auction.get().bids.length === 1, "snapshot");
+    const outcome = connection.placeBid("Lin", 250_000);
+    await until(() => received.length === 1, "the bid message");
+    const statuses: string[] = [];
+    const unlisten = connection.$auction.listen((state) => {
+      if (statuses.at(-1) !== state.status) statuses.push(state.status);
+    });
+    onTestFinished(unlisten);
+
+    connection.resync();
+    await expect(outcome).resolves.toEqual({ ok: false, code: "connection_lost" });
+    await until(() => connections.length === 2 && connection.$auction.get().status === "live", "the new connection");
+    // At once: straight to connecting, not through "reconnecting" and its backoff (1 s first).
+    expect(statuses).toEqual(["connecting", "live"]);
+    expect(connections[1]).toBe("/realtime?after=4&moderation=0&round=1");
+    monotonicMs = 9_000;
+    send(state("resume", { now: "2026-11-21T12:30:00.000Z" }));
+    await until(
+      () => connection.$auction.get().serviceOffsetMs === Date.parse("2026-11-21T12:30:00.000Z") - 9_000,
+      "the resume",
+    );
+  });
+
+  it("resyncs nothing before it has connected", async () => {
+    const { connection, connections } = await openAuction();
+    connection.resync();
+    expect(connection.$auction.get().status).toBe("idle");
+    expect(connections).toEqual([]);
   });
 });
 

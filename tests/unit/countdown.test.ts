@@ -1,5 +1,14 @@
-import { describe, expect, it } from "vitest";
-import { formatTimeLeft, highestToBeat, roundPhase, timeLeftMs } from "../../src/lib/auction/countdown.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  formatTimeLeft,
+  highestToBeat,
+  readRound,
+  roundPhase,
+  serviceNowMs,
+  timeLeftMs,
+  WALL_CLOCK_LEAP_MS,
+  wallClockLeapt,
+} from "../../src/lib/auction/countdown.ts";
 import type { WireRound } from "../../src/lib/auction/protocol.ts";
 
 const END = Date.parse("2026-11-21T13:00:00.000Z");
@@ -62,6 +71,65 @@ describe("a round's phase by the service's clock", () => {
     expect(timeLeftMs(round(), END - 90_000)).toBe(90_000);
     expect(timeLeftMs(round({ endsAt: null, seconds: 0 }), END)).toBeNull();
     expect(timeLeftMs(null, END)).toBeNull();
+  });
+});
+
+describe("the service's time on the page's monotonic clock (docs/design.md#9)", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** The service said END - 90 s in a message that arrived when the page's monotonic clock read 5,000 ms. */
+  const heard = END - 90_000 - 5_000;
+
+  it("is the last message's now plus the monotonic time elapsed since it arrived", () => {
+    expect(serviceNowMs(heard, 5_000)).toBe(END - 90_000);
+    expect(serviceNowMs(heard, 5_000.25)).toBe(END - 90_000 + 0.25);
+    expect(serviceNowMs(heard, 65_000)).toBe(END - 30_000);
+  });
+
+  it("reads the round's phase and time left from it, counting down as the monotonic clock runs", () => {
+    expect(readRound(round(), heard, 5_000)).toEqual({ phase: "open", msLeft: 90_000 });
+    expect(readRound(round(), heard, 65_000.5)).toEqual({ phase: "going", msLeft: 29_999.5 });
+    expect(formatTimeLeft(readRound(round(), heard, 35_000).msLeft)).toBe("Ends in 1:00");
+    expect(readRound(round(), heard, 95_000)).toEqual({ phase: "closing", msLeft: 0 });
+    expect(readRound(round({ ended: true }), heard, 6_000).phase).toBe("ended");
+    expect(readRound(round({ endsAt: null, seconds: 0 }), heard, 6_000)).toEqual({ phase: "endless", msLeft: 0 });
+  });
+
+  it("is none before the first message: no clock, no round", () => {
+    expect(readRound(null, null, 5_000)).toEqual({ phase: "none", msLeft: 0 });
+  });
+
+  it("pays no heed to the page's wall clock, however far it is set after the message", () => {
+    vi.useFakeTimers({ now: END - 90_000 });
+    const before = readRound(round(), heard, 20_000);
+    for (const wallMs of [END + 5 * 3_600_000, END - 5 * 3_600_000, 0, Date.parse("2083-01-01T00:00:00Z")]) {
+      vi.setSystemTime(wallMs);
+      expect(readRound(round(), heard, 20_000)).toEqual(before);
+    }
+    expect(before).toEqual({ phase: "open", msLeft: 75_000 });
+  });
+});
+
+describe("a wall clock that leaps past the monotonic one (docs/design.md#9)", () => {
+  const at = (monotonicMs: number, wallMs: number) => ({ monotonicMs, wallMs });
+  const tick = at(10_000, END);
+
+  it("is a wake from sleep: the wall clock moved on while the monotonic clock stood still", () => {
+    expect(wallClockLeapt(tick, at(10_010, END + 10 * 60_000))).toBe(true);
+    expect(wallClockLeapt(tick, at(11_000, END + 8 * 3_600_000))).toBe(true);
+  });
+
+  it("is a step forward beyond the allowance, not one within it", () => {
+    expect(wallClockLeapt(tick, at(11_000, END + 1_000 + WALL_CLOCK_LEAP_MS))).toBe(false);
+    expect(wallClockLeapt(tick, at(11_000, END + 1_001 + WALL_CLOCK_LEAP_MS))).toBe(true);
+  });
+
+  it("is not a steady tick, a late tick (a throttled tab) or a wall clock set back", () => {
+    expect(wallClockLeapt(tick, at(11_000.4, END + 1_001))).toBe(false);
+    expect(wallClockLeapt(tick, at(70_000, END + 60_000))).toBe(false);
+    expect(wallClockLeapt(tick, at(11_000, END - 5 * 3_600_000))).toBe(false);
   });
 });
 
