@@ -26,6 +26,8 @@ export interface SiteConfig {
   videoIds: Record<VideoSlot, string>;
   /** Socket URL of the realtime service; empty means "same origin, /realtime". */
   realtimeUrl: string;
+  /** The pages' own origin, which every absolute URL they give starts with (links shared, sitemap). */
+  siteUrl: string;
   /** Names of settings still on their placeholder defaults, for the operator's eyes. */
   placeholders: string[];
 }
@@ -41,6 +43,9 @@ export const PLACEHOLDER_DEFAULTS = {
   PUBLIC_CHART_URL: "https://dexscreener.com/solana/PLACEHOLDER?embed=1&theme=dark&info=0",
   PUBLIC_VIDEO_ID: "PLACEHOLDER",
 } as const;
+
+/** Where `npm start` serves the pages: the origin of a build made without PUBLIC_SITE_URL. */
+export const DEFAULT_SITE_URL = "http://localhost:4321";
 
 const VIDEO_ID = /^[A-Za-z0-9_-]{11}$/;
 const ADDRESS = /^[A-Za-z0-9]{20,128}$/;
@@ -74,12 +79,22 @@ function absoluteUrl(key: string, value: string, protocols: readonly string[]): 
 const httpsUrl = (key: string, value: string) => absoluteUrl(key, value, ["https:"]).href;
 const socketUrl = (key: string, value: string) => absoluteUrl(key, value, ["ws:", "wss:"]).href;
 
-function origin(key: string, value: string): string {
-  const url = absoluteUrl(key, value, ["https:"]);
+function origin(key: string, value: string, protocols: readonly string[] = ["https:"]): string {
+  const url = absoluteUrl(key, value, protocols);
   if (url.pathname !== "/" || url.search || url.hash) {
     throw new ConfigError(`${key} must be an origin like https://example.com, got "${value}"`);
   }
   return url.origin;
+}
+
+/**
+ * The site's origin from PUBLIC_SITE_URL (astro.config.mjs's `site`): the pages' absolute URLs
+ * (canonical, og:image, the sitemap) start with it. An origin only, since every page links from
+ * `/`; http too, for a preview on a private network.
+ */
+export function parseSiteUrl(env: Env): string {
+  const value = read(env, "PUBLIC_SITE_URL");
+  return value === undefined ? DEFAULT_SITE_URL : origin("PUBLIC_SITE_URL", value, ["https:", "http:"]);
 }
 
 export function parseSiteConfig(env: Env): SiteConfig {
@@ -109,6 +124,8 @@ export function parseSiteConfig(env: Env): SiteConfig {
   }
 
   const realtime = read(env, "PUBLIC_REALTIME_URL");
+  // Unset, the links a visitor shares would point at localhost.
+  if (read(env, "PUBLIC_SITE_URL") === undefined) placeholders.push("PUBLIC_SITE_URL");
 
   return {
     contractAddress: address("PUBLIC_CONTRACT_ADDRESS"),
@@ -126,6 +143,7 @@ export function parseSiteConfig(env: Env): SiteConfig {
     ),
     videoIds,
     realtimeUrl: realtime === undefined ? "" : socketUrl("PUBLIC_REALTIME_URL", realtime),
+    siteUrl: parseSiteUrl(env),
     placeholders,
   };
 }
