@@ -17,8 +17,8 @@ import { TIERS } from "../src/data/tiers.ts";
 import { formatZn } from "../src/lib/format.ts";
 import { palette } from "../uno.config.ts";
 
-export const SHARE_IMAGE_SIZE = { width: 1200, height: 630 } as const;
-export const ICON_SIZES = { manifest: [192, 512], appleTouch: 180 } as const;
+const SHARE_IMAGE_SIZE = { width: 1200, height: 630 } as const;
+const ICON_SIZES = { manifest: [192, 512], appleTouch: 180 } as const;
 /** The maskable icon's mark fills this share of its side, inside the spec's safe circle (80%). */
 const MASKABLE_MARK_SHARE = 0.8;
 
