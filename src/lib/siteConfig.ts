@@ -26,8 +26,6 @@ export interface SiteConfig {
   videoIds: Record<VideoSlot, string>;
   /** Socket URL of the realtime service; empty means "same origin, /realtime". */
   realtimeUrl: string;
-  /** The pages' own origin, which every absolute URL they give starts with (links shared, sitemap). */
-  siteUrl: string;
   /** Names of settings still on their placeholder defaults, for the operator's eyes. */
   placeholders: string[];
 }
@@ -90,7 +88,8 @@ function origin(key: string, value: string, protocols: readonly string[] = ["htt
 /**
  * The site's origin from PUBLIC_SITE_URL (astro.config.mjs's `site`): the pages' absolute URLs
  * (canonical, og:image, the sitemap) start with it. An origin only, since every page links from
- * `/`; http too, for a preview on a private network.
+ * `/`; http too, for a preview on a private network. Build time only: parseSiteConfig, which the
+ * auction store ships to the browser, leaves it out.
  */
 export function parseSiteUrl(env: Env): string {
   const value = read(env, "PUBLIC_SITE_URL");
@@ -124,8 +123,6 @@ export function parseSiteConfig(env: Env): SiteConfig {
   }
 
   const realtime = read(env, "PUBLIC_REALTIME_URL");
-  // Unset, the links a visitor shares would point at localhost.
-  if (read(env, "PUBLIC_SITE_URL") === undefined) placeholders.push("PUBLIC_SITE_URL");
 
   return {
     contractAddress: address("PUBLIC_CONTRACT_ADDRESS"),
@@ -143,7 +140,6 @@ export function parseSiteConfig(env: Env): SiteConfig {
     ),
     videoIds,
     realtimeUrl: realtime === undefined ? "" : socketUrl("PUBLIC_REALTIME_URL", realtime),
-    siteUrl: parseSiteUrl(env),
     placeholders,
   };
 }

@@ -19,10 +19,8 @@ describe("site configuration", () => {
     expect(config.videoIds.promo).toBe("PLACEHOLDER");
     expect(config.placeholders).toContain("PUBLIC_CONTRACT_ADDRESS");
     expect(config.placeholders).toContain("PUBLIC_VIDEO_PROMO");
-    expect(config.placeholders).toContain("PUBLIC_SITE_URL");
-    expect(config.placeholders).toHaveLength(6 + VIDEO_SLOTS.length);
+    expect(config.placeholders).toHaveLength(5 + VIDEO_SLOTS.length);
     expect(config.realtimeUrl).toBe("");
-    expect(config.siteUrl).toBe("http://localhost:4321");
     expect(config.videoEmbedOrigin).toBe("https://www.youtube-nocookie.com");
   });
 
@@ -80,9 +78,6 @@ describe("site configuration", () => {
     expect(parseSiteUrl({ PUBLIC_SITE_URL: "  " })).toBe(DEFAULT_SITE_URL);
     expect(parseSiteUrl({ PUBLIC_SITE_URL: " https://Nothing.Example/ " })).toBe("https://nothing.example");
     expect(parseSiteUrl({ PUBLIC_SITE_URL: "http://192.168.1.20:4321" })).toBe("http://192.168.1.20:4321");
-    const config = parseSiteConfig({ PUBLIC_SITE_URL: "https://nothing.example" });
-    expect(config.siteUrl).toBe("https://nothing.example");
-    expect(config.placeholders).not.toContain("PUBLIC_SITE_URL");
   });
 
   it("refuses a site URL that is not an http(s) origin, naming the setting", () => {
@@ -96,7 +91,7 @@ describe("site configuration", () => {
     expect(() => parseSiteUrl({ PUBLIC_SITE_URL: "ftp://nothing.example" })).toThrow(
       /PUBLIC_SITE_URL must use https:\/\/ or http:\/\//,
     );
-    expect(() => parseSiteConfig({ PUBLIC_SITE_URL: "javascript:alert(1)" })).toThrow(ConfigError);
+    expect(() => parseSiteUrl({ PUBLIC_SITE_URL: "javascript:alert(1)" })).toThrow(ConfigError);
   });
 
   it("builds video embed URLs on the configured host", () => {
