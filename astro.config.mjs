@@ -1,13 +1,25 @@
 import react from "@astrojs/react";
+import sitemap from "@astrojs/sitemap";
 import UnoCSS from "@unocss/astro";
 import { defineConfig } from "astro/config";
+import { loadEnv } from "vite";
+import { siteImages } from "./scripts/siteImagesIntegration.ts";
+import { parseSiteUrl } from "./src/lib/siteConfig.ts";
 
 export default defineConfig({
-  site: process.env.PUBLIC_SITE_URL ?? "http://localhost:4321",
+  // Read as the pages read PUBLIC_* settings (the environment, then .env files), and checked.
+  site: parseSiteUrl(loadEnv("production", process.cwd(), "PUBLIC_")),
   // A separate output folder lets parallel checkouts build and serve without clobbering dist/.
   outDir: process.env.ASTRO_OUT_DIR ?? "./dist",
-  // Islands are React; everything else ships as plain HTML and CSS.
-  integrations: [UnoCSS({ injectReset: true }), react()],
+  // Islands are React; everything else ships as plain HTML and CSS. The sitemap leaves out the
+  // 404 page by itself and lists plain pages (no news, image or video entries); siteImages draws
+  // the PNGs that shared links and installed pages show (docs/design.md#9).
+  integrations: [
+    UnoCSS({ injectReset: true }),
+    react(),
+    sitemap({ namespaces: { news: false, xhtml: false, image: false, video: false } }),
+    siteImages(),
+  ],
   build: {
     // The stylesheet is small: inlining it saves a render-blocking request.
     inlineStylesheets: "always",

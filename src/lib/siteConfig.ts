@@ -42,6 +42,9 @@ export const PLACEHOLDER_DEFAULTS = {
   PUBLIC_VIDEO_ID: "PLACEHOLDER",
 } as const;
 
+/** Where `npm start` serves the pages: the origin of a build made without PUBLIC_SITE_URL. */
+export const DEFAULT_SITE_URL = "http://localhost:4321";
+
 const VIDEO_ID = /^[A-Za-z0-9_-]{11}$/;
 const ADDRESS = /^[A-Za-z0-9]{20,128}$/;
 
@@ -74,12 +77,23 @@ function absoluteUrl(key: string, value: string, protocols: readonly string[]): 
 const httpsUrl = (key: string, value: string) => absoluteUrl(key, value, ["https:"]).href;
 const socketUrl = (key: string, value: string) => absoluteUrl(key, value, ["ws:", "wss:"]).href;
 
-function origin(key: string, value: string): string {
-  const url = absoluteUrl(key, value, ["https:"]);
+function origin(key: string, value: string, protocols: readonly string[] = ["https:"]): string {
+  const url = absoluteUrl(key, value, protocols);
   if (url.pathname !== "/" || url.search || url.hash) {
     throw new ConfigError(`${key} must be an origin like https://example.com, got "${value}"`);
   }
   return url.origin;
+}
+
+/**
+ * The site's origin from PUBLIC_SITE_URL (astro.config.mjs's `site`): the pages' absolute URLs
+ * (canonical, og:image, the sitemap) start with it. An origin only, since every page links from
+ * `/`; http too, for a preview on a private network. Build time only: parseSiteConfig, which the
+ * auction store ships to the browser, leaves it out.
+ */
+export function parseSiteUrl(env: Env): string {
+  const value = read(env, "PUBLIC_SITE_URL");
+  return value === undefined ? DEFAULT_SITE_URL : origin("PUBLIC_SITE_URL", value, ["https:", "http:"]);
 }
 
 export function parseSiteConfig(env: Env): SiteConfig {

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   ConfigError,
+  DEFAULT_SITE_URL,
   PLACEHOLDER_DEFAULTS,
   parseSiteConfig,
+  parseSiteUrl,
   VIDEO_SLOTS,
   videoEmbedUrl,
 } from "../../src/lib/siteConfig.ts";
@@ -69,6 +71,27 @@ describe("site configuration", () => {
     );
     expect(() => parseSiteConfig({ PUBLIC_REALTIME_URL: "https://live.example" })).toThrow(/ws:\/\/ or wss:\/\//);
     expect(() => parseSiteConfig({ PUBLIC_CHART_URL: "javascript:alert(1)" })).toThrow(ConfigError);
+  });
+
+  it("takes the site's origin from PUBLIC_SITE_URL, which the pages' absolute URLs start with (docs/product.md#2-head)", () => {
+    expect(parseSiteUrl({})).toBe(DEFAULT_SITE_URL);
+    expect(parseSiteUrl({ PUBLIC_SITE_URL: "  " })).toBe(DEFAULT_SITE_URL);
+    expect(parseSiteUrl({ PUBLIC_SITE_URL: " https://Nothing.Example/ " })).toBe("https://nothing.example");
+    expect(parseSiteUrl({ PUBLIC_SITE_URL: "http://192.168.1.20:4321" })).toBe("http://192.168.1.20:4321");
+  });
+
+  it("refuses a site URL that is not an http(s) origin, naming the setting", () => {
+    expect(() => parseSiteUrl({ PUBLIC_SITE_URL: "nothing.example" })).toThrow(
+      /PUBLIC_SITE_URL must be an absolute URL, got "nothing.example"/,
+    );
+    expect(() => parseSiteUrl({ PUBLIC_SITE_URL: "https://nothing.example/store/" })).toThrow(
+      /PUBLIC_SITE_URL must be an origin like https:\/\/example.com/,
+    );
+    expect(() => parseSiteUrl({ PUBLIC_SITE_URL: "https://nothing.example/?ref=x" })).toThrow(/must be an origin/);
+    expect(() => parseSiteUrl({ PUBLIC_SITE_URL: "ftp://nothing.example" })).toThrow(
+      /PUBLIC_SITE_URL must use https:\/\/ or http:\/\//,
+    );
+    expect(() => parseSiteUrl({ PUBLIC_SITE_URL: "javascript:alert(1)" })).toThrow(ConfigError);
   });
 
   it("builds video embed URLs on the configured host", () => {
