@@ -20,43 +20,35 @@ import { parsePasswordHash } from "../../realtime/passwordHash.ts";
 import { answerSafely } from "../../realtime/requestGuard.ts";
 import { createAppServer } from "../../realtime/server.ts";
 import type { BidStore } from "../../realtime/storage/types.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { ASSET, ASSET_PATH, buildTestSite, HOME_PAGE, NOT_FOUND_PAGE, type TestSite } from "./support/builtSite.ts";
+import { type ServedTestSite, serveTestSite } from "./support/auctionService.ts";
+import { ASSET, ASSET_PATH, HOME_PAGE, NOT_FOUND_PAGE } from "./support/builtSite.ts";
 import { type RawAnswer, rawRequest, UPGRADE_HEADERS } from "./support/rawHttp.ts";
-import { openStoreOnNewLocation, STORE_HOOK_TIMEOUT_MS, type SuiteStore, testLogger } from "./support/stores.ts";
+import { STORE_HOOK_TIMEOUT_MS, testLogger } from "./support/stores.ts";
 
 const HASH = await hashPassword("correct horse battery", { logN: 14, r: 8, p: 1 });
 const SECRET = "a session secret of at least thirty-two bytes";
 
-let site: TestSite;
-let auction: SuiteStore;
-let service: AuctionService;
+let served: ServedTestSite;
 let port: number;
 const logs: Record<string, unknown>[] = [];
 /** What the store's next calls do; the tests that inject a fault set it and put it back. */
 const faults: { isReady?: () => boolean; winners?: BidStore["winners"] } = {};
 
 beforeAll(async () => {
-  site = await buildTestSite();
-  auction = await openStoreOnNewLocation("pglite");
-  const faulty = new Proxy(auction.store, {
-    get: (target, name, receiver) => faults[name as keyof typeof faults] ?? Reflect.get(target, name, receiver),
-  });
   // Below the cost ADMIN_PASSWORD_HASH must have (docs/design.md#11), so passed in code, not through the environment's check.
   const admin = { passwordHash: parsePasswordHash(HASH), sessionSecret: SECRET };
-  service = await startAuctionService(
-    faulty,
-    { staticDir: site.dir, admin },
-    testLogger((line) => logs.push(line)),
-  );
-  port = Number(new URL(service.httpUrl).port);
+  served = await serveTestSite({
+    overrides: { admin },
+    logger: testLogger((line) => logs.push(line)),
+    storeView: (store) =>
+      new Proxy(store, {
+        get: (target, name, receiver) => faults[name as keyof typeof faults] ?? Reflect.get(target, name, receiver),
+      }),
+  });
+  port = served.port;
 }, STORE_HOOK_TIMEOUT_MS);
 
-afterAll(async () => {
-  await service?.stop();
-  await auction?.remove();
-  await site?.remove();
-}, STORE_HOOK_TIMEOUT_MS);
+afterAll(() => served?.remove(), STORE_HOOK_TIMEOUT_MS);
 
 const get = (target: string, headers: Record<string, string> = {}) =>
   rawRequest(port, `GET ${target} HTTP/1.1`, { Host: `127.0.0.1:${port}`, ...headers });

@@ -218,7 +218,7 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
       expect(shop.logs.filter((line) => line.msg === "payment confirmed")).toEqual([
         expect.objectContaining({ reference, signature, outcome: "confirmed", receivedBaseUnits: "100000000" }),
       ]);
-      const metrics = await (await shop.get("/metrics")).text();
+      const metrics = await (await fetch(shop.service.metricsUrl)).text();
       expect(metrics).toContain('payment_requests_total{outcome="created"} 1');
       expect(metrics).toContain('payment_confirmations_total{outcome="confirmed"} 1');
       expect(metrics).toContain("payment_watcher_active 1");
