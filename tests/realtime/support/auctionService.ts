@@ -26,6 +26,7 @@ import { createAppServer, createMetricsServer } from "../../../realtime/server.t
 import type { BidStore, RoundSettings, StoreWithPayments } from "../../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../../scripts/support/liftedLimits.ts";
 import { buildTestSite, type TestSite } from "./builtSite.ts";
+import { serviceUrls } from "./serviceProcess.ts";
 import {
   cleanUpAfter,
   openStoreOnNewLocation,
@@ -75,9 +76,7 @@ export async function startAuctionService(
   const metricsPort = await listenOnFreePort(metricsServer);
   let stopped = false;
   return {
-    socketUrl: `ws://127.0.0.1:${port}/realtime`,
-    httpUrl: `http://127.0.0.1:${port}`,
-    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    ...serviceUrls(port, metricsPort),
     socketServer,
     metrics,
     server,

@@ -67,6 +67,15 @@ export function serviceProcessEnv(options: {
   };
 }
 
+/** Where a service on loopback answers: its socket and routes on `port`, /metrics on `metricsPort`. */
+export function serviceUrls(port: number, metricsPort: number) {
+  return {
+    socketUrl: `ws://127.0.0.1:${port}/realtime`,
+    httpUrl: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+  };
+}
+
 export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
   // Unused with DATABASE_URL, but never the repository's ./data.
   const dataDir = await mkdtemp(join(tmpdir(), "nothing-service-"));
@@ -115,9 +124,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   let stopped = false;
   return {
     port,
-    socketUrl: `ws://127.0.0.1:${port}/realtime`,
-    httpUrl: `http://127.0.0.1:${port}`,
-    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    ...serviceUrls(port, metricsPort),
     child,
     exited,
     logs,
