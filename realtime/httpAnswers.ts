@@ -28,7 +28,7 @@ export function answerJson(
 }
 
 /** 405 `{"error":"method_not_allowed"}` with `Allow: <allow>`. */
-function refuseMethod(res: ServerResponse, allow: string): void {
+export function refuseMethod(res: ServerResponse, allow: string): void {
   answerJson(res, 405, { error: "method_not_allowed" }, { Allow: allow });
 }
 
