@@ -9,14 +9,9 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 /** What the read-only routes take: the pages, static files, winners, patrons, health. */
 const READ_METHODS = "GET, HEAD";
 
-/** `body` as JSON (a string is sent as is), `Cache-Control: no-store` unless `headers` says otherwise. */
-export function answerJson(
-  res: ServerResponse,
-  status: number,
-  body: object | string,
-  headers: OutgoingHttpHeaders = {},
-): void {
-  const text = typeof body === "string" ? body : JSON.stringify(body);
+/** `body` as JSON, `Cache-Control: no-store` unless `headers` says otherwise. */
+export function answerJson(res: ServerResponse, status: number, body: object, headers: OutgoingHttpHeaders = {}): void {
+  const text = JSON.stringify(body);
   res
     .writeHead(status, {
       "Content-Type": "application/json",
