@@ -2,7 +2,8 @@
 #   docker build -t nothing-store .
 #   docker run -p 4321:4321 -v nothing-data:/data nothing-store                    # embedded PGlite
 #   docker run -p 4321:4321 -e DATABASE_URL=postgres://user:pass@db:5432/nothing nothing-store
-# docs/realtime.md lists every setting.
+# /metrics answers on port 9464 only (METRICS_PORT): reachable from the container's network (a
+# Prometheus beside it), never published by the commands above. docs/realtime.md lists every setting.
 
 # The Node version pinned by package.json's `node` devDependency.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
@@ -29,6 +30,8 @@ WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4321 \
+    METRICS_HOST=0.0.0.0 \
+    METRICS_PORT=9464 \
     STATIC_DIR=/app/dist \
     DATA_DIR=/data \
     SHUTDOWN_TIMEOUT_MS=8000
@@ -44,7 +47,7 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-EXPOSE 4321
+EXPOSE 4321 9464
 # Below Docker's 10 s stop grace: SHUTDOWN_TIMEOUT_MS above leaves the drain time to finish.
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \

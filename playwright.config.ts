@@ -44,6 +44,9 @@ export default defineConfig({
     env: {
       PORT: String(PORT),
       HOST: "127.0.0.1",
+      // /metrics has a listener of its own (docs/design.md#9): a free port, so a service running
+      // beside the suite (on the default 9464) and the specs' own services never collide with it.
+      METRICS_PORT: "0",
       LOG_LEVEL: "warn",
       DATA_DIR,
       // Every browser of the suite bids and connects from 127.0.0.1.

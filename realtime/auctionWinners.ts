@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { WINNERS_LIMIT, WINNERS_PATH, type WinnersBody } from "../src/lib/auctionWinners.ts";
 import { createCoalescer } from "./auction/coalescedReads.ts";
 import { isOriginAllowed } from "./auction/originPolicy.ts";
+import { answerJson, refuseUnlessRead } from "./httpAnswers.ts";
 import type { Logger } from "./logger.ts";
 import type { RequestTarget } from "./requestTarget.ts";
 import type { BidStore } from "./storage/types.ts";
@@ -38,10 +39,7 @@ export function createWinnersRoute({ store, allowedOrigins, logger }: WinnersRou
     if (origin !== undefined && isOriginAllowed(req, allowedOrigins)) {
       res.setHeader("Access-Control-Allow-Origin", origin);
     }
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      json(res, 405, { error: "method_not_allowed" }, { Allow: "GET, HEAD", "Cache-Control": "no-store" });
-      return true;
-    }
+    if (refuseUnlessRead(req, res)) return true;
     return coalesce("winners", () => store.winners(WINNERS_LIMIT)).then(
       (winners) => {
         const body: WinnersBody = {
@@ -52,18 +50,13 @@ export function createWinnersRoute({ store, allowedOrigins, logger }: WinnersRou
             endedAt,
           })),
         };
-        json(res, 200, body, { "Cache-Control": CACHE_CONTROL });
+        answerJson(res, 200, body, { "Cache-Control": CACHE_CONTROL });
       },
       (error: unknown) => {
         // The database is down or the store closed: the page says so; the service carries on.
         logger.warn({ err: error }, "could not read the auction winners");
-        json(res, 503, { error: "unavailable" }, { "Cache-Control": "no-store" });
+        answerJson(res, 503, { error: "unavailable" });
       },
     );
   };
-}
-
-function json(res: ServerResponse, status: number, body: object, headers: Record<string, string>) {
-  // Node leaves the body out of an answer to HEAD by itself.
-  res.writeHead(status, { "Content-Type": "application/json", ...headers }).end(JSON.stringify(body));
 }

@@ -8,6 +8,10 @@ import type { RoundSettings } from "./storage/types.ts";
 export interface ServiceConfig {
   port: number;
   host: string;
+  /** The metrics listener (docs/design.md#9): /metrics on a port of its own, 0 for a free one (logged). */
+  metricsPort: number;
+  /** Loopback unless told otherwise: the figures are for the operator's monitoring, not for visitors. */
+  metricsHost: string;
   /** Built pages to serve; empty string disables static serving. */
   staticDir: string;
   logLevel: LogLevel;
@@ -153,11 +157,34 @@ const MAX_ROUND_SECONDS = 30 * 86_400;
 /** About 8,000 bid messages of ~120 bytes. */
 const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
+/** OpenTelemetry's Prometheus exporters listen on 9464 by default (OTEL_EXPORTER_PROMETHEUS_PORT). */
+const DEFAULT_METRICS_PORT = 9464;
+const WILDCARD_HOSTS = ["0.0.0.0", "::"];
+
+/**
+ * METRICS_PORT and METRICS_HOST. A port that the public listener takes on an overlapping address
+ * would only fail at listen: said here, with both names.
+ */
+function metricsListener(env: NodeJS.ProcessEnv, port: number, host: string) {
+  const metricsPort = integer(env, "METRICS_PORT", DEFAULT_METRICS_PORT, 0, 65535);
+  const metricsHost = env.METRICS_HOST?.trim() || "127.0.0.1";
+  const overlapping = host === metricsHost || [host, metricsHost].some((each) => WILDCARD_HOSTS.includes(each));
+  if (metricsPort !== 0 && metricsPort === port && overlapping) {
+    throw new ServiceConfigError(
+      `METRICS_PORT must differ from PORT (${port}): /metrics has a listener of its own, got "${env.METRICS_PORT}"`,
+    );
+  }
+  return { metricsPort, metricsHost };
+}
+
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const port = integer(env, "PORT", 4321, 0, 65535);
+  // Loopback unless told otherwise: the container sets HOST=0.0.0.0 on purpose.
+  const host = env.HOST?.trim() || "127.0.0.1";
   return {
-    port: integer(env, "PORT", 4321, 0, 65535),
-    // Loopback unless told otherwise: the container sets HOST=0.0.0.0 on purpose.
-    host: env.HOST?.trim() || "127.0.0.1",
+    port,
+    host,
+    ...metricsListener(env, port, host),
     staticDir: env.STATIC_DIR === "" ? "" : resolve(env.STATIC_DIR ?? "dist"),
     logLevel: logLevel(env.LOG_LEVEL),
     databaseUrl: databaseUrl(env.DATABASE_URL),

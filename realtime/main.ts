@@ -1,8 +1,9 @@
 /**
  * Entry point: `npm run serve` (and `npm start`, after a build; the container runs it too).
- * Opens the auction store (PostgreSQL with DATABASE_URL, else PGlite in DATA_DIR), then serves the
- * pages, the /realtime socket and the operations routes on one port. SIGTERM or SIGINT drains:
- * no new connections or bids, the bids at the store answered, sockets closed with 1001, exit 0.
+ * Opens the auction store (PostgreSQL with DATABASE_URL, else PGlite in DATA_DIR), then serves
+ * /metrics on its own listener (METRICS_HOST:METRICS_PORT) and the pages, the /realtime socket,
+ * /healthz and /readyz on the public port. SIGTERM or SIGINT drains: no new connections (on either
+ * listener) or bids, the bids at the store answered, sockets closed with 1001, exit 0.
  */
 import type { Server } from "node:http";
 import { createSocketServer, type SocketServer } from "./auction/socketServer.ts";
@@ -10,8 +11,9 @@ import { readServiceConfig, ServiceConfigError } from "./config.ts";
 import { createServiceLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
 import { type Payments, startPayments } from "./payments/index.ts";
-import { createAppServer } from "./server.ts";
+import { createAppServer, createMetricsServer } from "./server.ts";
 import { openBidStore } from "./storage/index.ts";
+import type { BidStore } from "./storage/types.ts";
 
 let config: ReturnType<typeof readServiceConfig>;
 try {
@@ -26,6 +28,7 @@ const logger = await createServiceLogger(config.logLevel);
 let stopping = false;
 let socketServer: SocketServer | undefined;
 let server: Server | undefined;
+let metricsServer: Server | undefined;
 let payments: Payments | undefined;
 
 // Handlers first: a signal while the store opens (PGlite takes seconds on a new directory) still
@@ -51,22 +54,45 @@ async function start() {
   socketServer = createSocketServer(store, config, logger, metrics, { payments: payments.sockets });
   await socketServer.start();
   if (stopping) return;
+  metricsServer = createMetricsServer(metrics.registry, logger);
+  const metricsPort = await listenOrExit(
+    metricsServer,
+    config.metricsPort,
+    config.metricsHost,
+    store,
+    "METRICS_HOST:METRICS_PORT",
+  );
+  logger.info(
+    { host: config.metricsHost, port: metricsPort },
+    `Metrics for Prometheus at http://${shownHost(config.metricsHost)}:${metricsPort}/metrics`,
+  );
+  if (stopping) return;
   const app = createAppServer(config, logger, { socketServer, metrics, store, payments });
   server = app;
-  app.once("error", async (error) => {
-    logger.fatal({ err: error }, `could not listen on ${config.host}:${config.port}: ${error.message}`);
-    await store.close().catch(() => {});
-    process.exit(1);
+  const port = await listenOrExit(app, config.port, config.host, store, "HOST:PORT");
+  logger.info(
+    { host: config.host, port, metricsPort, backend: store.backend },
+    `The Nothing Store is open at http://${shownHost(config.host)}:${port}`,
+  );
+}
+
+/** Listens, resolving with the port taken (0 picks one); a failure to listen stops the process, naming the setting. */
+function listenOrExit(listener: Server, port: number, host: string, store: BidStore, setting: string) {
+  return new Promise<number>((resolve) => {
+    listener.once("error", async (error) => {
+      logger.fatal({ err: error }, `could not listen on ${host}:${port} (${setting}): ${error.message}`);
+      await store.close().catch(() => {});
+      process.exit(1);
+    });
+    listener.listen(port, host, () => {
+      const address = listener.address();
+      resolve(typeof address === "object" && address ? address.port : port);
+    });
   });
-  app.listen(config.port, config.host, () => {
-    const address = app.address();
-    const port = typeof address === "object" && address ? address.port : config.port;
-    const shownHost = config.host === "127.0.0.1" || config.host === "0.0.0.0" ? "localhost" : config.host;
-    logger.info(
-      { host: config.host, port, backend: store.backend },
-      `The Nothing Store is open at http://${shownHost}:${port}`,
-    );
-  });
+}
+
+function shownHost(host: string): string {
+  return host === "127.0.0.1" || host === "0.0.0.0" ? "localhost" : host;
 }
 
 async function shutDown(signal: NodeJS.Signals) {
@@ -77,12 +103,15 @@ async function shutDown(signal: NodeJS.Signals) {
     process.exit(1);
   }, config.shutdownTimeoutMs);
   try {
-    // No new connections; idle keep-alive page requests are let go at once.
-    server?.close();
-    server?.closeIdleConnections();
+    // No new connections; idle keep-alive requests (pages, a scraper's) are let go at once.
+    for (const listener of [server, metricsServer]) {
+      listener?.close();
+      listener?.closeIdleConnections();
+    }
     await socketServer?.drain();
     await payments?.stop();
     server?.closeAllConnections();
+    metricsServer?.closeAllConnections();
     // A store that failed to open has exited the process already.
     await (await storeOpening).close();
     clearTimeout(deadline);

@@ -1,46 +1,56 @@
-/** GET /healthz (the process answers), /readyz (it can take bids) and /metrics (Prometheus text). */
+/**
+ * The operations routes: GET /healthz (the process answers) and /readyz (it can take bids) on the
+ * public port, for load balancers; GET /metrics (Prometheus text) only on the metrics listener
+ * (METRICS_PORT, docs/design.md#9).
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
+import { answerJson, refuseUnlessRead } from "./httpAnswers.ts";
 import type { RequestTarget } from "./requestTarget.ts";
 
-export interface OperationsTarget {
+const METRICS_PATH = "/metrics";
+
+interface HealthTarget {
   isReady(): boolean;
-  registry: Registry;
 }
 
-/**
- * Answers the request when it is an operations route: true once answered, or the answer's promise;
- * false leaves it to the pages.
- */
-export function handleOperations(
+/** Answers /healthz and /readyz (true once answered); false leaves any other path to the next route. */
+export function handleHealth(
   req: IncomingMessage,
   res: ServerResponse,
   { path }: RequestTarget,
-  target: OperationsTarget,
-): boolean | Promise<void> {
-  if (path !== "/healthz" && path !== "/readyz" && path !== "/metrics") return false;
-  if (req.method !== "GET" && req.method !== "HEAD") {
-    res
-      .writeHead(405, { Allow: "GET, HEAD", "Content-Type": "application/json" })
-      .end('{"error":"method_not_allowed"}');
-    return true;
-  }
+  target: HealthTarget,
+): boolean {
+  if (path !== "/healthz" && path !== "/readyz") return false;
+  if (refuseUnlessRead(req, res)) return true;
   if (path === "/healthz") {
-    json(res, 200, { status: "ok" });
-  } else if (path === "/readyz") {
-    const ready = target.isReady();
-    json(res, ready ? 200 : 503, { status: ready ? "ready" : "unavailable" });
+    answerJson(res, 200, { status: "ok" });
   } else {
-    return target.registry.metrics().then(
-      (text) => {
-        res.writeHead(200, { "Content-Type": target.registry.contentType, "Cache-Control": "no-store" }).end(text);
-      },
-      () => json(res, 500, { error: "metrics_failed" }),
-    );
+    const ready = target.isReady();
+    answerJson(res, ready ? 200 : 503, { status: ready ? "ready" : "unavailable" });
   }
   return true;
 }
 
-function json(res: ServerResponse, status: number, body: object) {
-  res.writeHead(status, { "Content-Type": "application/json", "Cache-Control": "no-store" }).end(JSON.stringify(body));
+/** Answers /metrics: true once answered, or the answer's promise; false leaves any other path. */
+export function handleMetrics(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { path }: RequestTarget,
+  registry: Registry,
+): boolean | Promise<void> {
+  if (path !== METRICS_PATH) return false;
+  if (refuseUnlessRead(req, res)) return true;
+  return registry.metrics().then(
+    (text) => {
+      res
+        .writeHead(200, {
+          "Content-Type": registry.contentType,
+          "Cache-Control": "no-store",
+          "Content-Length": Buffer.byteLength(text),
+        })
+        .end(text);
+    },
+    () => answerJson(res, 500, { error: "metrics_failed" }),
+  );
 }

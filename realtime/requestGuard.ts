@@ -6,6 +6,7 @@
  */
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
+import { answerJson } from "./httpAnswers.ts";
 import type { Logger } from "./logger.ts";
 import type { TargetRefusal } from "./requestTarget.ts";
 import { SERVICE_HEADERS } from "./securityHeaders.ts";
@@ -30,7 +31,12 @@ export function answerSafely(
       }
       // Whatever the handler had set (a length, a type) belongs to the answer that never came.
       for (const name of res.getHeaderNames()) res.removeHeader(name);
-      json(res, 500, { error: "internal", message: "Something went wrong on our side; nothing was changed." });
+      answerJson(
+        res,
+        500,
+        { error: "internal", message: "Something went wrong on our side; nothing was changed." },
+        SERVICE_HEADERS,
+      );
     } catch {
       res.destroy();
     }
@@ -44,13 +50,7 @@ export function answerSafely(
 
 /** The answer to a request target parseRequestTarget refused. */
 export function refuseTarget(res: ServerResponse, refusal: TargetRefusal): void {
-  json(res, refusal.status, { error: refusal.error, message: refusal.message });
-}
-
-function json(res: ServerResponse, status: number, body: object) {
-  res
-    .writeHead(status, { ...SERVICE_HEADERS, "Content-Type": "application/json", "Cache-Control": "no-store" })
-    .end(JSON.stringify(body));
+  answerJson(res, refusal.status, { error: refusal.error, message: refusal.message }, SERVICE_HEADERS);
 }
 
 /** Runs `handle` for one upgrade; a throw is answered with a 500 refusal (or a cut) and logged. */

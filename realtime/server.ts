@@ -1,18 +1,21 @@
 /**
- * The one HTTP server of the store: the operations routes, the built pages, and the /realtime
- * WebSocket endpoint of the live auction on the same port. Every request and upgrade has its
- * target parsed once (requestTarget.ts) and runs guarded (requestGuard.ts): no request can stop
- * the service (docs/design.md#11).
+ * The HTTP servers of the store. The public one: /healthz and /readyz, the built pages, and the
+ * /realtime WebSocket endpoint of the live auction on one port. The metrics listener: /metrics
+ * alone, on a port of its own (METRICS_PORT, docs/design.md#9). On both, every request and upgrade
+ * has its target parsed once (requestTarget.ts) and runs guarded (requestGuard.ts): no request can
+ * stop the service (docs/design.md#11).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import type { Registry } from "prom-client";
 import { createAdminConsole, isAdminPath } from "./admin/console.ts";
 import type { SocketServer } from "./auction/socketServer.ts";
 import { createWinnersRoute } from "./auctionWinners.ts";
 import type { ServiceConfig } from "./config.ts";
+import { answerJson } from "./httpAnswers.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
-import { handleOperations } from "./operations.ts";
+import { handleHealth, handleMetrics } from "./operations.ts";
 import type { PaymentRoute } from "./payments/routes.ts";
 import { answerSafely, refuseTarget, refuseUpgrade, upgradeSafely } from "./requestGuard.ts";
 import { parseRequestTarget, type RequestTarget } from "./requestTarget.ts";
@@ -34,7 +37,7 @@ type AdminHandler = ReturnType<typeof createAdminConsole>;
 /** false leaves the request to the next route; true means answered; a promise, being answered. */
 type Route = (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean | Promise<void>;
 
-/** Without an auction (pages only) there is no socket endpoint, no operations routes and no winners. */
+/** Without an auction (pages only) there is no socket endpoint, no health routes and no winners. */
 export function createAppServer(
   // staticDir is required; admin and trustProxy turn the operator console on; the rest is accepted
   // so callers can pass a whole ServiceConfig.
@@ -58,14 +61,11 @@ export function createAppServer(
         })
       : undefined;
   const site = config.staticDir ? createStaticSite(config.staticDir, logger) : undefined;
-  const operations = auction && {
-    isReady: () => auction.socketServer.isReady(),
-    registry: auction.metrics.registry,
-  };
+  const health = auction && { isReady: () => auction.socketServer.isReady() };
   const winners =
     auction && createWinnersRoute({ store: auction.store, allowedOrigins: config.allowedOrigins ?? [], logger });
   const routes: Route[] = [];
-  if (operations) routes.push((req, res, target) => handleOperations(req, res, target, operations));
+  if (health) routes.push((req, res, target) => handleHealth(req, res, target, health));
   if (winners) routes.push(winners);
   const payments = auction?.payments;
   if (payments) routes.push(payments.route);
@@ -79,7 +79,29 @@ export function createAppServer(
     });
   }
 
-  /** The target is parsed here, once, and every route gets it (docs/design.md#11). */
+  const server = createRoutedServer(routes, logger);
+  if (auction) {
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      upgradeSafely(req, socket, logger, () => {
+        const parsed = parseRequestTarget(req.url, req.headers.host);
+        if (parsed.ok) auction.socketServer.handleUpgrade(req, socket, head, parsed.target);
+        else refuseUpgrade(socket, parsed.refusal.status, parsed.refusal.message);
+      }),
+    );
+  }
+  return server;
+}
+
+/** The metrics listener's server: /metrics, and 404 for any other path (docs/design.md#9). */
+export function createMetricsServer(registry: Registry, logger: Logger): Server {
+  return createRoutedServer([(req, res, target) => handleMetrics(req, res, target, registry)], logger);
+}
+
+/**
+ * A server whose every request runs guarded, has its target parsed once (docs/design.md#11) and is
+ * offered to each route in turn; a path no route takes is 404.
+ */
+function createRoutedServer(routes: Route[], logger: Logger): Server {
   function route(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
     for (const [name, value] of Object.entries(SERVICE_HEADERS)) res.setHeader(name, value);
     const parsed = parseRequestTarget(req.url, req.headers.host);
@@ -92,18 +114,7 @@ export function createAppServer(
       const answer = handle(req, res, parsed.target);
       if (answer !== false) return answer === true ? undefined : answer;
     }
-    res.writeHead(404, { "Content-Type": "application/json" }).end('{"error":"not_found"}');
+    answerJson(res, 404, { error: "not_found" });
   }
-
-  const server = createServer((req, res) => answerSafely(req, res, logger, () => route(req, res)));
-  if (auction) {
-    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-      upgradeSafely(req, socket, logger, () => {
-        const parsed = parseRequestTarget(req.url, req.headers.host);
-        if (parsed.ok) auction.socketServer.handleUpgrade(req, socket, head, parsed.target);
-        else refuseUpgrade(socket, parsed.refusal.status, parsed.refusal.message);
-      }),
-    );
-  }
-  return server;
+  return createServer((req, res) => answerSafely(req, res, logger, () => route(req, res)));
 }

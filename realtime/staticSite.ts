@@ -20,6 +20,8 @@
  * - If-None-Match (GET, HEAD) is compared weakly with the ETag; a match is 304 with the ETag,
  *   Vary, Cache-Control and the security headers the 200 would carry.
  * - `_headers`, the build's note to static hosts, is never served, however spelt.
+ * - A page or file answers GET and HEAD; any other method is 405 with `Allow: GET, HEAD`
+ *   (sirv does not look at the method: a POST was served the page).
  */
 import { createReadStream, readFileSync } from "node:fs";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
@@ -28,6 +30,7 @@ import { Writable } from "node:stream";
 import Negotiator from "negotiator";
 import rangeParser from "range-parser";
 import sirv from "sirv";
+import { refuseUnlessRead } from "./httpAnswers.ts";
 import type { Logger } from "./logger.ts";
 import type { RequestTarget } from "./requestTarget.ts";
 import { FALLBACK_PAGE_HEADERS, HEADERS_FILE, type HeaderMap, readSiteHeaders } from "./securityHeaders.ts";
@@ -82,9 +85,11 @@ export function createStaticSite(staticDir: string, logger: Logger): StaticSite 
       notFound();
       return;
     }
+    // A page or file is only ever read (docs/design.md#9); an unknown path stays a 404 whatever the method.
+    if (refuseUnlessRead(req, res)) return;
     const cacheControl = target.decodedPath.startsWith("/_astro/") ? IMMUTABLE : REVALIDATE;
     const etag = String(chosen.headers.ETag);
-    if ((req.method === "GET" || req.method === "HEAD") && matchesAnyTag(req.headers["if-none-match"], etag)) {
+    if (matchesAnyTag(req.headers["if-none-match"], etag)) {
       res.writeHead(304, { ETag: etag, Vary: "Accept-Encoding", "Cache-Control": cacheControl }).end();
       return;
     }

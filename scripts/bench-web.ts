@@ -206,6 +206,8 @@ function startServer(port: number, staticDir: string): ChildProcess {
       ...process.env,
       PORT: String(port),
       HOST: "127.0.0.1",
+      // A free port for /metrics (its own listener, docs/design.md#9): never one a running service holds.
+      METRICS_PORT: "0",
       STATIC_DIR: staticDir,
       DATA_DIR: join(staticDir, ".auction-data"),
       DATABASE_URL: "",

@@ -31,6 +31,7 @@ import { clientAddress, maskAddress } from "../auction/clientAddress.ts";
 import { createCoalescer } from "../auction/coalescedReads.ts";
 import { isOriginAllowed } from "../auction/originPolicy.ts";
 import type { RateLimiter } from "../auction/rateLimiter.ts";
+import { answerJson, refuseMethod, refuseUnlessRead } from "../httpAnswers.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { NameFilter } from "../names/nameFilter.ts";
@@ -75,14 +76,8 @@ export interface PaymentRoutesOptions extends CommonOptions {
 
 const isPaymentsPath = (path: string) => path === PAYMENTS_PATH || path.startsWith(`${PAYMENTS_PATH}/`);
 
-function json(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}) {
-  res
-    .writeHead(status, { "Content-Type": "application/json", "Cache-Control": "no-store", ...headers })
-    .end(JSON.stringify(body));
-}
-
 function refuse(res: ServerResponse, status: number, body: PaymentErrorBody, headers: Record<string, string> = {}) {
-  json(res, status, body, headers);
+  answerJson(res, status, body, headers);
 }
 
 /** CORS as /auction/winners answers it; true when the request's origin may use the routes. */
@@ -114,13 +109,12 @@ export function createPaymentsOffRoute({ allowedOrigins }: CommonOptions): Payme
     if (target.path !== PAYMENTS_CONFIG_PATH && target.path !== PATRONS_PATH) return false;
     const allowed = allowOrigin(req, res, allowedOrigins);
     if (req.method === "OPTIONS") preflight(res, allowed);
-    else if (req.method !== "GET" && req.method !== "HEAD") {
-      refuse(res, 405, { error: "method_not_allowed" }, { Allow: "GET, HEAD" });
-    } else if (target.path === PATRONS_PATH) {
+    else if (refuseUnlessRead(req, res)) return true;
+    else if (target.path === PATRONS_PATH) {
       // The Wall of Fame asks on every visit, maybe from another origin: a 404 it may read (CORS),
       // which hides its Verified Patrons, rather than the site's logged "page not found".
       refuse(res, 404, { error: "payments_off" });
-    } else json(res, 200, { enabled: false, available: false } satisfies PaymentsConfigBody);
+    } else answerJson(res, 200, { enabled: false, available: false } satisfies PaymentsConfigBody);
     return true;
   };
 }
@@ -300,14 +294,14 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
       },
       "payment requested",
     );
-    json(res, 201, created);
+    answerJson(res, 201, created);
   }
 
   async function status(res: ServerResponse, reference: string) {
     // Not base58 of 32 bytes: no request of ours, and no query for it.
     const payment = isAddress(reference) ? await store.find(reference) : null;
     if (!payment) refuse(res, 404, { error: "not_found" });
-    else json(res, 200, statusBody(payment));
+    else answerJson(res, 200, statusBody(payment));
   }
 
   async function patrons(res: ServerResponse) {
@@ -326,7 +320,7 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
         },
       };
     }
-    json(res, 200, patronsCache.body, { "Cache-Control": PATRONS_CACHE_CONTROL });
+    answerJson(res, 200, patronsCache.body, { "Cache-Control": PATRONS_CACHE_CONTROL });
   }
 
   return (req, res, target) => {
@@ -340,7 +334,7 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
     }
     if (path === PAYMENTS_PATH) {
       if (method !== "POST") {
-        refuse(res, 405, { error: "method_not_allowed" }, { Allow: "POST" });
+        refuseMethod(res, "POST");
       } else if (!allowed) {
         metrics.paymentRequests.inc({ outcome: "origin_not_allowed" });
         refuse(res, 403, { error: "origin_not_allowed" });
@@ -350,12 +344,9 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
       }
       return true;
     }
-    if (method !== "GET" && method !== "HEAD") {
-      refuse(res, 405, { error: "method_not_allowed" }, { Allow: "GET, HEAD" });
-      return true;
-    }
+    if (refuseUnlessRead(req, res)) return true;
     if (path === PAYMENTS_CONFIG_PATH) {
-      json(res, 200, { enabled: true, available: options.available() } satisfies PaymentsConfigBody);
+      answerJson(res, 200, { enabled: true, available: options.available() } satisfies PaymentsConfigBody);
     } else if (path === PATRONS_PATH) {
       patrons(res).catch((error: unknown) => failed(res, "reading the patrons", error));
     } else {

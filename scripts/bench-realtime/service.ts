@@ -25,8 +25,8 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-async function readMetrics(httpUrl: string): Promise<Map<string, number>> {
-  const response = await fetch(`${httpUrl}/metrics`, { signal: AbortSignal.timeout(10_000) });
+async function readMetrics(metricsUrl: string): Promise<Map<string, number>> {
+  const response = await fetch(metricsUrl, { signal: AbortSignal.timeout(10_000) });
   const values = new Map<string, number>();
   for (const line of (await response.text()).split("\n")) {
     if (line.startsWith("#") || line.trim() === "") continue;
@@ -57,6 +57,8 @@ export async function startService(
   { label = "", extraEnv = {} }: { label?: string; extraEnv?: Record<string, string> } = {},
 ): Promise<Service> {
   const port = await freePort();
+  // /metrics has a listener of its own (docs/design.md#9): two services side by side need two.
+  const metricsPort = await freePort();
   const inspectorPort = await freePort();
   const logFile = join(tempDir, `service-${databaseUrl ? "postgres" : "pglite"}${label}.log`);
   const log = openSync(logFile, "a");
@@ -66,6 +68,7 @@ export async function startService(
       ...process.env,
       PORT: String(port),
       HOST: "127.0.0.1",
+      METRICS_PORT: String(metricsPort),
       STATIC_DIR: "",
       LOG_LEVEL: "warn",
       DATA_DIR: join(tempDir, `pglite-service${label}`),
@@ -90,7 +93,7 @@ export async function startService(
     httpUrl,
     logFile,
     collectGarbage: () => collectGarbageAt(inspectorPort),
-    metrics: () => readMetrics(httpUrl),
+    metrics: () => readMetrics(`http://127.0.0.1:${metricsPort}/metrics`),
     stop: () => stopChild(child, 15_000),
   };
 }

@@ -34,6 +34,8 @@ test.beforeAll(async () => {
       ...process.env,
       PORT: String(port),
       HOST: "127.0.0.1",
+      // /metrics on a free port of its own: the suite's other services hold theirs.
+      METRICS_PORT: "0",
       STATIC_DIR: "dist",
       DATA_DIR: dataDir,
       DATABASE_URL: "",

@@ -52,6 +52,8 @@ async function startService(dataDir: string, env: NodeJS.ProcessEnv = {}): Promi
       ...process.env,
       PORT: new URL(serviceOrigin).port,
       HOST: "127.0.0.1",
+      // /metrics on a free port of its own: the suite's other services hold theirs.
+      METRICS_PORT: "0",
       STATIC_DIR: "",
       ALLOWED_ORIGINS: pages.origin,
       DATA_DIR: dataDir,

@@ -131,7 +131,7 @@ describe("the operator console", () => {
       const retryAfter = Number(limited.headers.get("retry-after"));
       expect(retryAfter).toBeGreaterThan(890);
       expect(retryAfter).toBeLessThanOrEqual(900);
-      const metrics = await (await fetch(`${service.httpUrl}/metrics`)).text();
+      const metrics = await (await fetch(service.metricsUrl)).text();
       expect(metrics).toMatch(/^admin_login_failures_total 5$/m);
       // Neither password appears in any log line.
       const logs = JSON.stringify(logLines);
@@ -290,7 +290,7 @@ describe("the operator console's moderation routes", () => {
       const after = await (await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookie } })).text();
       expect(after).toContain("Unblock &lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;</button>");
       expect(after).toContain("<td>&lt;b&gt;html&lt;/b&gt;</td>");
-      const metrics = await (await fetch(`${service.httpUrl}/metrics`)).text();
+      const metrics = await (await fetch(service.metricsUrl)).text();
       expect(metrics).toMatch(/admin_moderation_actions_total\{action="block",outcome="done"\} 1/);
       expect(metrics).toMatch(/admin_moderation_actions_total\{action="bid",outcome="invalid"\} 1/);
     },

@@ -289,7 +289,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
   );
 
   it(
-    "answers /healthz, /readyz and /metrics",
+    "answers /healthz and /readyz on the public port, /metrics on the metrics listener only",
     async () => {
       const { service, client } = await openAuctionWithClient(backend);
       accepted(await client.bid("Nobody", 5));
@@ -306,7 +306,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
       const ready = await fetch(`${service.httpUrl}/readyz`);
       expect([ready.status, await ready.json()]).toEqual([200, { status: "ready" }]);
 
-      const metrics = await fetch(`${service.httpUrl}/metrics`);
+      const metrics = await fetch(service.metricsUrl);
       expect(metrics.status).toBe(200);
       expect(metrics.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
       const text = await metrics.text();
@@ -320,7 +320,10 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
       expect(text).toContain("process_cpu_user_seconds_total");
       expect(text).toContain("nodejs_heap_size_used_bytes");
 
-      expect((await fetch(`${service.httpUrl}/metrics`, { method: "POST" })).status).toBe(405);
+      expect((await fetch(service.metricsUrl, { method: "POST" })).status).toBe(405);
+      // docs/design.md#9: the public port has no /metrics, only the not-found answer of any unknown path.
+      const publicMetrics = await fetch(`${service.httpUrl}/metrics`);
+      expect([publicMetrics.status, await publicMetrics.json()]).toEqual([404, { error: "not_found" }]);
       expect((await fetch(`${service.httpUrl}/elsewhere`)).status).toBe(404);
     },
     TEST_TIMEOUT_MS,

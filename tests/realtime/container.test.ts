@@ -1,7 +1,8 @@
 /**
  * No Docker engine runs here, so this runs what the Dockerfile's final image would: its COPY list
  * laid out in a temp directory (the sources only, nothing else of the repository), its ENV, its
- * CMD, then its HEALTHCHECK command against the running service, then a SIGTERM.
+ * CMD, then its HEALTHCHECK command against the running service, /metrics on the metrics
+ * listener's port (not the public one), then a SIGTERM.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
@@ -23,6 +24,8 @@ interface FinalStage {
   env: Record<string, string>;
   cmd: string[];
   healthcheck: string[];
+  /** The EXPOSE ports. */
+  exposed: string[];
   workdir: string;
 }
 
@@ -34,7 +37,7 @@ function readFinalStage(dockerfile: string): FinalStage {
     .map((line) => line.trim())
     .filter((line) => line !== "" && !line.startsWith("#"));
   const lastFrom = instructions.findLastIndex((line) => line.startsWith("FROM "));
-  const stage: FinalStage = { copies: [], env: {}, cmd: [], healthcheck: [], workdir: "/" };
+  const stage: FinalStage = { copies: [], env: {}, cmd: [], healthcheck: [], exposed: [], workdir: "/" };
   for (const line of instructions.slice(lastFrom + 1)) {
     const [keyword = "", ...rest] = line.split(/\s+/);
     const args = rest.join(" ");
@@ -47,6 +50,7 @@ function readFinalStage(dockerfile: string): FinalStage {
       for (const match of args.matchAll(/(\w+)=(\S*)/g)) stage.env[match[1] as string] = match[2] as string;
     }
     if (keyword === "CMD") stage.cmd = JSON.parse(args);
+    if (keyword === "EXPOSE") stage.exposed.push(...rest);
     if (keyword === "HEALTHCHECK") stage.healthcheck = JSON.parse(args.slice(args.indexOf("CMD ") + 4));
   }
   return stage;
@@ -78,6 +82,10 @@ describe("container image", () => {
     expect(stage.workdir).toBe("/app");
     expect(stage.cmd).toEqual(["node", "realtime/main.ts"]);
     expect(stage.env).toMatchObject({ HOST: "0.0.0.0", STATIC_DIR: "/app/dist", DATA_DIR: "/data" });
+    // /metrics listens on every interface of the container, for a Prometheus on its network
+    // (docs/design.md#9); what is published stays the operator's choice.
+    expect(stage.env).toMatchObject({ PORT: "4321", METRICS_HOST: "0.0.0.0", METRICS_PORT: "9464" });
+    expect(stage.exposed).toEqual(["4321", "9464"]);
 
     const app = await mkdtemp(join(tmpdir(), "nothing-image-"));
     cleanUpAfter(() => rm(app, { recursive: true, force: true }));
@@ -94,12 +102,15 @@ describe("container image", () => {
     const data = await dataDirForThisTest();
 
     const port = await freePort();
-    // The image's environment, except loopback instead of 0.0.0.0 and temp paths instead of /app and /data.
+    const metricsPort = await freePort();
+    // The image's environment, except loopback instead of 0.0.0.0, free ports and temp paths instead of /app and /data.
     const env = {
       PATH: process.env.PATH,
       ...stage.env,
       HOST: "127.0.0.1",
       PORT: String(port),
+      METRICS_HOST: "127.0.0.1",
+      METRICS_PORT: String(metricsPort),
       STATIC_DIR: join(app, "dist"),
       DATA_DIR: data.dir,
     };
@@ -114,6 +125,13 @@ describe("container image", () => {
     expect(healthCommand).toBe("node");
     await expect(run(process.execPath, healthArgs, { env, timeout: 30_000 })).resolves.toBeDefined();
     expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toContain("The Nothing Store");
+    const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect([metrics.status, await metrics.text()]).toEqual([200, expect.stringContaining("auction_open_sockets 0")]);
+    const publicMetrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect([publicMetrics.status, await publicMetrics.text()]).toEqual([
+      404,
+      expect.stringContaining("Page not found"),
+    ]);
 
     child.kill("SIGTERM");
     expect(await exited).toBe(0);

@@ -93,7 +93,7 @@ async function readyStatus(service: ServiceProcess): Promise<number> {
 }
 
 async function openSockets(service: ServiceProcess): Promise<number> {
-  const text = await (await fetch(`${service.httpUrl}/metrics`)).text();
+  const text = await (await fetch(service.metricsUrl)).text();
   return Number(/^auction_open_sockets (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
 }
 

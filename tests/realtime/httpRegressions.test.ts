@@ -9,8 +9,10 @@
  * The store plays no part in these answers, so one backend (PGlite) serves them; the hostile-input
  * fuzzer (httpFuzz.test.ts) runs both.
  */
+import { readdir, stat } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join, relative } from "node:path";
 import { brotliDecompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../realtime/admin/password.ts";
@@ -20,43 +22,35 @@ import { parsePasswordHash } from "../../realtime/passwordHash.ts";
 import { answerSafely } from "../../realtime/requestGuard.ts";
 import { createAppServer } from "../../realtime/server.ts";
 import type { BidStore } from "../../realtime/storage/types.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { ASSET, ASSET_PATH, buildTestSite, HOME_PAGE, NOT_FOUND_PAGE, type TestSite } from "./support/builtSite.ts";
+import { type ServedTestSite, serveTestSite } from "./support/auctionService.ts";
+import { ASSET, ASSET_PATH, HOME_PAGE, NOT_FOUND_PAGE } from "./support/builtSite.ts";
 import { type RawAnswer, rawRequest, UPGRADE_HEADERS } from "./support/rawHttp.ts";
-import { openStoreOnNewLocation, STORE_HOOK_TIMEOUT_MS, type SuiteStore, testLogger } from "./support/stores.ts";
+import { STORE_HOOK_TIMEOUT_MS, testLogger } from "./support/stores.ts";
 
 const HASH = await hashPassword("correct horse battery", { logN: 14, r: 8, p: 1 });
 const SECRET = "a session secret of at least thirty-two bytes";
 
-let site: TestSite;
-let auction: SuiteStore;
-let service: AuctionService;
+let served: ServedTestSite;
 let port: number;
 const logs: Record<string, unknown>[] = [];
 /** What the store's next calls do; the tests that inject a fault set it and put it back. */
 const faults: { isReady?: () => boolean; winners?: BidStore["winners"] } = {};
 
 beforeAll(async () => {
-  site = await buildTestSite();
-  auction = await openStoreOnNewLocation("pglite");
-  const faulty = new Proxy(auction.store, {
-    get: (target, name, receiver) => faults[name as keyof typeof faults] ?? Reflect.get(target, name, receiver),
-  });
   // Below the cost ADMIN_PASSWORD_HASH must have (docs/design.md#11), so passed in code, not through the environment's check.
   const admin = { passwordHash: parsePasswordHash(HASH), sessionSecret: SECRET };
-  service = await startAuctionService(
-    faulty,
-    { staticDir: site.dir, admin },
-    testLogger((line) => logs.push(line)),
-  );
-  port = Number(new URL(service.httpUrl).port);
+  served = await serveTestSite({
+    overrides: { admin },
+    logger: testLogger((line) => logs.push(line)),
+    storeView: (store) =>
+      new Proxy(store, {
+        get: (target, name, receiver) => faults[name as keyof typeof faults] ?? Reflect.get(target, name, receiver),
+      }),
+  });
+  port = served.port;
 }, STORE_HOOK_TIMEOUT_MS);
 
-afterAll(async () => {
-  await service?.stop();
-  await auction?.remove();
-  await site?.remove();
-}, STORE_HOOK_TIMEOUT_MS);
+afterAll(() => served?.remove(), STORE_HOOK_TIMEOUT_MS);
 
 const get = (target: string, headers: Record<string, string> = {}) =>
   rawRequest(port, `GET ${target} HTTP/1.1`, { Host: `127.0.0.1:${port}`, ...headers });
@@ -310,6 +304,109 @@ describe("encodings and revalidation on the pages", () => {
       expect(String(answer.body), target).toBe(NOT_FOUND_PAGE);
     }
     expectRefusedTarget(await get("//_headers"));
+  });
+});
+
+describe("methods (docs/design.md#9)", () => {
+  /** Every route family that is only read; on this service payments are off, so the payment routes are these two. */
+  const READ_ONLY = [
+    "/",
+    "/leaderboard",
+    ASSET_PATH,
+    "/auction/winners",
+    "/payments/config",
+    "/payments/patrons",
+    "/healthz",
+    "/readyz",
+  ];
+  /** A bid, as a client that thought it could place one over HTTP would send it. */
+  const BODY = JSON.stringify({ type: "bid", requestId: "r1", bidderName: "Over HTTP", amount: 5 });
+
+  const send = (method: string, path: string, headers: Record<string, string> = {}) =>
+    rawRequest(
+      port,
+      `${method} ${path} HTTP/1.1`,
+      {
+        Host: `127.0.0.1:${port}`,
+        "Content-Type": "application/json",
+        "Content-Length": String(BODY.length),
+        ...headers,
+      },
+      { body: BODY },
+    );
+
+  /** What a request could have changed: the auction's bids and winners, and the built site's files. */
+  async function writable() {
+    const entries = await readdir(served.site.dir, { recursive: true, withFileTypes: true });
+    const files = await Promise.all(
+      entries
+        .filter((entry) => entry.isFile())
+        .map(async (entry) => {
+          const path = join(entry.parentPath, entry.name);
+          const { size, mtimeMs } = await stat(path);
+          return `${relative(served.site.dir, path)} ${size} ${mtimeMs}`;
+        }),
+    );
+    const { store } = served.auction;
+    // The view's own clock reading aside.
+    const { now: _now, ...view } = await store.view(50);
+    return { files: files.sort(), view, winners: await store.winners(10) };
+  }
+
+  it.each(READ_ONLY)(
+    "%s answers POST, PUT, DELETE and PATCH 405 with Allow: GET, HEAD, and writes nothing",
+    async (path) => {
+      const before = await writable();
+      for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+        const answer = await send(method, path);
+        expect(answer.status, `${method} ${path}`).toBe(405);
+        expect(answer.headers.allow, `${method} ${path}`).toBe("GET, HEAD");
+        expect(answer.headers["content-type"], `${method} ${path}`).toBe("application/json");
+        expect(answer.headers["cache-control"], `${method} ${path}`).toBe("no-store");
+        expect(JSON.parse(String(answer.body)), `${method} ${path}`).toEqual({ error: "method_not_allowed" });
+      }
+      expect(await writable()).toEqual(before);
+      await expectServing();
+    },
+  );
+
+  it("a 405 on a page carries the pages' own security headers; on a service route, the service's", async () => {
+    const page = await send("POST", "/");
+    expect(page.headers["content-security-policy"]).toMatch(/script-src 'self' 'sha256-/);
+    const route = await send("POST", "/healthz");
+    expect(route.headers["content-security-policy"]).toBe("default-src 'none'; frame-ancestors 'none'");
+  });
+
+  it("an unknown path, and _headers, stay 404 whatever the method", async () => {
+    for (const path of ["/nowhere", "/_headers", "/payments/nothing"]) {
+      const answer = await send("POST", path);
+      expect([answer.status, String(answer.body)], path).toEqual([404, NOT_FOUND_PAGE]);
+    }
+  });
+
+  it("OPTIONS is 405 on the read-only routes, winners included (a simple GET needs no preflight); the payment routes answer a CORS preflight", async () => {
+    for (const path of READ_ONLY.filter((path) => !path.startsWith("/payments/"))) {
+      const answer = await send("OPTIONS", path, { Origin: `http://127.0.0.1:${port}` });
+      expect([answer.status, answer.headers.allow], path).toEqual([405, "GET, HEAD"]);
+    }
+    // Its own origin may read the refusal, as it may read the winners.
+    const winners = await send("OPTIONS", "/auction/winners", { Origin: `http://127.0.0.1:${port}` });
+    expect(winners.headers["access-control-allow-origin"]).toBe(`http://127.0.0.1:${port}`);
+    for (const path of ["/payments/config", "/payments/patrons"]) {
+      const answer = await send("OPTIONS", path, { Origin: `http://127.0.0.1:${port}` });
+      expect(answer.status, path).toBe(204);
+      expect(answer.headers["access-control-allow-methods"], path).toBe("GET, HEAD, POST");
+    }
+  });
+
+  it.each(READ_ONLY)("HEAD %s answers the GET's status and headers, with no body", async (path) => {
+    const get = await rawRequest(port, `GET ${path} HTTP/1.1`, { Host: `127.0.0.1:${port}` });
+    const head = await rawRequest(port, `HEAD ${path} HTTP/1.1`, { Host: `127.0.0.1:${port}` });
+    const withoutDate = ({ date: _date, ...headers }: Record<string, string>) => headers;
+    expect(head.status).toBe(get.status);
+    expect(withoutDate(head.headers)).toEqual(withoutDate(get.headers));
+    expect(Number(get.headers["content-length"])).toBe(get.body.length);
+    expect(head.body.length).toBe(0);
   });
 });
 

@@ -219,7 +219,7 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
       expect(shop.logs.filter((line) => line.msg === "payment confirmed")).toEqual([
         expect.objectContaining({ reference, signature, outcome: "confirmed", receivedBaseUnits: "100000000" }),
       ]);
-      const metrics = await (await shop.get("/metrics")).text();
+      const metrics = await (await fetch(shop.service.metricsUrl)).text();
       expect(metrics).toContain('payment_requests_total{outcome="created"} 1');
       expect(metrics).toContain('payment_confirmations_total{outcome="confirmed"} 1');
       expect(metrics).toContain("payment_watcher_active 1");
@@ -305,6 +305,41 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
         const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM payments"));
         expect(rows[0]?.n).toBe(2);
       }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "answers the read routes GET and HEAD only, and /payments POST only: 405 with Allow for the rest, nothing stored (docs/design.md#9)",
+    async () => {
+      const shop = await openShop(location);
+      await waitAvailable(shop);
+      const { reference } = (await (await shop.post({ tierId: "1", name: "Nobody" })).json()) as CreatedPayment;
+      const before = await shop.store.payments.latest(10);
+      const body = JSON.stringify({ tierId: "2", name: "Sneaky" });
+      const send = (method: string, path: string) =>
+        fetch(`${shop.url}${path}`, {
+          method,
+          headers: method === "GET" || method === "HEAD" ? {} : { "Content-Type": "application/json" },
+          body: method === "GET" || method === "HEAD" ? undefined : body,
+        });
+      for (const path of ["/payments/config", "/payments/patrons", `/payments/${reference}`]) {
+        for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+          const answer = await send(method, path);
+          expect([answer.status, answer.headers.get("allow")], `${method} ${path}`).toEqual([405, "GET, HEAD"]);
+          expect(await answer.json(), `${method} ${path}`).toEqual({ error: "method_not_allowed" });
+        }
+        const [get, head] = [await send("GET", path), await send("HEAD", path)];
+        expect(head.status, path).toBe(get.status);
+        expect(head.headers.get("content-length"), path).toBe(get.headers.get("content-length"));
+        expect(await head.text(), path).toBe("");
+      }
+      for (const method of ["GET", "HEAD", "PUT", "DELETE", "PATCH"]) {
+        const answer = await send(method, "/payments");
+        expect([answer.status, answer.headers.get("allow")], method).toEqual([405, "POST"]);
+      }
+      expect(await shop.store.payments.latest(10)).toEqual(before);
+      expect(before).toHaveLength(1);
     },
     TEST_TIMEOUT_MS,
   );

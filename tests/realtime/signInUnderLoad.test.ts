@@ -58,7 +58,7 @@ async function answer(response: Response) {
 }
 
 async function metric(service: AuctionService, line: RegExp): Promise<number> {
-  const text = await (await fetch(`${service.httpUrl}/metrics`)).text();
+  const text = await (await fetch(service.metricsUrl)).text();
   const match = new RegExp(`^${line.source} (\\d+)$`, "m").exec(text);
   if (!match) throw new Error(`no metric ${line.source}`);
   return Number(match[1]);

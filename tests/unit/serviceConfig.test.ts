@@ -3,10 +3,12 @@ import { describe, expect, it } from "vitest";
 import { readServiceConfig } from "../../realtime/config.ts";
 
 describe("service configuration", () => {
-  it("defaults to port 4321 on loopback, serving dist/, PGlite in ./data, same-origin sockets", () => {
+  it("defaults to port 4321 on loopback, metrics on 9464 on loopback, serving dist/, PGlite in ./data, same-origin sockets", () => {
     expect(readServiceConfig({})).toEqual({
       port: 4321,
       host: "127.0.0.1",
+      metricsPort: 9464,
+      metricsHost: "127.0.0.1",
       staticDir: resolve("dist"),
       logLevel: "info",
       databaseUrl: null,
@@ -59,6 +61,41 @@ describe("service configuration", () => {
     expect(() => readServiceConfig({ PORT: "http" })).toThrow(/PORT must be an integer from 0 to 65535, got "http"/);
     expect(() => readServiceConfig({ PORT: "70000" })).toThrow(/PORT must be/);
     expect(() => readServiceConfig({ PORT: "12.5" })).toThrow(/PORT must be/);
+  });
+
+  it("reads METRICS_PORT and METRICS_HOST: blank is the default, 0 a free port (docs/design.md#9)", () => {
+    expect(readServiceConfig({ METRICS_PORT: "9100", METRICS_HOST: " 0.0.0.0 " })).toMatchObject({
+      metricsPort: 9100,
+      metricsHost: "0.0.0.0",
+    });
+    expect(readServiceConfig({ METRICS_PORT: "", METRICS_HOST: "" })).toMatchObject({
+      metricsPort: 9464,
+      metricsHost: "127.0.0.1",
+    });
+    expect(readServiceConfig({ METRICS_PORT: "0" }).metricsPort).toBe(0);
+    // Both free ports: each listener gets its own.
+    expect(readServiceConfig({ PORT: "0", METRICS_PORT: "0" })).toMatchObject({ port: 0, metricsPort: 0 });
+  });
+
+  it("rejects a METRICS_PORT that is not a port, naming it", () => {
+    expect(() => readServiceConfig({ METRICS_PORT: "metrics" })).toThrow(
+      'METRICS_PORT must be an integer from 0 to 65535, got "metrics"',
+    );
+    expect(() => readServiceConfig({ METRICS_PORT: "65536" })).toThrow(/^METRICS_PORT must be/);
+    expect(() => readServiceConfig({ METRICS_PORT: "-1" })).toThrow(/^METRICS_PORT must be/);
+    expect(() => readServiceConfig({ METRICS_PORT: "94.64" })).toThrow(/^METRICS_PORT must be/);
+  });
+
+  it("rejects a METRICS_PORT equal to PORT where the two listeners' addresses meet", () => {
+    const message = 'METRICS_PORT must differ from PORT (8080): /metrics has a listener of its own, got "8080"';
+    expect(() => readServiceConfig({ PORT: "8080", METRICS_PORT: "8080" })).toThrow(message);
+    expect(() => readServiceConfig({ PORT: "8080", METRICS_PORT: "8080", HOST: "0.0.0.0" })).toThrow(message);
+    expect(() => readServiceConfig({ PORT: "8080", METRICS_PORT: "8080", METRICS_HOST: "::" })).toThrow(message);
+    expect(() => readServiceConfig({ METRICS_PORT: "4321" })).toThrow(/^METRICS_PORT must differ from PORT \(4321\)/);
+    // Two interfaces: one port number on each is no conflict.
+    expect(
+      readServiceConfig({ PORT: "8080", HOST: "10.0.0.5", METRICS_PORT: "8080", METRICS_HOST: "127.0.0.1" }),
+    ).toMatchObject({ port: 8080, metricsPort: 8080 });
   });
 
   it("uses PostgreSQL when DATABASE_URL is set, PGlite in DATA_DIR otherwise", () => {

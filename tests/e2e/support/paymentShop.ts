@@ -55,6 +55,8 @@ export async function startPaymentShop({ pollMs }: { pollMs: number }): Promise<
         ...LIFTED_LIMITS_ENV,
         PORT: String(port),
         HOST: "127.0.0.1",
+        // /metrics on a free port of its own: the suite's other services hold theirs.
+        METRICS_PORT: "0",
         DATA_DIR: join(workDir, "data"),
         DATABASE_URL: "",
         LOG_LEVEL: "warn",

@@ -4,6 +4,7 @@
  *
  *   const service = await startAuctionService(store, { bidRateLimit: 1000 });
  *   // service.socketUrl → ws://127.0.0.1:<port>/realtime, service.httpUrl → http://127.0.0.1:<port>
+ *   // service.metricsUrl → http://127.0.0.1:<another port>/metrics (the metrics listener)
  *   await service.stop(); // drains: sockets closed with 1001
  *
  * serviceForThisTest and startInstances do the same and stop it when the current test ends.
@@ -21,16 +22,27 @@ import { readServiceConfig, type ServiceConfig } from "../../../realtime/config.
 import type { Logger } from "../../../realtime/logger.ts";
 import { createMetrics, type Metrics } from "../../../realtime/metrics.ts";
 import { type Payments, type PaymentsOptions, startPayments } from "../../../realtime/payments/index.ts";
-import { createAppServer } from "../../../realtime/server.ts";
+import { createAppServer, createMetricsServer } from "../../../realtime/server.ts";
 import type { BidStore, RoundSettings, StoreWithPayments } from "../../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../../scripts/support/liftedLimits.ts";
-import { cleanUpAfter, storeForThisTest, type TestLocation, testLogger } from "./stores.ts";
+import { buildTestSite, type TestSite } from "./builtSite.ts";
+import { serviceUrls } from "./serviceProcess.ts";
+import {
+  cleanUpAfter,
+  openStoreOnNewLocation,
+  type SuiteStore,
+  storeForThisTest,
+  type TestLocation,
+  testLogger,
+} from "./stores.ts";
 
 export interface AuctionService {
   socketUrl: string;
   httpUrl: string;
   socketServer: SocketServer;
   metrics: Metrics;
+  /** /metrics on the metrics listener, a free port of its own (docs/design.md#9). */
+  metricsUrl: string;
   /** The HTTP server, for tests that check it still listens. */
   server: Server;
   /** Set when the store has payments (as every store openTestStore opens does). */
@@ -59,12 +71,12 @@ export async function startAuctionService(
   });
   await socketServer.start();
   const server = createAppServer(config, logger, { socketServer, metrics, store, payments: payments ?? undefined });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const metricsServer = createMetricsServer(metrics.registry, logger);
+  const port = await listenOnFreePort(server);
+  const metricsPort = await listenOnFreePort(metricsServer);
   let stopped = false;
   return {
-    socketUrl: `ws://127.0.0.1:${port}/realtime`,
-    httpUrl: `http://127.0.0.1:${port}`,
+    ...serviceUrls(port, metricsPort),
     socketServer,
     metrics,
     server,
@@ -72,12 +84,18 @@ export async function startAuctionService(
     async stop() {
       if (stopped) return;
       stopped = true;
+      metricsServer.close();
       await socketServer.drain();
       await payments?.stop();
-      server.closeAllConnections();
+      for (const listener of [server, metricsServer]) listener.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+async function listenOnFreePort(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
 }
 
 /** startAuctionService, stopped when the current test ends. */
@@ -113,4 +131,39 @@ export async function startInstances(
     instances.push({ store, service, port: Number(new URL(service.httpUrl).port) });
   }
   return instances;
+}
+
+export interface ServedTestSite {
+  site: TestSite;
+  auction: SuiteStore;
+  service: AuctionService;
+  /** The public port. */
+  port: number;
+  /** Stops the service, then removes the store and the site. */
+  remove(): Promise<void>;
+}
+
+/**
+ * For a suite's beforeAll: a built test site (builtSite.ts) and the auction on a new PGlite store,
+ * served by one service with `overrides`. `storeView` stands between the service and the store
+ * (a test's fault injection).
+ */
+export async function serveTestSite(
+  options: { overrides?: Partial<ServiceConfig>; logger?: Logger; storeView?: (store: BidStore) => BidStore } = {},
+): Promise<ServedTestSite> {
+  const site = await buildTestSite();
+  const auction = await openStoreOnNewLocation("pglite");
+  const store = options.storeView ? options.storeView(auction.store) : auction.store;
+  const service = await startAuctionService(store, { staticDir: site.dir, ...options.overrides }, options.logger);
+  return {
+    site,
+    auction,
+    service,
+    port: Number(new URL(service.httpUrl).port),
+    async remove() {
+      await service.stop();
+      await auction.remove();
+      await site.remove();
+    },
+  };
 }

@@ -3,7 +3,7 @@
  * tests that kill it, signal it or run two of them on one database.
  *
  *   const service = await startServiceProcess({ databaseUrl, env: { HEARTBEAT_INTERVAL_MS: "500" } });
- *   // service.socketUrl → ws://127.0.0.1:<port>/realtime
+ *   // service.socketUrl → ws://127.0.0.1:<port>/realtime, service.metricsUrl → its metrics listener
  *   service.signal("SIGTERM"); const { code } = await service.exited;
  *   await service.stop(); // SIGKILL if still running, then remove its data directory (afterEach)
  */
@@ -20,6 +20,8 @@ export interface ServiceProcess {
   readonly port: number;
   readonly socketUrl: string;
   readonly httpUrl: string;
+  /** /metrics on the process's metrics listener (a free port it picked, METRICS_PORT=0). */
+  readonly metricsUrl: string;
   readonly child: ChildProcess;
   /** Resolves when the process has exited, however. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -41,7 +43,10 @@ export interface ServiceProcessOptions {
   env?: Record<string, string>;
 }
 
-/** The environment of `node realtime/main.ts` in a test: loopback, a free port, no pages, lifted limits, info logs. */
+/**
+ * The environment of `node realtime/main.ts` in a test: loopback, free ports (the public one and
+ * the metrics listener's, so processes side by side never collide), no pages, lifted limits, info logs.
+ */
 export function serviceProcessEnv(options: {
   dataDir: string;
   databaseUrl?: string;
@@ -52,12 +57,22 @@ export function serviceProcessEnv(options: {
     ...process.env,
     PORT: String(options.port ?? 0),
     HOST: "127.0.0.1",
+    METRICS_PORT: "0",
     STATIC_DIR: "",
     DATA_DIR: options.dataDir,
     DATABASE_URL: options.databaseUrl ?? "",
     LOG_LEVEL: "info",
     ...LIFTED_LIMITS_ENV,
     ...options.env,
+  };
+}
+
+/** Where a service on loopback answers: its socket and routes on `port`, /metrics on `metricsPort`. */
+export function serviceUrls(port: number, metricsPort: number) {
+  return {
+    socketUrl: `ws://127.0.0.1:${port}/realtime`,
+    httpUrl: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
   };
 }
 
@@ -79,6 +94,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
     child.once("close", (code, signal) => resolve({ code, signal }));
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  let metricsPort = 0;
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("the service did not start listening in time")), START_TIMEOUT_MS);
     lines.on("line", (line) => {
@@ -91,6 +107,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
       logs.push(entry);
       if (String(entry.msg).startsWith("The Nothing Store is open") && typeof entry.port === "number") {
         clearTimeout(timer);
+        metricsPort = Number(entry.metricsPort);
         resolve(entry.port);
       }
     });
@@ -107,8 +124,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   let stopped = false;
   return {
     port,
-    socketUrl: `ws://127.0.0.1:${port}/realtime`,
-    httpUrl: `http://127.0.0.1:${port}`,
+    ...serviceUrls(port, metricsPort),
     child,
     exited,
     logs,
