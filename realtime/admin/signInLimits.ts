@@ -23,8 +23,8 @@ import type { SignInPolicy } from "../storage/admin.ts";
 export const MAX_FAILURES = 5;
 export const FAILURE_WINDOW_MS = 15 * 60 * 1000;
 /** Failures from any addresses in the window before every attempt is held back. */
-export const CONSOLE_FAILURES_BEFORE_DELAY = 20;
-export const FIRST_DELAY_MS = 1_000;
+const CONSOLE_FAILURES_BEFORE_DELAY = 20;
+const FIRST_DELAY_MS = 1_000;
 export const MAX_DELAY_MS = 60_000;
 
 export const SIGN_IN_POLICY: SignInPolicy = {

@@ -32,7 +32,7 @@ export type SignInReservation =
   /** Counted as a failure until forgotten; its password may be checked after `waitMs` (0: now). */
   | { outcome: "reserved"; attemptId: string; waitMs: number };
 
-export interface SignInFailures {
+interface SignInFailures {
   /** Failures in the window, from every key. */
   failures: number;
   /** Keys with a failure in the window. */
