@@ -52,9 +52,21 @@ export interface AdminSettings {
   sessionSecret: string;
   /**
    * The sign-in limits' sizes (docs/design.md#11), set in code only: tests lower them. Unset, the
-   * console's own: 10,000 addresses tracked, 2 password checks at once (1 on 2 cores).
+   * console's own: refusals remembered for 10,000 addresses, 2 password checks at once (1 on 2 cores).
    */
-  signIn?: { maxTrackedAddresses?: number; maxConcurrentChecks?: number };
+  signIn?: { maxRememberedRefusals?: number; maxConcurrentChecks?: number };
+  /**
+   * Set in code only, by tests: the console's clock and its waits. Unset, the database's clock
+   * decides sessions and failures (one clock for every instance) and a held sign-in waits on a timer.
+   */
+  clock?: AdminClock;
+}
+
+export interface AdminClock {
+  /** Milliseconds since the epoch: the time every session and sign-in call is made at. */
+  now(): number;
+  /** Resolves after `ms` (a sign-in held back, docs/design.md#9), or rejects once `signal` aborts. */
+  wait(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 export class ServiceConfigError extends Error {

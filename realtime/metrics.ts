@@ -18,13 +18,19 @@ export function createMetrics() {
   for (const code of ERROR_CODES) bidsRejected.inc({ code }, 0);
   const adminSignInsRefused = new Counter({
     name: "admin_sign_ins_refused_total",
-    help: "Operator sign-ins refused before an answer on the password: limited (429), busy (503), error (500).",
+    help: "Operator sign-ins refused before an answer on the password: limited (429), throttled (503, the console-wide delay), busy (503), error (500).",
     labelNames: ["reason"] as const,
     registers: [registry],
   });
-  for (const reason of ["limited", "busy", "error"]) adminSignInsRefused.inc({ reason }, 0);
-  /** The console, made after the metrics, says here how many addresses its sign-in limit holds. */
-  const signInLimit = { trackedAddresses: () => 0 };
+  for (const reason of ["limited", "throttled", "busy", "error"]) adminSignInsRefused.inc({ reason }, 0);
+  /**
+   * The console, made after the metrics, says here what the database's sign-in failures are (null
+   * when they cannot be read: the gauges keep their last values) and how many attempts it holds back.
+   */
+  const signInLimit: {
+    failures: () => Promise<{ failures: number; keys: number } | null>;
+    held: () => number;
+  } = { failures: async () => null, held: () => 0 };
   return {
     registry,
     openSockets: new Gauge({
@@ -51,12 +57,13 @@ export function createMetrics() {
     }),
     adminSignInsRefused,
     signInLimit,
-    adminSignInAddresses: new Gauge({
-      name: "admin_sign_in_tracked_addresses",
-      help: "Client addresses (IPv6: /64 networks) with sign-in failures in the last 15 minutes that the limit holds.",
+    ...signInFailureGauges(registry, signInLimit),
+    adminSignInsHeld: new Gauge({
+      name: "admin_sign_ins_held",
+      help: "Sign-in attempts this instance holds back before their check (the console-wide delay).",
       registers: [registry],
       collect() {
-        this.set(signInLimit.trackedAddresses());
+        this.set(signInLimit.held());
       },
     }),
     moderationActions: new Counter({
@@ -99,6 +106,35 @@ export function createMetrics() {
       registers: [registry],
     }),
     ...paymentMetrics(registry),
+  };
+}
+
+/** What the database's sign-in failures are (docs/design.md#9), read at each scrape. */
+function signInFailureGauges(
+  registry: Registry,
+  signInLimit: { failures: () => Promise<{ failures: number; keys: number } | null> },
+) {
+  const gauge = (name: string, help: string, pick: "failures" | "keys") =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const read = await signInLimit.failures();
+        if (read) this.set(read[pick]);
+      },
+    });
+  return {
+    adminSignInAddresses: gauge(
+      "admin_sign_in_tracked_addresses",
+      "Client addresses (IPv6: /64 networks) with sign-in failures in the last 15 minutes, through any instance (the database's count).",
+      "keys",
+    ),
+    adminSignInFailures: gauge(
+      "admin_sign_in_failures",
+      "Sign-in failures in the last 15 minutes from any address, through any instance: from 20, every attempt is held back.",
+      "failures",
+    ),
   };
 }
 

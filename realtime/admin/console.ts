@@ -1,42 +1,64 @@
 /**
- * The operator console's door (docs/design.md#6a): the sign-in page at /admin, the session cookie, the
- * sign-out, and the rules every /admin route follows. Absent unless ADMIN_PASSWORD_HASH is set
- * (then /admin is the site's 404 like any unknown path).
+ * The operator console's door (docs/design.md#6a, docs/design.md#9): the sign-in page at /admin,
+ * the session cookie, the sign-outs, and the rules every /admin route follows. Absent unless
+ * ADMIN_PASSWORD_HASH is set (then /admin is the site's 404 like any unknown path).
  *
- * - Sign in: POST /admin/login with the password; a wrong one answers 401 "Wrong password"; after
- *   5 failures from one client address (IPv6: one /64) within 15 minutes every attempt answers 429
- *   "Too many attempts" with Retry-After, before the password is even checked. Under load
- *   (docs/design.md#11): an attempt counts as a failure until its password proves right, at most 2
- *   passwords are checked at once (1 on 2 cores; 503 with Retry-After beyond), and a check that
- *   fails counts as a failure and answers 500.
- * - The session: an HttpOnly, SameSite=Strict cookie scoped to /admin for 8 hours, Secure when the
- *   request came over https (directly, or by X-Forwarded-Proto through TRUST_PROXY hops).
+ * - Sign in: POST /admin/login with the password; a wrong one answers 401 "Wrong password". The
+ *   failures are counted in the database, for every instance together: after 5 from one client
+ *   address (IPv6: one /64) within 15 minutes every attempt answers 429 "Too many attempts" with
+ *   Retry-After, before the password is even checked; after 20 from any addresses, every attempt
+ *   is held back before its check (1 s doubling to 60 s, one at a time across instances), and one
+ *   whose turn would be further off answers 503 with Retry-After. Under load (docs/design.md#11):
+ *   an attempt counts as a failure until its password proves right, at most 2 passwords are checked
+ *   at once (1 on 2 cores; 503 with Retry-After beyond), and a check that fails counts as a failure
+ *   and answers 500.
+ * - The session: a row in the database and an HttpOnly, SameSite=Strict cookie scoped to /admin for
+ *   8 hours, Secure when the request came over https (directly, or by X-Forwarded-Proto through
+ *   TRUST_PROXY hops). A cookie opens the console only while its signature holds and its row is
+ *   neither revoked nor expired, read from the database on every request (no copy is kept here).
+ *   "Sign out" revokes the session, "Sign out everywhere" every session, on every instance at once.
  * - Every POST needs a same-origin Origin (403 otherwise), every route but the sign-in page and
- *   the sign-in itself a valid session (401 otherwise).
+ *   the sign-in itself a live session (401 otherwise).
  * - Every answer: no-store, noindex, and a policy that allows nothing but the console's own style
  *   and script (by hash), its event stream and forms posting to itself. The password is never logged.
  * - Signed in, /admin is the console (consolePage.ts) and its actions are moderation.ts's; while
  *   payments are on, the console lists the newest payments and hides or restores patrons too.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
 import { clientAddress, forwardedEntries, limitKey, maskAddress } from "../auction/clientAddress.ts";
 import type { AdminSettings } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { RequestTarget } from "../requestTarget.ts";
 import type { PaymentStore } from "../storage/payments.ts";
-import type { BidStore } from "../storage/types.ts";
+import { type BidStore, StoreUnavailableError } from "../storage/types.ts";
 import { CONSOLE_POLICY, consolePage, messagePage, signInPage } from "./consolePage.ts";
 import { readCookie, readForm } from "./forms.ts";
 import { createModerationDesk, readBefore, readNotice } from "./moderation.ts";
 import { verifyPassword } from "./password.ts";
-import { readSession, SESSION_MS, signSession } from "./session.ts";
-import { createCheckSlots, createFailureLog } from "./signInLimits.ts";
+import { newSessionId, readSession, SESSION_MS, type Session, sessionToken } from "./session.ts";
+import {
+  createCheckSlots,
+  createRefusalMemo,
+  FAILURE_WINDOW_MS,
+  type Refusal,
+  SIGN_IN_POLICY,
+} from "./signInLimits.ts";
 
 const SESSION_COOKIE = "nothing_admin";
 const MAX_FORM_BYTES = 4096;
 /** A check takes about a quarter of a second: a slot is likely free again within one. */
 const BUSY_RETRY_AFTER_SECONDS = 1;
+/** The database may be back within seconds (a restart, a fail-over). */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+/** The answers to an attempt the failures refuse: this address's (429), or the console's (503). */
+const REFUSALS = {
+  limited: { status: 429, problem: "Too many attempts" },
+  throttled: { status: 503, problem: "Sign-ins are slowed down after many wrong passwords. Try again in a minute." },
+} as const;
+/** Where "Sign out everywhere" lands: the sign-in page, saying what was done. */
+const SIGNED_OUT_EVERYWHERE = "/admin?done=signed_out_everywhere";
 /** Bids per console page. */
 const CONSOLE_PAGE_SIZE = 50;
 /** Payments the console lists, newest first (docs/design.md#8). */
@@ -68,17 +90,26 @@ export function isAdminPath(path: string): boolean {
 
 /** The /admin routes: the handler answers every request whose path isAdminPath. */
 export function createAdminConsole({ admin, trustProxy, logger, metrics, store, payments }: AdminConsoleOptions) {
-  const now = Date.now;
-  // This instance's count: behind a load balancer an address gets its attempts per instance.
-  const failures = createFailureLog({ maxTrackedAddresses: admin.signIn?.maxTrackedAddresses });
+  const clock = admin.clock;
+  const now = clock ? clock.now : Date.now;
+  /** The time a database call is made at: null, the database's own clock, unless a test set one. */
+  const at = clock ? () => new Date(clock.now()) : () => null;
+  const wait = clock ? clock.wait : (ms: number, signal: AbortSignal) => delay(ms, undefined, { signal });
+  const refusals = createRefusalMemo({
+    maxKeys: admin.signIn?.maxRememberedRefusals,
+    now: clock ? clock.now : undefined,
+  });
   const checks = createCheckSlots(admin.signIn?.maxConcurrentChecks);
-  metrics.signInLimit.trackedAddresses = () => failures.size;
+  let held = 0;
+  metrics.signInLimit.failures = () => store.admin.signInFailures(FAILURE_WINDOW_MS, at()).catch(() => null);
+  metrics.signInLimit.held = () => held;
   const moderation = createModerationDesk({
     store,
     logger,
     metrics,
     headers: HEADERS,
     now,
+    isLive: (session) => store.admin.isSessionLive(session.id, at()),
     payments: payments?.store,
   });
 
@@ -106,18 +137,59 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     return `${SESSION_COOKIE}=${value}; Path=/admin; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
   }
 
-  function tooManyAttempts(res: ServerResponse, waitMs: number) {
-    metrics.adminSignInsRefused.inc({ reason: "limited" });
-    send(res, 429, signInPage("Too many attempts"), { "Retry-After": Math.ceil(waitMs / 1000) });
+  /** Back to the sign-in page (or `location`) with the cookie cleared. */
+  function signedOut(req: IncomingMessage, res: ServerResponse, location = "/admin") {
+    res.writeHead(303, { ...HEADERS, Location: location, "Set-Cookie": sessionCookie(req, "", 0) }).end();
+  }
+
+  function refuse(res: ServerResponse, { reason, waitMs }: Refusal) {
+    metrics.adminSignInsRefused.inc({ reason });
+    const { status, problem } = REFUSALS[reason];
+    send(res, status, signInPage(problem), { "Retry-After": Math.max(1, Math.ceil(waitMs / 1000)) });
+  }
+
+  function busy(res: ServerResponse) {
+    metrics.adminSignInsRefused.inc({ reason: "busy" });
+    send(res, 503, signInPage("Too many sign-ins are being checked right now. Try again in a moment."), {
+      "Retry-After": BUSY_RETRY_AFTER_SECONDS,
+    });
+  }
+
+  /** The cookie's session if its signature holds and the database has it live; null otherwise. */
+  async function liveSession(req: IncomingMessage): Promise<Session | null> {
+    const session = readSession(admin.sessionSecret, readCookie(req, SESSION_COOKIE), now());
+    return session && (await store.admin.isSessionLive(session.id, at())) ? session : null;
+  }
+
+  /**
+   * Holds an attempt back until its turn, with nothing but its request and form: no check slot,
+   * no database connection. False when its client left meanwhile.
+   */
+  async function holdBack(res: ServerResponse, waitMs: number): Promise<boolean> {
+    const left = new AbortController();
+    const onClose = () => left.abort();
+    res.once("close", onClose);
+    held += 1;
+    try {
+      await wait(waitMs, left.signal);
+      return !left.signal.aborted;
+    } catch (error) {
+      if (left.signal.aborted) return false;
+      throw error;
+    } finally {
+      held -= 1;
+      res.off("close", onClose);
+    }
   }
 
   async function signIn(req: IncomingMessage, res: ServerResponse) {
     const key = limitKey(clientAddress(req, trustProxy));
     const client = maskAddress(key);
-    // Refused before the form is even read; the reservation below decides for real.
-    const waitMs = failures.waitMs(key);
-    if (waitMs > 0) {
-      tooManyAttempts(res, waitMs);
+    // Refused before the form is even read, if the database refused it lately; the reservation
+    // below decides for real.
+    const remembered = refusals.refusal(key);
+    if (remembered) {
+      refuse(res, remembered);
       return;
     }
     const form = await readForm(req, MAX_FORM_BYTES);
@@ -125,34 +197,55 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
       send(res, 413, signInPage("That form was too large."));
       return;
     }
-    // Counted as a failure from here until the password proves right, in the same turn as the
-    // check of the count: attempts sent at once cannot all pass it.
-    const attempt = failures.reserve(key);
-    if (!attempt.ok) {
-      tooManyAttempts(res, attempt.waitMs);
-      return;
-    }
-    const freeSlot = checks.tryTake();
+    // A check slot first: an attempt beyond them costs nothing, not even a query.
+    let freeSlot = checks.tryTake();
     if (!freeSlot) {
-      // No password was checked, so nothing was guessed: not a failure.
-      attempt.forget();
-      metrics.adminSignInsRefused.inc({ reason: "busy" });
-      send(res, 503, signInPage("Too many sign-ins are being checked right now. Try again in a moment."), {
-        "Retry-After": BUSY_RETRY_AFTER_SECONDS,
-      });
+      busy(res);
       return;
     }
     let right: boolean;
     try {
-      right = await verifyPassword(form.get("password") ?? "", admin.passwordHash);
-    } catch (error) {
-      // The attempt stays counted: a check that fails must not be a free guess.
-      metrics.adminSignInsRefused.inc({ reason: "error" });
-      logger.error({ err: error, client }, "an operator password could not be checked");
-      send(res, 500, signInPage("The password could not be checked. Try again later."));
-      return;
+      // Counted as a failure from here until the password proves right, in the same statement as
+      // the check of the counts: attempts sent at once, to any instances, cannot all pass it.
+      const reservation = await store.admin.reserveSignIn(key, SIGN_IN_POLICY, at());
+      if (reservation.outcome !== "reserved") {
+        refusals.remember(key, { reason: reservation.outcome, waitMs: reservation.waitMs });
+        refuse(res, { reason: reservation.outcome, waitMs: reservation.waitMs });
+        return;
+      }
+      const forget = async () => {
+        refusals.forgetKey(key);
+        await store.admin.forgetSignIn(reservation.attemptId);
+      };
+      if (reservation.waitMs > 0) {
+        // Held back without its slot, then checked only if a slot is free at its turn.
+        freeSlot();
+        freeSlot = null;
+        if (!(await holdBack(res, reservation.waitMs))) {
+          // Counted, never checked: leaving early must not be a free guess either.
+          logger.info({ client }, "a held operator sign-in was given up by its client");
+          return;
+        }
+        freeSlot = checks.tryTake();
+        if (!freeSlot) {
+          // No password was checked, so nothing was guessed: not a failure.
+          await forget();
+          busy(res);
+          return;
+        }
+      }
+      try {
+        right = await verifyPassword(form.get("password") ?? "", admin.passwordHash);
+      } catch (error) {
+        // The attempt stays counted: a check that fails must not be a free guess.
+        metrics.adminSignInsRefused.inc({ reason: "error" });
+        logger.error({ err: error, client }, "an operator password could not be checked");
+        send(res, 500, signInPage("The password could not be checked. Try again later."));
+        return;
+      }
+      if (right) await forget();
     } finally {
-      freeSlot();
+      freeSlot?.();
     }
     if (!right) {
       metrics.adminLoginFailures.inc();
@@ -160,24 +253,26 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
       send(res, 401, signInPage("Wrong password"));
       return;
     }
-    attempt.forget();
-    const { session, token } = signSession(admin.sessionSecret, now());
-    logger.info({ session: session.id, client }, "operator signed in");
+    const id = newSessionId();
+    const { expiresAtMs } = await store.admin.openSession(id, SESSION_MS, at());
+    logger.info({ session: id, client }, "operator signed in");
     res
-      .writeHead(303, { ...HEADERS, Location: "/admin", "Set-Cookie": sessionCookie(req, token, SESSION_MS / 1000) })
+      .writeHead(303, {
+        ...HEADERS,
+        Location: "/admin",
+        "Set-Cookie": sessionCookie(req, sessionToken(admin.sessionSecret, { id, expiresAtMs }), SESSION_MS / 1000),
+      })
       .end();
   }
 
-  return async function handleAdmin(
-    req: IncomingMessage,
-    res: ServerResponse,
-    { path, query }: RequestTarget,
-  ): Promise<void> {
-    const session = readSession(admin.sessionSecret, readCookie(req, SESSION_COOKIE), now());
+  async function answer(req: IncomingMessage, res: ServerResponse, { path, query }: RequestTarget): Promise<void> {
+    const session = await liveSession(req);
     const route = `${req.method} ${path.replace(/\/$/, "") || "/"}`;
 
     if ((route === "GET /admin" || route === "HEAD /admin") && !session) {
-      send(res, 200, signInPage());
+      // Signed out, expired, revoked or never signed in alike: the sign-in form.
+      const everywhere = query.get("done") === "signed_out_everywhere";
+      send(res, 200, signInPage(undefined, everywhere ? "Every session is signed out." : undefined));
     } else if (route === "GET /admin" || route === "HEAD /admin") {
       const before = readBefore(query.get("before"));
       const [view, latest] = await Promise.all([
@@ -193,14 +288,32 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     } else if (!session) {
       send(res, 401, signInPage());
     } else if (route === "POST /admin/logout") {
+      await store.admin.revokeSession(session.id, at());
       logger.info({ session: session.id }, "operator signed out");
-      res.writeHead(303, { ...HEADERS, Location: "/admin", "Set-Cookie": sessionCookie(req, "", 0) }).end();
+      signedOut(req, res);
+    } else if (route === "POST /admin/logout/everywhere") {
+      const revoked = await store.admin.revokeEverySession(at());
+      logger.info({ session: session.id, revoked }, "operator signed out every session");
+      signedOut(req, res, SIGNED_OUT_EVERYWHERE);
     } else if (route === "GET /admin/events") {
       moderation.streamChanges(res, session);
     } else if (req.method === "POST" && (await moderation.handle(req, res, path, session))) {
       // Answered: a redirect back to the console with what the action did.
     } else {
       send(res, 404, messagePage("Nothing here."));
+    }
+  }
+
+  return async function handleAdmin(req: IncomingMessage, res: ServerResponse, target: RequestTarget): Promise<void> {
+    try {
+      await answer(req, res, target);
+    } catch (error) {
+      // Sessions and sign-ins live in the database: without it the console opens for nobody.
+      if (!(error instanceof StoreUnavailableError) || res.headersSent) throw error;
+      logger.warn({ err: error.message }, "the operator console cannot reach the database");
+      send(res, 503, messagePage("The console cannot reach its database right now. Try again in a moment."), {
+        "Retry-After": UNAVAILABLE_RETRY_AFTER_SECONDS,
+      });
     }
   };
 }

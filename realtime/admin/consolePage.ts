@@ -62,7 +62,7 @@ label,button{font:inherit}input{font:inherit;padding:.4rem}button{padding:.4rem 
 form.stack label,form.stack input,form.stack button{display:block;margin:.25rem 0}form.stack input{width:100%;box-sizing:border-box;max-width:24rem}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem;border-bottom:1px solid;vertical-align:middle}
 td form{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}[role=alert],[role=status]{font-weight:bold}
-.hidden-bid{opacity:.75}.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}header{display:flex;justify-content:space-between;align-items:center;gap:1rem;flex-wrap:wrap}`;
+.hidden-bid{opacity:.75}.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}header{display:flex;justify-content:space-between;align-items:center;gap:1rem;flex-wrap:wrap}.sign-out{display:flex;gap:.5rem;flex-wrap:wrap}`;
 
 const LIVE_SCRIPT = `(()=>{
 const LISTS=["bids","blocked","audit","payments"];let busy=false,again=false;
@@ -87,8 +87,9 @@ function page(body: Html, options: { live?: boolean } = {}): string {
     .text;
 }
 
-export function signInPage(problem?: string): string {
-  const alert = problem ? html`<p role="alert">${problem}</p>` : "";
+/** The sign-in form, with a problem (an alert) or what was just done (a status) above it. */
+export function signInPage(problem?: string, done?: string): string {
+  const alert = problem ? html`<p role="alert">${problem}</p>` : done ? html`<p role="status">${done}</p>` : "";
   return page(
     html`<h1>Operator console</h1>${alert}<form class="stack" method="post" action="/admin/login"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required autofocus><button type="submit">Sign in</button></form>`,
   );
@@ -248,7 +249,7 @@ export function consolePage({ view, before, notice, payments = null }: ConsolePa
             html`<tr><td>${when(entry.at)}</td><td>${auditWhat(entry.action, entry.bidId, entry.bidderName)}</td><td>${entry.reason ?? ""}</td><td>${entry.sessionId}</td></tr>`,
         )}</tbody></table>`;
   return page(
-    html`<header><h1>Operator console</h1><form method="post" action="/admin/logout"><button type="submit">Sign out</button></form></header>${noticeHtml}
+    html`<header><h1>Operator console</h1><div class="sign-out"><form method="post" action="/admin/logout"><button type="submit">Sign out</button></form><form method="post" action="/admin/logout/everywhere"><button type="submit">Sign out everywhere</button></form></div></header>${noticeHtml}
 <section id="bids" aria-labelledby="bids-heading"><h2 id="bids-heading">Bids</h2>${bids}${paging}</section>
 <section aria-labelledby="block-heading"><h2 id="block-heading">Block a name</h2><form class="stack" method="post" action="/admin/blocks"><label for="block-name">Name to block</label><input id="block-name" name="name" required maxlength="40" autocomplete="off"><label for="block-reason">Reason <span class="optional">(optional)</span></label><input id="block-reason" name="reason" maxlength="200" autocomplete="off"><button type="submit">Block</button></form></section>
 <section id="blocked" aria-labelledby="blocked-heading"><h2 id="blocked-heading">Blocked names</h2>${blocked}</section>

@@ -85,11 +85,21 @@ interface ModerationDeskOptions {
   /** The console's headers (policy, no-store, noindex), for every answer here too. */
   headers: Record<string, string>;
   now: () => number;
+  /** Whether the session is still live in the database (not revoked, not expired). */
+  isLive: (session: Session) => Promise<boolean>;
   /** The payments' store while payments are on: the patron actions exist only then. */
   payments?: PaymentStore | undefined;
 }
 
-export function createModerationDesk({ store, logger, metrics, headers, now, payments }: ModerationDeskOptions) {
+export function createModerationDesk({
+  store,
+  logger,
+  metrics,
+  headers,
+  now,
+  isLive,
+  payments,
+}: ModerationDeskOptions) {
   const isAction = (path: string) =>
     BID_ACTION.test(path) ||
     path === "/admin/blocks" ||
@@ -189,7 +199,11 @@ export function createModerationDesk({ store, logger, metrics, headers, now, pay
       return true;
     },
 
-    /** Server-sent events: "change" whenever a bid or an action lands, until the session expires. */
+    /**
+     * Server-sent events: "change" whenever a bid or an action lands, until the session expires or
+     * is revoked (docs/design.md#9): at once when any instance announces the revocation, and at the
+     * next keep-alive should that announcement be lost with the LISTEN connection.
+     */
     streamChanges(res: ServerResponse, session: Session): void {
       res.writeHead(200, { ...headers, "Content-Type": "text/event-stream; charset=utf-8" });
       res.write(": live\n\n");
@@ -200,10 +214,26 @@ export function createModerationDesk({ store, logger, metrics, headers, now, pay
           res.write("event: change\ndata:\n\n");
         }, CHANGE_BATCH_MS);
       };
-      const unsubscribes = [store.onBid(change), store.onModeration(change)];
-      const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
       // Past its session the stream ends; the browser's reconnect then meets a 401 and stops.
-      const expiry = setTimeout(() => res.end(), Math.max(0, session.expiresAtMs - now()));
+      const end = () => res.end();
+      const unsubscribes = [
+        store.onBid(change),
+        store.onModeration(change),
+        store.admin.onSessionRevoked((id) => {
+          if (id === null || id === session.id) end();
+        }),
+      ];
+      const keepAlive = setInterval(() => {
+        res.write(": keep-alive\n\n");
+        isLive(session).then(
+          (live) => {
+            if (!live) end();
+          },
+          // The database unreachable: nothing is known, and nothing more is sent but keep-alives.
+          () => {},
+        );
+      }, KEEP_ALIVE_MS);
+      const expiry = setTimeout(end, Math.max(0, session.expiresAtMs - now()));
       res.once("close", () => {
         for (const unsubscribe of unsubscribes) unsubscribe();
         clearTimeout(batch);

@@ -1,105 +1,91 @@
 /**
  * What keeps sign-in attempts from guessing the password or stalling the process
- * (docs/design.md#11):
+ * (docs/design.md#9, docs/design.md#11):
  *
- * - The failure log: at most 5 failures per client address (IPv6: per /64) in any 15 minutes. An
- *   attempt is counted before its password is checked and forgotten only if the password was
- *   right, so attempts sent at once cannot outrun the count. Only failures make entries, the
- *   least recently used address goes first past a fixed number, and an address is dropped once
- *   its failures have all left the window: the memory it holds has a bound whatever the addresses.
+ * - The failures, in the database so that every instance counts them together (storage/admin.ts,
+ *   admin_reserve_sign_in): at most 5 per client address (IPv6: per /64) in any 15 minutes, and,
+ *   once the console has 20 in 15 minutes from any addresses, every further attempt held back
+ *   before its check: 1 s, doubling with every failure to at most 60 s, one attempt at a time.
+ *   An attempt is reserved (counted) before its password is checked, atomically, and forgotten
+ *   only if the password was right or never checked, so attempts sent at once cannot outrun the
+ *   counts.
+ * - The refusals this instance heard from the database, remembered until the Retry-After it gave:
+ *   an address or a console that is refused is refused again without a query. Only refusals are
+ *   remembered, never a permission, so no instance can let through what the database would refuse.
  * - The check slots: scrypt runs on libuv's thread pool (4 threads), which file reads need too;
  *   at most 2 checks at once (1 on 2 cores) leave the rest to the pages, and an attempt beyond
- *   them is refused at once, never queued.
+ *   them is refused at once, never queued. Per process by nature.
  */
 import { availableParallelism } from "node:os";
 import { LRUCache } from "lru-cache";
+import type { SignInPolicy } from "../storage/admin.ts";
 
 export const MAX_FAILURES = 5;
 export const FAILURE_WINDOW_MS = 15 * 60 * 1000;
-/** 6.6 MB of heap when full (measured: 10,000 IPv6 keys with 5 failures each). */
-export const DEFAULT_MAX_TRACKED_ADDRESSES = 10_000;
+/** Failures from any addresses in the window before every attempt is held back. */
+const CONSOLE_FAILURES_BEFORE_DELAY = 20;
+const FIRST_DELAY_MS = 1_000;
+export const MAX_DELAY_MS = 60_000;
+
+export const SIGN_IN_POLICY: SignInPolicy = {
+  windowMs: FAILURE_WINDOW_MS,
+  maxFailures: MAX_FAILURES,
+  consoleFailures: CONSOLE_FAILURES_BEFORE_DELAY,
+  firstDelayMs: FIRST_DELAY_MS,
+  maxDelayMs: MAX_DELAY_MS,
+};
+
+/** Keys whose refusal is remembered; past it the least recently used goes first. */
+export const DEFAULT_MAX_REMEMBERED_KEYS = 10_000;
 /**
  * 2, or 1 on a machine of 2 cores: there two checks take both cores, and the main thread's pages
  * waited (bench:sign-in, many addresses: GET / p99 86 ms with 2, 31 ms with 1).
  */
 const DEFAULT_MAX_CONCURRENT_CHECKS = Math.min(2, Math.max(1, availableParallelism() - 1));
 
-type Reservation =
-  | {
-      ok: true;
-      /** The password was right, or never checked: the attempt is no failure after all. */
-      forget(): void;
-    }
-  | { ok: false; waitMs: number };
-
-export interface FailureLog {
-  /** Milliseconds until the address may try again, 0 when it may now. Records nothing. */
-  waitMs(key: string): number;
-  /** Counts an attempt as a failure now, unless the address has none left in the window. */
-  reserve(key: string): Reservation;
-  /** Addresses held (those whose failures have all lapsed are dropped first). */
-  readonly size: number;
+export interface Refusal {
+  /** limited: this key's failures; throttled: the console's. */
+  reason: "limited" | "throttled";
+  waitMs: number;
 }
 
-export interface FailureLogOptions {
-  maxTrackedAddresses?: number;
-  /** A monotonic clock in milliseconds: a wall clock stepped back would lengthen the window. */
+export interface RefusalMemo {
+  /** The refusal still running for this key, or for the whole console; null when none is. */
+  refusal(key: string): Refusal | null;
+  /** A refusal the database gave, remembered for its waitMs. */
+  remember(key: string, refusal: Refusal): void;
+  /** This instance forgot a reservation of the key: the database may count one failure fewer. */
+  forgetKey(key: string): void;
+}
+
+export interface RefusalMemoOptions {
+  maxKeys?: number;
+  /** A monotonic clock in milliseconds: a wall clock stepped back would lengthen a refusal. */
   now?: () => number;
 }
 
-export function createFailureLog({
-  maxTrackedAddresses = DEFAULT_MAX_TRACKED_ADDRESSES,
+export function createRefusalMemo({
+  maxKeys = DEFAULT_MAX_REMEMBERED_KEYS,
   now = () => performance.now(),
-}: FailureLogOptions = {}): FailureLog {
-  // The cache bounds the entries; the window is kept here, on the same clock as the times.
-  const failures = new LRUCache<string, number[]>({ max: maxTrackedAddresses });
-
-  /** The address's failures still in the window, oldest first; an address with none is dropped. */
-  function recent(key: string): number[] {
-    const since = now() - FAILURE_WINDOW_MS;
-    const times = (failures.get(key) ?? []).filter((at) => at > since);
-    if (times.length === 0) failures.delete(key);
-    return times;
-  }
-
-  function waitFor(times: number[]): number {
-    if (times.length < MAX_FAILURES) return 0;
-    return (times[times.length - MAX_FAILURES] as number) + FAILURE_WINDOW_MS - now();
-  }
+}: RefusalMemoOptions = {}): RefusalMemo {
+  const limitedUntil = new LRUCache<string, number>({ max: maxKeys });
+  let throttledUntil = Number.NEGATIVE_INFINITY;
 
   return {
-    waitMs: (key) => waitFor(recent(key)),
-
-    reserve(key) {
-      const times = recent(key);
-      const waitMs = waitFor(times);
-      if (waitMs > 0) return { ok: false, waitMs };
+    refusal(key) {
       const at = now();
-      times.push(at);
-      failures.set(key, times);
-      let forgotten = false;
-      return {
-        ok: true,
-        forget() {
-          if (forgotten) return;
-          forgotten = true;
-          const left = recent(key);
-          const index = left.indexOf(at);
-          if (index >= 0) left.splice(index, 1);
-          if (left.length === 0) failures.delete(key);
-          else failures.set(key, left);
-        },
-      };
+      const until = limitedUntil.get(key);
+      if (until !== undefined && until > at) return { reason: "limited", waitMs: until - at };
+      if (until !== undefined) limitedUntil.delete(key);
+      return throttledUntil > at ? { reason: "throttled", waitMs: throttledUntil - at } : null;
     },
-
-    get size() {
-      // Read on a metrics scrape: drops the addresses whose failures have all lapsed first, by
-      // peek, which leaves the order of use as it was.
-      const since = now() - FAILURE_WINDOW_MS;
-      for (const key of [...failures.keys()]) {
-        if (!failures.peek(key)?.some((at) => at > since)) failures.delete(key);
-      }
-      return failures.size;
+    remember(key, { reason, waitMs }) {
+      const until = now() + waitMs;
+      if (reason === "limited") limitedUntil.set(key, until);
+      else throttledUntil = Math.max(throttledUntil, until);
+    },
+    forgetKey(key) {
+      limitedUntil.delete(key);
     },
   };
 }

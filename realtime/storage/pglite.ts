@@ -5,6 +5,7 @@
  */
 import { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../logger.ts";
+import { ADMIN_SESSIONS_CHANNEL, createAdminNotices, createAdminStore } from "./admin.ts";
 import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
 import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
@@ -117,6 +118,7 @@ async function createPgliteStore(
 ): Promise<StoreWithPayments> {
   const notices = createNoticeListeners(logger);
   const paymentNotices = createPaymentNotices(logger);
+  const adminNotices = createAdminNotices(logger);
   let closed = false;
 
   const unlisten = await db.listen(NOTIFY_CHANNEL, notices.deliver);
@@ -125,6 +127,7 @@ async function createPgliteStore(
       db.listen(channel, (payload) => paymentNotices.deliver(channel, payload)),
     ),
   );
+  const unlistenAdmin = await db.listen(ADMIN_SESSIONS_CHANNEL, adminNotices.deliver);
 
   async function rows(text: string, params: unknown[]) {
     if (closed) throw new StoreUnavailableError("The auction store is closed.");
@@ -161,11 +164,13 @@ async function createPgliteStore(
     });
   }
   const payments = createPaymentStore({ query: rows, claimLease }, paymentNotices);
+  const admin = createAdminStore(rows, adminNotices);
 
   return {
     backend: "pglite",
     ...queries,
     payments,
+    admin,
     async placeBid(bidderName, amountCents) {
       const outcome = await queries.placeBid(bidderName, amountCents);
       if (outcome.accepted) analyzer.placed(1);
@@ -191,6 +196,7 @@ async function createPgliteStore(
       closed = true;
       notices.clear();
       paymentNotices.clear();
+      adminNotices.clear();
       if (lease) {
         lease.lost = true;
         for (const listener of lease.listeners) listener();
@@ -199,6 +205,7 @@ async function createPgliteStore(
         await analyzer.settled();
         await unlisten();
         for (const stop of unlistenPayments) await stop();
+        await unlistenAdmin();
         await db.close();
       } finally {
         await lock.release();

@@ -6,6 +6,7 @@
  */
 import postgres from "postgres";
 import type { Logger } from "../logger.ts";
+import { ADMIN_SESSIONS_CHANNEL, createAdminNotices, createAdminStore } from "./admin.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
 import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
 import { rekeyNames } from "./nameKeyVersion.ts";
@@ -143,6 +144,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
   const { databaseUrl, logger, heartbeatMs, rounds } = options;
   const notices = createNoticeListeners(logger);
   const paymentNotices = createPaymentNotices(logger);
+  const adminNotices = createAdminNotices(logger);
   const query: Query = (text, params) =>
     unavailableOnLostConnection(
       // Prepared (named, once per connection): postgres.js sends an unprepared query with
@@ -153,6 +155,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
   const queries = storeQueries(query, rounds);
   const watcherLease = createWatcherLease(databaseUrl, logger);
   const payments = createPaymentStore({ query, claimLease: watcherLease.claim }, paymentNotices);
+  const admin = createAdminStore(query, adminNotices);
   const readyListeners = new Set<(ready: boolean) => void>();
   let ready = false;
   let closing = false;
@@ -171,6 +174,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
 
   function deliver(channel: string, payload: string) {
     if (channel === NOTIFY_CHANNEL) notices.deliver(payload);
+    else if (channel === ADMIN_SESSIONS_CHANNEL) adminNotices.deliver(payload);
     else paymentNotices.deliver(channel, payload);
   }
 
@@ -205,7 +209,9 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
           // A notification in the same socket read as the LISTEN reply reaches onnotify before
           // setReady(true) below; consumers hold notifications from setReady(false) on for that.
           await listenSql
-            .unsafe(`LISTEN ${NOTIFY_CHANNEL}; LISTEN ${PAYMENT_OUTCOMES_CHANNEL}; LISTEN ${PAYMENT_WATCHER_CHANNEL}`)
+            .unsafe(
+              `LISTEN ${NOTIFY_CHANNEL}; LISTEN ${PAYMENT_OUTCOMES_CHANNEL}; LISTEN ${PAYMENT_WATCHER_CHANNEL}; LISTEN ${ADMIN_SESSIONS_CHANNEL}`,
+            )
             .simple();
           if (listenConnectionCloses === closesBefore) {
             setReady(true);
@@ -263,6 +269,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
     backend: "postgres",
     ...queries,
     payments,
+    admin,
     onBid: notices.onBid,
     onModeration: notices.onModeration,
     onRoundClosed: notices.onRoundClosed,
@@ -280,6 +287,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
       clearInterval(heartbeat);
       notices.clear();
       paymentNotices.clear();
+      adminNotices.clear();
       readyListeners.clear();
       await Promise.all([sql.end({ timeout: 5 }), listenSql.end({ timeout: 1 }), watcherLease.close()]);
     },

@@ -3,6 +3,7 @@
  * `postgres` (postgres.ts) and embedded PGlite (pglite.ts). Money is integer cents here; the
  * database keeps numeric(12,2).
  */
+import type { AdminStore } from "./admin.ts";
 import type { PaymentStore } from "./payments.ts";
 
 export interface StoredBid {
@@ -210,6 +211,8 @@ export interface BidStore {
   onReadyChange(listener: (ready: boolean) => void): () => void;
   /** Database reachable and LISTEN active. */
   isReady(): boolean;
+  /** The operator console's sessions and failed sign-ins (docs/design.md#9), on the same database. */
+  readonly admin: AdminStore;
   close(): Promise<void>;
 }
 

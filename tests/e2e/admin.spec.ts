@@ -33,7 +33,7 @@ test("the operator signs in and out by keyboard alone, axe-clean and under the c
   await page.keyboard.type(ADMIN_E2E_PASSWORD);
   await page.keyboard.press("Enter");
   await expect(page).toHaveURL(/\/admin$/);
-  const signOut = page.getByRole("button", { name: "Sign out" });
+  const signOut = page.getByRole("button", { name: "Sign out", exact: true });
   await expect(signOut).toBeVisible();
   await expectNoAxeViolations(page);
 
@@ -41,6 +41,18 @@ test("the operator signs in and out by keyboard alone, axe-clean and under the c
   await expect(signOut).toBeFocused();
   await page.keyboard.press("Enter");
   await expect(page.getByRole("button", { name: "Sign in" })).toBeVisible();
+
+  // Signed in again, "Sign out everywhere" is the next stop, and says what it did.
+  await page.getByLabel("Password").fill(ADMIN_E2E_PASSWORD);
+  await page.keyboard.press("Enter");
+  await expect(signOut).toBeVisible();
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Tab");
+  await expect(page.getByRole("button", { name: "Sign out everywhere" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(page.getByRole("status")).toHaveText("Every session is signed out.");
+  await expect(page.getByRole("button", { name: "Sign in" })).toBeVisible();
+  await expectNoAxeViolations(page);
   expect(violations).toEqual([]);
 });
 

@@ -1,14 +1,24 @@
 /**
- * The operator console's door through the real service (PGlite): sign-in, the session cookie,
- * sign-out, the failure limit, same-origin posts, forged and expired sessions, and no console at
- * all when it is not configured.
+ * The operator console's door through the real service (PGlite): sign-in, the session cookie and
+ * its row in the database, sign-out and "Sign out everywhere", the failure limit, same-origin posts,
+ * forged, unknown, revoked and expired sessions, a database out of reach, and no console at all
+ * when it is not configured.
  */
 import { describe, expect, it, onTestFinished } from "vitest";
 import { hashPassword } from "../../realtime/admin/password.ts";
-import { SESSION_MS, signSession } from "../../realtime/admin/session.ts";
+import { newSessionId, SESSION_MS, sessionToken } from "../../realtime/admin/session.ts";
 import type { AdminSettings, ServiceConfig } from "../../realtime/config.ts";
 import { parsePasswordHash } from "../../realtime/passwordHash.ts";
+import type { BidStore } from "../../realtime/storage/types.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
+import {
+  consoleAnswer,
+  consolePost,
+  consoleState,
+  cookieOf,
+  manualAdminClock,
+  signInTo,
+} from "./support/operatorConsole.ts";
 import { createTestLocation, openTestStore, STORE_HOOK_TIMEOUT_MS, testLogger } from "./support/stores.ts";
 
 const PASSWORD = "correct horse battery";
@@ -20,7 +30,10 @@ const ADMIN: AdminSettings = {
   sessionSecret: SECRET,
 };
 
-async function openConsole(overrides: Partial<ServiceConfig> = {}, logLines: Record<string, unknown>[] = []) {
+async function openConsoleWithStore(
+  overrides: Partial<ServiceConfig> = {},
+  logLines: Record<string, unknown>[] = [],
+): Promise<{ service: AuctionService; store: BidStore }> {
   const location = await createTestLocation("pglite");
   onTestFinished(() => location.remove(), STORE_HOOK_TIMEOUT_MS);
   const store = await openTestStore(location);
@@ -31,23 +44,17 @@ async function openConsole(overrides: Partial<ServiceConfig> = {}, logLines: Rec
     testLogger((line) => logLines.push(line)),
   );
   onTestFinished(() => service.stop(), STORE_HOOK_TIMEOUT_MS);
-  return service;
+  return { service, store };
 }
 
-function post(service: AuctionService, path: string, body: string, headers: Record<string, string> = {}) {
-  return fetch(`${service.httpUrl}${path}`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: service.httpUrl, ...headers },
-    body,
-  });
-}
+const openConsole = async (overrides: Partial<ServiceConfig> = {}, logLines: Record<string, unknown>[] = []) =>
+  (await openConsoleWithStore(overrides, logLines)).service;
+
+const post = (service: AuctionService, path: string, body: string, headers: Record<string, string> = {}) =>
+  consolePost(service.httpUrl, path, body, headers);
 
 const signIn = (service: AuctionService, password = PASSWORD, headers: Record<string, string> = {}) =>
-  post(service, "/admin/login", new URLSearchParams({ password }).toString(), headers);
-
-/** The cookie pair (name=value) a response sets. */
-const cookieOf = (response: Response) => (response.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  signInTo(service.httpUrl, password, headers);
 
 describe("the operator console", () => {
   it(
@@ -86,18 +93,26 @@ describe("the operator console", () => {
       const response = await signIn(service);
       expect(response.status).toBe(303);
       expect(response.headers.get("location")).toBe("/admin");
-      const cookie = response.headers.get("set-cookie") ?? "";
-      expect(cookie).toMatch(
+      expect(response.headers.get("set-cookie") ?? "").toMatch(
         /^nothing_admin=[\w-]+\.\d+\.[\w-]+; Path=\/admin; Max-Age=28800; HttpOnly; SameSite=Strict$/,
       );
 
-      const signedIn = await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookieOf(response) } });
-      expect(await signedIn.text()).toContain('<button type="submit">Sign out</button>');
-      const signedOut = await post(service, "/admin/logout", "", { Cookie: cookieOf(response) });
+      const cookie = cookieOf(response);
+      const signedIn = await (await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookie } })).text();
+      expect(signedIn).toContain('<button type="submit">Sign out</button>');
+      expect(signedIn).toContain(
+        '<form method="post" action="/admin/logout/everywhere"><button type="submit">Sign out everywhere</button></form>',
+      );
+      const signedOut = await post(service, "/admin/logout", "", { Cookie: cookie });
       expect(signedOut.status).toBe(303);
+      expect(signedOut.headers.get("location")).toBe("/admin");
       expect(signedOut.headers.get("set-cookie")).toBe(
         "nothing_admin=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Strict",
       );
+      // Out means out: the same cookie, kept by whoever had it, opens nothing any more.
+      expect(await consoleState(service.httpUrl, cookie)).toBe("sign-in");
+      expect((await post(service, "/admin/blocks", "name=Alice", { Cookie: cookie })).status).toBe(401);
+      expect((await post(service, "/admin/logout", "", { Cookie: cookie })).status).toBe(401);
     },
     STORE_HOOK_TIMEOUT_MS,
   );
@@ -159,21 +174,82 @@ describe("the operator console", () => {
   );
 
   it(
-    "refuses a forged session, one signed with another secret, and an expired one (401)",
+    "refuses a forged session, one signed with another secret, an unknown one and an expired one (401)",
     async () => {
-      const service = await openConsole();
-      const valid = signSession(SECRET, Date.now()).token;
-      const tampered = valid.replace(/\.(\d+)\./, (_, expires) => `.${Number(expires) + 1}.`);
-      const otherSecret = signSession("another secret of at least thirty-two bytes", Date.now()).token;
-      const expired = signSession(SECRET, Date.now() - SESSION_MS - 1).token;
-      for (const token of [tampered, otherSecret, expired, "garbage", ""]) {
-        const response = await fetch(`${service.httpUrl}/admin/audit`, {
-          headers: { Cookie: `nothing_admin=${token}` },
-        });
-        expect(response.status, token).toBe(401);
+      const clock = manualAdminClock();
+      const { service } = await openConsoleWithStore({ admin: { ...ADMIN, clock: clock.clock } });
+      const valid = cookieOf(await signIn(service)).replace("nothing_admin=", "");
+      const [id, expires] = valid.split(".") as [string, string];
+      const tampered = `${id}.${Number(expires) + 1}.${valid.split(".")[2]}`;
+      const otherSecret = sessionToken("another secret of at least thirty-two bytes", {
+        id,
+        expiresAtMs: Number(expires),
+      });
+      // Signed with the right secret, but no sign-in ever made it: the database has no such session.
+      const unknown = sessionToken(SECRET, { id: newSessionId(), expiresAtMs: Number(expires) });
+      const audit = (token: string) =>
+        fetch(`${service.httpUrl}/admin/audit`, { headers: { Cookie: `nothing_admin=${token}` } });
+      for (const token of [tampered, otherSecret, unknown, "garbage", ""]) {
+        expect((await audit(token)).status, token).toBe(401);
       }
-      const accepted = await fetch(`${service.httpUrl}/admin/audit`, { headers: { Cookie: `nothing_admin=${valid}` } });
-      expect(accepted.status).toBe(404);
+      expect((await audit(valid)).status).toBe(404);
+      clock.advance(SESSION_MS - 1);
+      expect((await audit(valid)).status).toBe(404);
+      clock.advance(1);
+      expect((await audit(valid)).status).toBe(401);
+      expect(await consoleState(service.httpUrl, `nothing_admin=${valid}`)).toBe("sign-in");
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    'signs out every session with "Sign out everywhere", then shows the sign-in form saying so',
+    async () => {
+      const logLines: Record<string, unknown>[] = [];
+      const { service, store } = await openConsoleWithStore({}, logLines);
+      const first = cookieOf(await signIn(service));
+      const second = cookieOf(await signIn(service));
+      expect(await consoleState(service.httpUrl, first)).toBe("console");
+      const everywhere = await post(service, "/admin/logout/everywhere", "", { Cookie: second });
+      expect(everywhere.status).toBe(303);
+      expect(everywhere.headers.get("location")).toBe("/admin?done=signed_out_everywhere");
+      expect(everywhere.headers.get("set-cookie")).toBe(
+        "nothing_admin=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Strict",
+      );
+      for (const cookie of [first, second]) expect(await consoleState(service.httpUrl, cookie)).toBe("sign-in");
+      const landing = await fetch(`${service.httpUrl}/admin?done=signed_out_everywhere`);
+      expect(await consoleAnswer(landing)).toEqual({
+        status: 200,
+        retryAfter: null,
+        alert: "Every session is signed out.",
+      });
+      // Not an action on the auction: the log has it, the audit list does not.
+      expect(logLines.filter((line) => line.msg === "operator signed out every session")).toEqual([
+        expect.objectContaining({ revoked: 2 }),
+      ]);
+      expect((await store.moderationView(null, 10)).audit).toEqual([]);
+      // Signing in again works as ever.
+      expect(await consoleState(service.httpUrl, cookieOf(await signIn(service)))).toBe("console");
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
+    "answers 503 when its database cannot be reached: nobody signs in, no session opens the console",
+    async () => {
+      const { service, store } = await openConsoleWithStore();
+      const cookie = cookieOf(await signIn(service));
+      await store.close();
+      for (const response of [
+        await signIn(service),
+        await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookie } }),
+      ]) {
+        expect(response.status).toBe(503);
+        expect(response.headers.get("retry-after")).toBe("5");
+        expect(await response.text()).toContain(
+          "<p>The console cannot reach its database right now. Try again in a moment.</p>",
+        );
+      }
     },
     STORE_HOOK_TIMEOUT_MS,
   );
@@ -185,9 +261,11 @@ describe("the operator console's session cookie (docs/design.md#11)", () => {
     async () => {
       const service = await openConsole();
       // A session as signing in makes it, with a "-" or "_" in its signature (3 in 4 have one).
-      const token = Array.from({ length: 100 }, (_, i) => signSession(SECRET, Date.now() + i).token).find((each) =>
-        /[-_]/.test(each.split(".")[2] as string),
-      );
+      let token: string | undefined;
+      for (let attempt = 0; attempt < 20 && !token; attempt++) {
+        const signedIn = cookieOf(await signIn(service)).replace("nothing_admin=", "");
+        if (/[-_]/.test(signedIn.split(".")[2] as string)) token = signedIn;
+      }
       const [id, expires, signature] = (token as string).split(".") as [string, string, string];
       const audit = (value: string) =>
         fetch(`${service.httpUrl}/admin/audit`, { headers: { Cookie: `nothing_admin=${value}` } });
@@ -213,12 +291,7 @@ describe("the operator console's session cookie (docs/design.md#11)", () => {
 
 describe("the operator console's moderation routes", () => {
   async function openWithStore() {
-    const location = await createTestLocation("pglite");
-    onTestFinished(() => location.remove(), STORE_HOOK_TIMEOUT_MS);
-    const store = await openTestStore(location);
-    onTestFinished(() => store.close(), STORE_HOOK_TIMEOUT_MS);
-    const service = await startAuctionService(store, { admin: ADMIN }, testLogger());
-    onTestFinished(() => service.stop(), STORE_HOOK_TIMEOUT_MS);
+    const { service, store } = await openConsoleWithStore();
     const cookie = cookieOf(await signIn(service));
     return { store, service, cookie };
   }

@@ -62,6 +62,16 @@ export function scriptedStore(reads: Pick<BidStore, "view" | "bidsAfter">) {
       return () => readyListeners.delete(listener);
     },
     isReady: () => ready,
+    admin: {
+      openSession: notUsed,
+      isSessionLive: notUsed,
+      revokeSession: notUsed,
+      revokeEverySession: notUsed,
+      onSessionRevoked: () => () => {},
+      reserveSignIn: notUsed,
+      forgetSignIn: notUsed,
+      signInFailures: notUsed,
+    },
     close: async () => {},
   };
   return {

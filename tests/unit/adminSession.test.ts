@@ -1,6 +1,6 @@
-/** The operator's session cookie: one spelling per session, the one signSession writes. */
+/** The operator's session cookie: one spelling per session, the one sessionToken writes. */
 import { describe, expect, it } from "vitest";
-import { readSession, SESSION_MS, signSession } from "../../realtime/admin/session.ts";
+import { newSessionId, readSession, SESSION_MS, sessionToken } from "../../realtime/admin/session.ts";
 
 const SECRET = "a session secret of at least thirty-two bytes";
 const NOW = 1_800_000_000_000;
@@ -8,15 +8,16 @@ const NOW = 1_800_000_000_000;
 /** A token whose signature holds a "-" or "_" (about 3 in 4 do), from a bounded run of sessions. */
 function tokenWithUrlSafeCharacters(): string {
   for (let i = 0; i < 100; i++) {
-    const { token } = signSession(SECRET, NOW + i);
+    const token = sessionToken(SECRET, { id: newSessionId(), expiresAtMs: NOW + SESSION_MS + i });
     if (/[-_]/.test(token.split(".")[2] as string)) return token;
   }
   throw new Error("no signature with - or _ in 100 sessions");
 }
 
 describe("the session cookie", () => {
-  it("reads back what signSession wrote, until it expires", () => {
-    const { session, token } = signSession(SECRET, NOW);
+  it("reads back what sessionToken wrote, until it expires", () => {
+    const session = { id: newSessionId(), expiresAtMs: NOW + SESSION_MS };
+    const token = sessionToken(SECRET, session);
     expect(token).toMatch(/^[\w-]{16}\.\d+\.[\w-]{43}$/);
     expect(readSession(SECRET, token, NOW)).toEqual(session);
     expect(readSession(SECRET, token, NOW + SESSION_MS - 1)).toEqual(session);

@@ -1,11 +1,15 @@
-/** The sign-in failure log and check slots (docs/design.md#11), on a clock the test moves. */
+/**
+ * The sign-in limits' parts that live in the process (docs/design.md#9, docs/design.md#11): the
+ * refusals remembered from the database, and the check slots, on a clock the test moves. The counts
+ * themselves are the database's: tests/realtime/storageAdmin.test.ts.
+ */
 import { describe, expect, it } from "vitest";
 import {
   createCheckSlots,
-  createFailureLog,
-  DEFAULT_MAX_TRACKED_ADDRESSES,
+  createRefusalMemo,
+  DEFAULT_MAX_REMEMBERED_KEYS,
   FAILURE_WINDOW_MS,
-  MAX_FAILURES,
+  MAX_DELAY_MS,
 } from "../../realtime/admin/signInLimits.ts";
 
 function clock() {
@@ -21,101 +25,59 @@ function clock() {
 /** The n-th of many distinct addresses (documentation ranges spread over 2^24). */
 const address = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 
-describe("the sign-in failure log", () => {
-  it("counts an attempt as a failure from the moment it is reserved: the sixth at once is refused", () => {
-    const { now } = clock();
-    const log = createFailureLog({ now });
-    // Five attempts in flight together, none answered yet.
-    const attempts = Array.from({ length: MAX_FAILURES }, () => log.reserve("a"));
-    expect(attempts.every((attempt) => attempt.ok)).toBe(true);
-    expect(log.reserve("a")).toEqual({ ok: false, waitMs: FAILURE_WINDOW_MS });
-    expect(log.waitMs("a")).toBe(FAILURE_WINDOW_MS);
-    expect(log.reserve("b").ok).toBe(true);
-  });
-
-  it("forgets an attempt whose password was right, once, and keeps the others", () => {
-    const { now } = clock();
-    const log = createFailureLog({ now });
-    const attempts = Array.from({ length: MAX_FAILURES }, () => log.reserve("a"));
-    const right = attempts[2];
-    if (!right?.ok) throw new Error("reserved");
-    right.forget();
-    right.forget();
-    expect(log.waitMs("a")).toBe(0);
-    expect(log.reserve("a").ok).toBe(true);
-    expect(log.reserve("a").ok).toBe(false);
-
-    const alone = log.reserve("b");
-    if (!alone.ok) throw new Error("reserved");
-    alone.forget();
-    expect(log.size).toBe(1);
-  });
-
-  it("lets an address try again once its fifth-newest failure leaves the 15-minute window", () => {
+describe("the refusals remembered from the database", () => {
+  it("refuses a limited address again, with what is left of its wait, until the wait runs out", () => {
     const time = clock();
-    const log = createFailureLog({ now: time.now });
-    for (let i = 0; i < MAX_FAILURES; i++) {
-      log.reserve("a");
-      time.advance(60_000);
-    }
-    // The first failure was 5 minutes ago: 10 minutes to wait.
-    expect(log.waitMs("a")).toBe(FAILURE_WINDOW_MS - 5 * 60_000);
-    time.advance(FAILURE_WINDOW_MS - 5 * 60_000 - 1);
-    expect(log.reserve("a").ok).toBe(false);
+    const memo = createRefusalMemo({ now: time.now });
+    expect(memo.refusal("a")).toBeNull();
+    memo.remember("a", { reason: "limited", waitMs: 10_000 });
+    time.advance(4_000);
+    expect(memo.refusal("a")).toEqual({ reason: "limited", waitMs: 6_000 });
+    expect(memo.refusal("b")).toBeNull();
+    time.advance(5_999);
+    expect(memo.refusal("a")).toEqual({ reason: "limited", waitMs: 1 });
     time.advance(1);
-    expect(log.reserve("a").ok).toBe(true);
-    expect(log.reserve("a").ok).toBe(false);
+    expect(memo.refusal("a")).toBeNull();
   });
 
-  it("drops an address a window after its last failure", () => {
+  it("refuses every address while the console is throttled, a limited one as limited", () => {
     const time = clock();
-    const log = createFailureLog({ now: time.now });
-    log.reserve("a");
-    time.advance(FAILURE_WINDOW_MS - 1);
-    log.reserve("b");
-    expect(log.size).toBe(2);
-    time.advance(1);
-    expect(log.size).toBe(1);
-    time.advance(FAILURE_WINDOW_MS);
-    expect(log.size).toBe(0);
+    const memo = createRefusalMemo({ now: time.now });
+    memo.remember("a", { reason: "limited", waitMs: FAILURE_WINDOW_MS });
+    memo.remember("b", { reason: "throttled", waitMs: 30_000 });
+    // A shorter throttle heard later does not shorten the one running.
+    memo.remember("c", { reason: "throttled", waitMs: 10_000 });
+    expect(memo.refusal("a")).toEqual({ reason: "limited", waitMs: FAILURE_WINDOW_MS });
+    expect(memo.refusal(address(7))).toEqual({ reason: "throttled", waitMs: 30_000 });
+    time.advance(MAX_DELAY_MS);
+    expect(memo.refusal(address(7))).toBeNull();
+    expect(memo.refusal("a")?.reason).toBe("limited");
   });
 
-  it("holds nothing for 400,000 addresses that only ask, and at most its bound for 400,000 that fail", () => {
-    const { now } = clock();
-    const log = createFailureLog({ now });
-    let waits = 0;
-    for (let n = 0; n < 400_000; n++) waits += log.waitMs(address(n));
-    expect(waits).toBe(0);
-    expect(log.size).toBe(0);
-    for (let n = 0; n < 400_000; n++) log.reserve(address(n));
-    expect(log.size).toBe(DEFAULT_MAX_TRACKED_ADDRESSES);
+  it("forgets an address's refusal when this instance forgets one of its reservations", () => {
+    const memo = createRefusalMemo({ now: clock().now });
+    memo.remember("a", { reason: "limited", waitMs: FAILURE_WINDOW_MS });
+    memo.forgetKey("a");
+    memo.forgetKey("never refused");
+    expect(memo.refusal("a")).toBeNull();
   });
 
-  it("evicts the least recently used address first, past a bound set lower", () => {
-    const { now } = clock();
-    const log = createFailureLog({ now, maxTrackedAddresses: 3 });
-    for (let i = 0; i < MAX_FAILURES; i++) log.reserve("limited");
-    log.reserve("b");
-    log.reserve("c");
-    // The limited address asks again (refused): that keeps it recent, so "b" goes first.
-    expect(log.reserve("limited").ok).toBe(false);
-    log.reserve("d");
-    expect(log.waitMs("b")).toBe(0);
-    expect(log.waitMs("limited")).toBeGreaterThan(0);
-    for (let n = 0; n < 1_000; n++) log.reserve(address(n));
-    expect(log.size).toBe(3);
+  it("holds at most its bound of addresses, the least recently used going first", () => {
+    const memo = createRefusalMemo({ now: clock().now, maxKeys: 3 });
+    for (const key of ["a", "b", "c"]) memo.remember(key, { reason: "limited", waitMs: FAILURE_WINDOW_MS });
+    // "a" asks again (refused): that keeps it recent, so "b" goes first.
+    expect(memo.refusal("a")).not.toBeNull();
+    memo.remember("d", { reason: "limited", waitMs: FAILURE_WINDOW_MS });
+    expect(["a", "b", "c", "d"].map((key) => memo.refusal(key) !== null)).toEqual([true, false, true, true]);
   });
 
-  it("is counted by a scrape without changing which address goes first", () => {
-    const { now } = clock();
-    const log = createFailureLog({ now, maxTrackedAddresses: 3 });
-    for (let i = 0; i < MAX_FAILURES; i++) log.reserve("oldest");
-    log.reserve("b");
-    log.reserve("c");
-    expect(log.size).toBe(3);
-    log.reserve("d");
-    expect(log.waitMs("oldest")).toBe(0);
-    expect(log.size).toBe(3);
+  it("keeps its default bound of 10,000 addresses against 400,000", () => {
+    const memo = createRefusalMemo({ now: clock().now });
+    for (let n = 0; n < 400_000; n++) memo.remember(address(n), { reason: "limited", waitMs: FAILURE_WINDOW_MS });
+    let remembered = 0;
+    for (let n = 0; n < 400_000; n++) if (memo.refusal(address(n))) remembered += 1;
+    expect(remembered).toBe(DEFAULT_MAX_REMEMBERED_KEYS);
+    expect(memo.refusal(address(400_000 - 1))).not.toBeNull();
   });
 });
 
