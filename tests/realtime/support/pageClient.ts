@@ -16,7 +16,7 @@
  * the toasts it showed and the moderation version it holds, stopped when the test ends.
  */
 import { onTestFinished } from "vitest";
-import type { ErrorCode, ServerMessage, WireBid } from "../../../src/lib/auction/protocol.ts";
+import { type ErrorCode, type ServerMessage, SNAPSHOT_SIZE, type WireBid } from "../../../src/lib/auction/protocol.ts";
 import type { ConnectionStatus, SocketLike } from "../../../src/lib/auction/realtimeClient.ts";
 import { globalTimers } from "../../../src/lib/timers.ts";
 import {
@@ -58,6 +58,11 @@ export interface Page {
   readonly firstTop: number | null;
   /** Bids that reached the page after its first opening (resumes and broadcasts), in arrival order. */
   readonly received: WireBid[];
+  /**
+   * Ids a full "bids" frame passed over (docs/design.md#10): [after, before), between the page's
+   * last bid and the frame's oldest, which only carries the newest SNAPSHOT_SIZE.
+   */
+  readonly passedOver: [after: number, before: number][];
   /** This page's own bids as acknowledged (the page lists them at once; the broadcast follows). */
   readonly acknowledged: WireBid[];
   /** Snapshots on a reconnect that could have resumed (the page had received a bid): each a gap. */
@@ -77,6 +82,7 @@ export interface Page {
 export function openPage(label: string, url: string, options: PageOptions = {}): Page {
   const statuses: ConnectionStatus[] = [];
   const received: WireBid[] = [];
+  const passedOver: [number, number][] = [];
   const acknowledged: WireBid[] = [];
   const socketUrls: string[] = [];
   const closeCodes: number[] = [];
@@ -104,6 +110,12 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
       for (const bid of message.bids) take(bid);
     } else if (message.type === "bid") {
       take(message.bid);
+    } else if (message.type === "bids") {
+      const oldest = message.bids[0] as WireBid;
+      if (message.bids.length === SNAPSHOT_SIZE && oldest.id > lastReceivedId + 1) {
+        passedOver.push([lastReceivedId, oldest.id]);
+      }
+      for (const bid of message.bids) take(bid);
     }
   }
 
@@ -154,6 +166,7 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
       return firstTop;
     },
     received,
+    passedOver,
     acknowledged,
     get unexpectedSnapshots() {
       return unexpectedSnapshots;
