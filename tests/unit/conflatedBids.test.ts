@@ -8,7 +8,7 @@
  * over src/lib/auction/realtimeClient.ts), fed through a socket the test drives.
  */
 import fc from "fast-check";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   createConflation,
   type PacedSocket,
@@ -26,6 +26,7 @@ import {
 import type { SocketLike } from "../../src/lib/auction/realtimeClient.ts";
 import { createAuctionConnection } from "../../src/stores/auctionConnection.ts";
 import type { ToastInput } from "../../src/stores/toasts.ts";
+import { fakePacingTimersForEachTest } from "../support/fakePacingTimers.ts";
 import { ManualTimers } from "../support/manualTimers.ts";
 import { seededRuns } from "../support/seededRuns.ts";
 import { textFramePayload } from "../support/textFrames.ts";
@@ -95,12 +96,7 @@ const step: fc.Arbitrary<Step> = fc.record({
   ),
 });
 
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate", "performance"] });
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
+fakePacingTimersForEachTest();
 
 describe("a page after conflated frames", () => {
   it("shows what it would after the same bids one by one, with one New Bid! toast for the newest from someone else", () => {

@@ -3,7 +3,7 @@
  * docs/design.md#10), on fake timers: when frames leave, what they carry, and that a socket whose
  * last frame is still in the process waits for it.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   type Conflation,
   createConflation,
@@ -18,6 +18,7 @@ import {
   parseServerMessage,
   SNAPSHOT_SIZE,
 } from "../../src/lib/auction/protocol.ts";
+import { fakePacingTimersForEachTest } from "../support/fakePacingTimers.ts";
 import { scriptedBid } from "../support/scriptedStore.ts";
 import { textFramePayload } from "../support/textFrames.ts";
 
@@ -84,12 +85,7 @@ function liveSocket(conflation: Conflation<TestSocket>, name: string, coveredId 
 /** The end of the current turn of the event loop: the turn's bids leave to the ready sockets. */
 const endTurn = () => vi.advanceTimersByTime(0);
 
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate", "performance"] });
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
+fakePacingTimersForEachTest();
 
 describe("the frame budget for bids sent", () => {
   it("sends a lone bid at the end of its turn as its own bid frame, one frame shared by the sockets in step", () => {

@@ -21,6 +21,7 @@ import type { ConnectionStatus, SocketLike } from "../../../src/lib/auction/real
 import { globalTimers } from "../../../src/lib/timers.ts";
 import {
   type AuctionConnectionOptions,
+  type AuctionState,
   createAuctionConnection,
   type BidOutcome as StoreOutcome,
 } from "../../../src/stores/auctionConnection.ts";
@@ -63,6 +64,10 @@ export interface Page {
    * last bid and the frame's oldest, which only carries the newest SNAPSHOT_SIZE.
    */
   readonly passedOver: [after: number, before: number][];
+  /** The broadcast frames after its first opening: one bid or several (docs/design.md#10), each with its newest id. */
+  readonly frames: { type: "bid" | "bids"; lastId: number; bids: number }[];
+  /** What the page shows now (the product's $auction). */
+  auction(): AuctionState;
   /** This page's own bids as acknowledged (the page lists them at once; the broadcast follows). */
   readonly acknowledged: WireBid[];
   /** Snapshots on a reconnect that could have resumed (the page had received a bid): each a gap. */
@@ -83,6 +88,7 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
   const statuses: ConnectionStatus[] = [];
   const received: WireBid[] = [];
   const passedOver: [number, number][] = [];
+  const frames: Page["frames"][number][] = [];
   const acknowledged: WireBid[] = [];
   const socketUrls: string[] = [];
   const closeCodes: number[] = [];
@@ -109,8 +115,10 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
       }
       for (const bid of message.bids) take(bid);
     } else if (message.type === "bid") {
+      frames.push({ type: "bid", lastId: message.bid.id, bids: 1 });
       take(message.bid);
     } else if (message.type === "bids") {
+      frames.push({ type: "bids", lastId: message.lastId, bids: message.bids.length });
       const oldest = message.bids[0] as WireBid;
       if (message.bids.length === SNAPSHOT_SIZE && oldest.id > lastReceivedId + 1) {
         passedOver.push([lastReceivedId, oldest.id]);
@@ -167,6 +175,8 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
     },
     received,
     passedOver,
+    frames,
+    auction: () => connection.$auction.get(),
     acknowledged,
     get unexpectedSnapshots() {
       return unexpectedSnapshots;
