@@ -142,15 +142,15 @@ export interface WatchedState {
 }
 
 export interface WatchResult {
-  /** From each accepted bid to each watcher reading a frame that carries it or a later bid. */
+  /** From each accepted bid to each sampled watcher reading a frame that carries it or a later bid. */
   fromAck: SparseHistogram;
   fromSend: SparseHistogram;
   /** Bid frames each watcher read per second within the window (those dropped meanwhile too, until then). */
   framesPerSecond: { max: number; mean: number; watchers: number };
-  /** The most frames one watcher read within one second of the window (from its start). */
+  /** The most frames one watcher read within one second of the window (any run of 10 buckets of 100 ms). */
   mostFramesInOneSecond: number;
-  /** Bid frames read within the window, all watchers. */
-  framesInWindow: number;
+  /** Watchers whose frames the latencies are measured on. */
+  latencySample: number;
   /** Watchers open now; watchers the service closed since startRecording. */
   watchers: number;
   dropped: number;
@@ -188,15 +188,25 @@ const MAX_OUTSTANDING_PACED = 1_000;
 const PACED_ATTEMPTS = 3;
 /** Arrivals kept per phase (16 bytes each); beyond it they are counted, not kept. */
 const MAX_ARRIVALS = 8_000_000;
-/** Watchers' frames kept per phase (32 bytes each). */
-const MAX_WATCHED_FRAMES = 2_000_000;
+/** Watchers' frames kept per phase (24 bytes each), of the sampled watchers only. */
+const MAX_WATCHED_FRAMES = 3_000_000;
+/**
+ * Watchers per generator whose frames are kept for the latencies (spread over the order they
+ * connected, which is the order the service serves them in): without the frame budget each reads
+ * every bid, tens of thousands a phase, too many to keep for 2,000.
+ */
+const LATENCY_SAMPLE_PER_GENERATOR = 40;
+/** The watchers' frames are counted in buckets this long: frames per second, and the most in any one second. */
+const FRAME_BUCKET_MS = 100;
 const ERRORS_KEPT = 5;
 
 /** A watcher's page, in ids (docs/design.md#10). */
 interface Watch {
-  /** Its place in the frame log. */
-  index: number;
   bidders: number;
+  /** Its frames' latencies are measured (kept in watchedFrames). */
+  sampled: boolean;
+  /** Its frames since startRecording, by FRAME_BUCKET_MS since then. */
+  buckets: Map<number, number>;
   /** The newest SNAPSHOT_SIZE ids it was sent, a ring. */
   ring: Int32Array;
   ringNext: number;
@@ -260,12 +270,14 @@ const receivers: Receiver[] = [];
 let recording = false;
 /** [id, time] of each broadcast the receivers read. */
 const arrivals = new Rows(2, MAX_ARRIVALS);
-/** [time, newest id, the watcher's newest before, watcher] of each bid frame the watchers read. */
-const watchedFrames = new Rows(4, MAX_WATCHED_FRAMES);
+/** [time, newest id, the watcher's newest before] of each bid frame the sampled watchers read. */
+const watchedFrames = new Rows(3, MAX_WATCHED_FRAMES);
+/** The watchers open at startRecording (those dropped since included), and when it began. */
+let recordedWatches: Watch[] = [];
+let recordingStartedAt = 0;
 let duplicatesOrOutOfOrder = 0;
 let watchersDropped = 0;
 let unreadableFrames = 0;
-let nextWatcherIndex = 0;
 let floorId = 0;
 let floorWaiters: (() => void)[] = [];
 let stopBidding = false;
@@ -315,7 +327,10 @@ function watcherFrame(receiver: Receiver, watch: Watch, data: Buffer, start: num
   if (reading.lastId <= before) duplicatesOrOutOfOrder += 1;
   receiver.lastId = reading.lastId;
   watch.bidders = reading.bidders;
-  if (recording) watchedFrames.push(atMs, reading.lastId, before, watch.index);
+  if (!recording) return;
+  const bucket = Math.floor((atMs - recordingStartedAt) / FRAME_BUCKET_MS);
+  watch.buckets.set(bucket, (watch.buckets.get(bucket) ?? 0) + 1);
+  if (watch.sampled) watchedFrames.push(atMs, reading.lastId, before);
 }
 
 /** The watcher's list, newest first. */
@@ -372,7 +387,14 @@ async function connectReceivers(
       paused: false,
       closing: false,
       watch: watch
-        ? { index: nextWatcherIndex++, bidders: 0, ring: new Int32Array(SNAPSHOT_SIZE), ringNext: 0, ringLength: 0 }
+        ? {
+            bidders: 0,
+            sampled: false,
+            buckets: new Map(),
+            ring: new Int32Array(SNAPSHOT_SIZE),
+            ringNext: 0,
+            ringLength: 0,
+          }
         : null,
     };
     const watching = receiver.watch;
@@ -518,9 +540,41 @@ function firstAbove(sortedIds: Float64Array, id: number): number {
   return low;
 }
 
+/** Starts counting the watchers' frames, and keeping those of a sample spread over them. */
+function startWatchRecording(): void {
+  recordedWatches = receivers.flatMap((receiver) => (receiver.watch ? [receiver.watch] : []));
+  const stride = Math.max(1, Math.ceil(recordedWatches.length / LATENCY_SAMPLE_PER_GENERATOR));
+  recordedWatches.forEach((watch, index) => {
+    watch.sampled = index % stride === 0;
+    watch.buckets.clear();
+  });
+  recordingStartedAt = nowMs();
+}
+
+/** A watcher's frames in the window's whole buckets, per second, and the most in any second's run of buckets. */
+function frameRates(
+  watch: Watch,
+  firstBucket: number,
+  lastBucket: number,
+): { perSecond: number; mostInOneSecond: number } {
+  const perSecondBuckets = 1000 / FRAME_BUCKET_MS;
+  const counts: number[] = [];
+  for (let bucket = firstBucket; bucket <= lastBucket; bucket += 1) counts.push(watch.buckets.get(bucket) ?? 0);
+  let inWindow = 0;
+  let lastSecond = 0;
+  let mostInOneSecond = 0;
+  counts.forEach((count, index) => {
+    inWindow += count;
+    lastSecond += count - (counts[index - perSecondBuckets] ?? 0);
+    mostInOneSecond = Math.max(mostInOneSecond, lastSecond);
+  });
+  return { perSecond: inWindow / (Math.max(1, counts.length) / perSecondBuckets), mostInOneSecond };
+}
+
 /**
- * The watchers' frames since startRecording: each accepted bid's latency to each watcher (to the
- * first frame that carries it or a later bid, i.e. covers it), and the frames per watcher per second.
+ * The watchers' frames since startRecording: each accepted bid's latency to each sampled watcher
+ * (to the first frame that carries it or a later bid, i.e. covers it), and every watcher's frames
+ * per second within the window (whole buckets), those the service dropped meanwhile included.
  */
 function collectWatch(accepts: AcceptedBid[], windowStartMs: number, windowEndMs: number): WatchResult {
   recording = false;
@@ -528,41 +582,31 @@ function collectWatch(accepts: AcceptedBid[], windowStartMs: number, windowEndMs
   const ids = Float64Array.from(sorted, (accept) => accept[0]);
   const fromAck = new LatencyHistogram();
   const fromSend = new LatencyHistogram();
-  const framesPerWatcher = new Map<number, number>();
-  const perSecond = new Map<string, number>();
-  let framesInWindow = 0;
   for (let row = 0; row < watchedFrames.length; row += 1) {
     const at = watchedFrames.get(row, 0);
     const newest = watchedFrames.get(row, 1);
     const before = watchedFrames.get(row, 2);
-    const watcher = watchedFrames.get(row, 3);
-    if (at >= windowStartMs && at <= windowEndMs) {
-      framesInWindow += 1;
-      framesPerWatcher.set(watcher, (framesPerWatcher.get(watcher) ?? 0) + 1);
-      const second = `${watcher}:${Math.floor((at - windowStartMs) / 1000)}`;
-      perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
-    }
     for (let index = firstAbove(ids, before); index < sorted.length && (ids[index] ?? 0) <= newest; index += 1) {
       const accept = sorted[index] as AcceptedBid;
       fromSend.record(at - accept[1]);
       fromAck.record(at - accept[2]);
     }
   }
+  const firstBucket = Math.ceil((windowStartMs - recordingStartedAt) / FRAME_BUCKET_MS);
+  const lastBucket = Math.floor((windowEndMs - recordingStartedAt) / FRAME_BUCKET_MS) - 1;
+  const rates = recordedWatches.map((watch) => frameRates(watch, firstBucket, lastBucket));
+  const perSecond = rates.map((rate) => rate.perSecond);
   const watching = receivers.filter((receiver) => receiver.watch !== null);
-  const seconds = Math.max(0.001, (windowEndMs - windowStartMs) / 1000);
-  // Every watcher open now, and those dropped during the run that read a frame in the window.
-  const watchers = new Set([...watching.map((receiver) => receiver.watch?.index ?? -1), ...framesPerWatcher.keys()]);
-  const rates = [...watchers].map((index) => (framesPerWatcher.get(index) ?? 0) / seconds);
   const result: WatchResult = {
     fromAck: fromAck.toSparse(),
     fromSend: fromSend.toSparse(),
     framesPerSecond: {
-      max: Math.max(0, ...rates),
-      mean: rates.length === 0 ? 0 : rates.reduce((sum, rate) => sum + rate, 0) / rates.length,
-      watchers: rates.length,
+      max: Math.max(0, ...perSecond),
+      mean: perSecond.length === 0 ? 0 : perSecond.reduce((sum, rate) => sum + rate, 0) / perSecond.length,
+      watchers: perSecond.length,
     },
-    mostFramesInOneSecond: Math.max(0, ...perSecond.values()),
-    framesInWindow,
+    mostFramesInOneSecond: Math.max(0, ...rates.map((rate) => rate.mostInOneSecond)),
+    latencySample: recordedWatches.filter((watch) => watch.sampled).length,
     watchers: watching.length,
     dropped: watchersDropped,
     duplicatesOrOutOfOrder,
@@ -787,6 +831,7 @@ async function run(command: Command): Promise<unknown> {
     case "startRecording":
       arrivals.clear();
       watchedFrames.clear();
+      startWatchRecording();
       duplicatesOrOutOfOrder = 0;
       watchersDropped = 0;
       unreadableFrames = 0;

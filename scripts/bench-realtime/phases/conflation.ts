@@ -44,8 +44,10 @@ export interface ConflationRun {
   caughtUpAfterMs: number;
   /** Open watchers whose page equals a fresh snapshot from A, and the others. */
   finalState: StateComparison;
+  /** Over the frames of a sample of the watchers (latencySample), spread over the order they connected. */
   latencyFromAcceptance: LatencySummary;
   latencyFromSend: LatencySummary;
+  latencySample: number;
   /** Bid frames per watcher per second over the window (after a warm-up): the highest and the mean. */
   framesPerSocketPerSecond: { max: number; mean: number };
   mostFramesInOneSecond: number;
@@ -188,6 +190,7 @@ async function measureRun(
     },
     latencyFromAcceptance: latency("fromAck"),
     latencyFromSend: latency("fromSend"),
+    latencySample: sum((part) => part.latencySample),
     framesPerSocketPerSecond: {
       max: round2(Math.max(0, ...watched.map((part) => part.framesPerSecond.max))),
       mean: round2(
@@ -255,7 +258,8 @@ export function conflationLine(run: ConflationRun): string {
         ? ` (caught up ${run.caughtUpAfterMs} ms after)`
         : " (not all caught up)") +
     "; " +
-    `acceptance→watcher ${latencyText(run.latencyFromAcceptance)}; frames per watcher per second max ${run.framesPerSocketPerSecond.max}, ` +
+    `acceptance→watcher ${latencyText(run.latencyFromAcceptance)} (${run.latencySample} watchers sampled); ` +
+    `frames per watcher per second max ${run.framesPerSocketPerSecond.max}, ` +
     `mean ${run.framesPerSocketPerSecond.mean} (most in one second ${run.mostFramesInOneSecond}); ` +
     `cpu B ${run.cpu.serviceB}, A ${run.cpu.serviceA}, postgres ${run.cpu.postgres}, generators ${run.cpu.generators}, machine busy ${Math.round(run.cpu.machineBusy * 100)}%` +
     (run.framesNotRecorded > 0 ? `; ${thousands(run.framesNotRecorded)} frames not recorded` : "") +
