@@ -23,13 +23,13 @@ import { openRawSocket } from "../rawSocket.ts";
 import { type Service, startService } from "../service.ts";
 
 /** The service's default budget, and off. */
-export const CONFLATION_BUDGETS = [20, 0] as const;
+const CONFLATION_BUDGETS = [20, 0] as const;
 /** Bar (docs/design.md#10): B's CPU at full bid rate at most this times its CPU at 10 bids a second. */
 const CPU_RATIO_BAR = 1.5;
 /** Bar: p99 from a bid's acceptance to a watcher showing it or a later state, in ms. */
 const P99_BAR_MS = 250;
 
-export interface ConflationRun {
+interface ConflationRun {
   /** MAX_FRAMES_PER_SECOND on both instances; 0: off. */
   maxFramesPerSecond: number;
   load: "10/s" | "full";
@@ -58,7 +58,7 @@ export interface ConflationRun {
   unreadableFrames: number;
 }
 
-export interface ConflationBars {
+interface ConflationBars {
   maxFramesPerSecond: number;
   noWatcherDropped: boolean;
   everyFinalStateEqual: boolean;
@@ -246,7 +246,7 @@ function judge(runs: ConflationRun[]): ConflationBars {
   };
 }
 
-export function conflationLine(run: ConflationRun): string {
+function conflationLine(run: ConflationRun): string {
   const budget = run.maxFramesPerSecond > 0 ? `MAX_FRAMES_PER_SECOND ${run.maxFramesPerSecond}` : "no frame budget";
   return (
     `conflation, ${budget}, bids on A @ ${run.load} (${thousands(run.bidsPerSecond)} bids/s, ${run.bidders} bidders), ` +
@@ -269,7 +269,7 @@ export function conflationLine(run: ConflationRun): string {
   );
 }
 
-export function conflationBarLines(bars: ConflationBars, runs: ConflationRun[]): string[] {
+function conflationBarLines(bars: ConflationBars, runs: ConflationRun[]): string[] {
   const verdict = (passed: boolean) => (passed ? "pass" : "FAIL");
   const without = runs.filter((run) => run.maxFramesPerSecond === 0);
   const beside = (value: (run: ConflationRun) => string) =>
