@@ -39,6 +39,12 @@ export interface ServiceConfig {
    * once the kernel's own send buffer (up to several MiB on Linux) is full.
    */
   maxBufferedBytes: number;
+  /**
+   * Bid frames a socket is sent per second at most (docs/design.md#10): bids that come faster, or
+   * while its previous frame is still in the process, leave together as one frame. 0: off, every
+   * bid one frame to every socket at once.
+   */
+  maxFramesPerSecond: number;
   /** Round lengths (docs/design.md#6b): AUCTION_ROUND_SECONDS (0: one endless auction) and AUCTION_SOFT_CLOSE_SECONDS. */
   rounds: RoundSettings;
   /** The operator console (docs/design.md#6a): null, and /admin absent, unless ADMIN_PASSWORD_HASH is set. */
@@ -168,6 +174,8 @@ const DAY_MS = 86_400_000;
 const MAX_ROUND_SECONDS = 30 * 86_400;
 /** About 8,000 bid messages of ~120 bytes. */
 const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+/** A frame every millisecond: beyond it the budget no longer conflates anything a timer can tell apart. */
+const MAX_FRAMES_PER_SECOND = 1_000;
 
 /** OpenTelemetry's Prometheus exporters listen on 9464 by default (OTEL_EXPORTER_PROMETHEUS_PORT). */
 const DEFAULT_METRICS_PORT = 9464;
@@ -210,6 +218,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1, DAY_MS),
     // 1 GiB cap: past that a "bound" no longer protects the process's memory.
     maxBufferedBytes: integer(env, "MAX_BUFFERED_BYTES", DEFAULT_MAX_BUFFERED_BYTES, 1, 1024 ** 3),
+    maxFramesPerSecond: integer(env, "MAX_FRAMES_PER_SECOND", 20, 0, MAX_FRAMES_PER_SECOND),
     rounds: rounds(env),
     admin: admin(env),
     payments: payments(env),

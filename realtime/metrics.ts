@@ -23,6 +23,13 @@ export function createMetrics() {
     registers: [registry],
   });
   for (const reason of ["limited", "throttled", "busy", "error"]) adminSignInsRefused.inc({ reason }, 0);
+  const bidFrames = new Counter({
+    name: "auction_bid_frames_total",
+    help: "Bid frames written to sockets under the frame budget (docs/design.md#10): one bid (bid) or several conflated (bids).",
+    labelNames: ["kind"] as const,
+    registers: [registry],
+  });
+  for (const kind of ["bid", "bids"]) bidFrames.inc({ kind }, 0);
   /**
    * The console, made after the metrics, says here what the database's sign-in failures are (null
    * when they cannot be read: the gauges keep their last values) and how many attempts it holds back.
@@ -46,10 +53,11 @@ export function createMetrics() {
     bidsRejected,
     broadcastLatency: new Histogram({
       name: "auction_broadcast_latency_seconds",
-      help: "From a bid notification's arrival to its frame being written to every socket of this instance.",
+      help: "From a bid notification's arrival to its frame being written to every socket of this instance; with the frame budget, per pass of frames, for the oldest bid a frame of it carried.",
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers: [registry],
     }),
+    bidFrames,
     adminLoginFailures: new Counter({
       name: "admin_login_failures_total",
       help: "Operator console sign-ins refused for a wrong password.",

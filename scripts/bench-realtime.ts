@@ -24,7 +24,13 @@
  *     a small MAX_BUFFERED_BYTES here, and the slow socket also sends pings it never reads the
  *     answers to: the kernel buffers ~4 MB on loopback before ws's bufferedAmount counts at all,
  *     which broadcasts alone (~50 bids/s at 1,000 sockets on 2 cores) take minutes to fill;
- *  6. a reconnect storm: every socket cut and reopened at once, with `?after=` and with a snapshot.
+ *  6. a reconnect storm: every socket cut and reopened at once, with `?after=` and with a snapshot;
+ *  7. conflation (docs/design.md#10, PostgreSQL only): two instances on the durable cluster, bidders
+ *     on A at 10 bids/s and then as fast as the database decides, watchers on B that keep what
+ *     their page would show; with the frame budget (MAX_FRAMES_PER_SECOND 20) and without it (0):
+ *     watchers dropped, final states against the database's, latency from acceptance to a watcher
+ *     showing the bid or a later state, frames per watcher per second, B's CPU. Phases 1 to 6 run
+ *     with the budget off (one frame per bid), as they were measured before it.
  *
  * Definitions (also written into the results):
  *  - acceptance: the moment the bidder's process reads the service's `accepted` answer to its bid.
@@ -45,9 +51,13 @@
  *    instance's own pre-check are not counted); bid to answer: from the bidder sending a bid to
  *    reading its answer.
  *
- * Usage: npm run bench:realtime [-- --quick] [--backend postgres|pglite] [--only slow]
+ * Usage: npm run bench:realtime [-- --quick] [--backend postgres|pglite] [--only slow|conflation]
+ *          [--watchers N] [--bidders N] [--seconds S]
  * The phases live one to a module in scripts/bench-realtime/phases/; this file runs them and writes the results.
  *   --only slow: the slow-consumer phase alone (results in realtime-<date>[-quick]-slow.json).
+ *   --only conflation: the conflation phase alone (realtime-<date>[-quick]-conflation.json);
+ *   --watchers, --bidders, --seconds: its size (2,000 watchers, 100 bidders, 10 s per load; --quick
+ *   200, 20, 2 s).
  *   (before the npm script exists: npx node scripts/bench-realtime.ts --quick)
  * Prints one line per measurement; writes everything to bench/results/realtime-<date>.json
  * (realtime-<date>-quick.json with --quick, small counts for a smoke test of about a minute).
@@ -65,6 +75,7 @@ import {
   COALESCED_BARE_SERVER_DESCRIPTION,
   startCeiling,
 } from "./bench-realtime/phases/ceiling.ts";
+import { type ConflationReport, runConflation } from "./bench-realtime/phases/conflation.ts";
 import type { FanOutReport } from "./bench-realtime/phases/fanOut.ts";
 import { runSlowConsumer, type SlowConsumerReport } from "./bench-realtime/phases/slowConsumer.ts";
 import type { ThroughputReport } from "./bench-realtime/phases/throughput.ts";
@@ -87,26 +98,56 @@ import { errorMessage } from "./support/childProcess.ts";
 import { describeMachine } from "./support/machine.ts";
 import type { PostgresCluster } from "./support/postgresCluster.ts";
 
-const USAGE = "usage: npm run bench:realtime -- [--quick] [--backend postgres|pglite] [--only slow]";
+const USAGE =
+  "usage: npm run bench:realtime -- [--quick] [--backend postgres|pglite] [--only slow|conflation] " +
+  "[--watchers N] [--bidders N] [--seconds S]";
+
+type Only = "slow" | "conflation" | null;
+
+/** A whole number of at least 1 from the command line, or the plan's own when not given. */
+function positiveOption(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1)
+    throw new Error(`--${name} takes a whole number of at least 1, got "${value}"`);
+  return parsed;
+}
 
 /** The command line, through node:util's parseArgs: an unknown or malformed option is an error. */
-function readOptions(args: string[]): { plan: Plan; backends: Backend[]; onlySlow: boolean } {
+function readOptions(args: string[]): { plan: Plan; backends: Backend[]; only: Only } {
   const { values } = parseArgs({
     args,
-    options: { quick: { type: "boolean", default: false }, backend: { type: "string" }, only: { type: "string" } },
+    options: {
+      quick: { type: "boolean", default: false },
+      backend: { type: "string" },
+      only: { type: "string" },
+      watchers: { type: "string" },
+      bidders: { type: "string" },
+      seconds: { type: "string" },
+    },
     strict: true,
     allowPositionals: false,
   });
-  if (values.only !== undefined && values.only !== "slow") {
-    throw new Error(`--only takes slow, got "${values.only}"`);
+  if (values.only !== undefined && values.only !== "slow" && values.only !== "conflation") {
+    throw new Error(`--only takes slow or conflation, got "${values.only}"`);
   }
   if (values.backend !== undefined && values.backend !== "postgres" && values.backend !== "pglite") {
     throw new Error(`--backend takes postgres or pglite, got "${values.backend}"`);
   }
+  const only = values.only ?? null;
+  // Two instances share one database: only PostgreSQL can hold them.
+  if (only === "conflation" && values.backend === "pglite") throw new Error("--only conflation runs on postgres only");
+  const base = values.quick ? QUICK : FULL;
+  const plan: Plan = {
+    ...base,
+    conflationWatchers: positiveOption("watchers", values.watchers, base.conflationWatchers),
+    conflationBidders: positiveOption("bidders", values.bidders, base.conflationBidders),
+    conflationMs: positiveOption("seconds", values.seconds, base.conflationMs / 1000) * 1000,
+  };
   return {
-    plan: values.quick ? QUICK : FULL,
-    backends: values.backend ? [values.backend] : ["postgres", "pglite"],
-    onlySlow: values.only === "slow",
+    plan,
+    backends: values.backend ? [values.backend] : only === "conflation" ? ["postgres"] : ["postgres", "pglite"],
+    only,
   };
 }
 
@@ -141,12 +182,12 @@ async function codeState(): Promise<{ commit: string; modified: string[] }> {
   };
 }
 
-async function writeResults(results: object, isoDate: string, quick: boolean, onlySlow: boolean): Promise<string> {
+async function writeResults(results: object, isoDate: string, quick: boolean, only: Only): Promise<string> {
   await mkdir(RESULTS_DIR, { recursive: true });
   // A smoke test or a single phase never overwrites the figures of a full run.
   const file = join(
     RESULTS_DIR,
-    `realtime-${isoDate.slice(0, 10)}${quick ? "-quick" : ""}${onlySlow ? "-slow" : ""}.json`,
+    `realtime-${isoDate.slice(0, 10)}${quick ? "-quick" : ""}${only ? `-${only}` : ""}.json`,
   );
   await writeFile(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
   await rename(`${file}.tmp`, file);
@@ -286,7 +327,8 @@ async function main(): Promise<void> {
     console.error(`bench:realtime: ${errorMessage(error)}\n${USAGE}`);
     process.exit(2);
   }
-  const { plan, backends, onlySlow } = options;
+  const { plan, backends, only } = options;
+  const onlySlow = only === "slow";
   const startedAt = Date.now();
   const loadAverageAtStart = os.loadavg();
   const code = await codeState();
@@ -315,8 +357,9 @@ async function main(): Promise<void> {
     let postgresInfo: { version: string; settings: Record<string, string> } | null = null;
     const reports: BackendReport[] = [];
     const slowOnly: (SlowConsumerReport & { backend: Backend })[] = [];
-    // Beside the fan-out phases, which --only slow skips.
-    ceiling = onlySlow ? null : await startCeiling(plan);
+    let conflation: ConflationReport | null = null;
+    // Beside the fan-out phases, which --only skips.
+    ceiling = only ? null : await startCeiling(plan);
     for (const backend of backends) {
       if (backend === "postgres") {
         const started = await startDurableCluster(tempDir);
@@ -327,11 +370,14 @@ async function main(): Promise<void> {
       const backendCluster = backend === "postgres" ? cluster : null;
       if (onlySlow) {
         slowOnly.push({ backend, ...(await runSlowConsumer(backend, plan, tempDir, backendCluster)) });
+      } else if (only === "conflation") {
+        if (backendCluster) conflation = await runConflation(plan, tempDir, backendCluster);
       } else {
         const report = await runBackend(backend, plan, tempDir, backendCluster, ceiling);
         // On the first backend only, as before: it does not depend on the database.
         if (reports.length === 0) report.slowConsumer = await runSlowConsumer(backend, plan, tempDir, backendCluster);
         reports.push(report);
+        if (backendCluster) conflation = await runConflation(plan, tempDir, backendCluster);
       }
       if (backend === "postgres") {
         await cluster?.destroy();
@@ -340,7 +386,7 @@ async function main(): Promise<void> {
     }
     await ceiling?.stop();
     ceiling = null;
-    if (!onlySlow) printBars(reports);
+    if (!only) printBars(reports);
 
     const date = new Date().toISOString();
     const machine = {
@@ -379,16 +425,23 @@ async function main(): Promise<void> {
           "pg_stat_activity sampled every 50 ms: mean active client backends per wait event ('running': active, no wait)",
         clock: "performance.timeOrigin + performance.now() in every process, one machine",
         slowConsumer: `one paused socket (never reads) on top of the reading ones, on a service with MAX_BUFFERED_BYTES=${SLOW_CONSUMER_MAX_BUFFERED_BYTES}; it receives every broadcast (saturation, ${LONG_BROADCAST_FRAME_BYTES}-byte frames) and sends pings at pingsPerSecond (${PONG_FRAME_BYTES}-byte pongs); bytes sent = broadcasts accepted and pings sent before the drop times those frame sizes (an estimate: the service does not count per-socket bytes); bufferedBytesAtDrop is the service's own figure`,
+        frameBudget:
+          "phases 1 to 6 run with MAX_FRAMES_PER_SECOND=0 (one frame per bid, as measured before the budget); the conflation phase runs each budget on a fresh pair of instances",
+        conflation:
+          "two instances on the durable cluster; bidders on A (10/s paced, then closed-loop with no window: as fast as the database decides); watchers on B read every bid frame (one bid or several) at fixed offsets and keep the newest id, the bidder count and the newest 50 ids; latency from each accepted bid's acceptance (or sending) to each sampled watcher's first frame whose newest id is at or above it (40 watchers per generator, spread over the order they connected); frames per watcher per second within the window after the warm-up, in whole 100 ms buckets, every watcher (those dropped until then); final state: each open watcher against a fresh snapshot read through A after every watcher caught up (bounded); dropped: watchers the service closed; cpu: each process's CPU over the bidding, in cores",
       },
-      ...(!onlySlow
-        ? {
-            bars: bars(reports),
-            backends: reports,
-            ceiling: { server: BARE_SERVER_DESCRIPTION, coalescedServer: COALESCED_BARE_SERVER_DESCRIPTION },
-          }
-        : { only: "slow", slowConsumer: slowOnly }),
+      ...(only === "slow"
+        ? { only: "slow", slowConsumer: slowOnly }
+        : only === "conflation"
+          ? { only: "conflation", conflation }
+          : {
+              bars: bars(reports),
+              backends: reports,
+              conflation,
+              ceiling: { server: BARE_SERVER_DESCRIPTION, coalescedServer: COALESCED_BARE_SERVER_DESCRIPTION },
+            }),
     };
-    const file = await writeResults(results, date, plan.quick, onlySlow);
+    const file = await writeResults(results, date, plan.quick, only);
     console.log(`results written to ${relative(ROOT, file)} (${results.durationSeconds} s)`);
   } finally {
     await cleanUp();

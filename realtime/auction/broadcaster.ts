@@ -3,11 +3,16 @@
  * The bids come from the notice feed (noticeFeed.ts: id-ordered and gapless, across database
  * outages); this module keeps the sockets and what each has been sent.
  *
- * - One frame per bid, built once (JSON and WebSocket header) and written as is to every socket;
- *   the frames one turn of the event loop brings (a batch's bids) leave each socket as one write.
- * - A socket joins "opening": broadcasts are held for it until its snapshot or resume is sent,
- *   then only those with ids above what that message contained are flushed (no gap, no duplicate).
- * - Each subscriber remembers the last id it was sent, so a bid can never reach it twice.
+ * - With the frame budget (maxFramesPerSecond, docs/design.md#10), conflation.ts paces the bids to
+ *   each live socket: at most that many frames a second, none while its last one is still in the
+ *   process, the bids that wait meanwhile as one frame. A socket that is not live holds nothing:
+ *   once its opening or list is sent, it is sent what came above it.
+ * - Without it (0): one frame per bid, built once (JSON and WebSocket header) and written as is to
+ *   every socket; the frames one turn of the event loop brings (a batch's bids) leave each socket
+ *   as one write. A socket joins "opening": broadcasts are held for it until its snapshot or resume
+ *   is sent, then only those with ids above what that message contained are flushed.
+ * - Either way no gap and no duplicate: each subscriber remembers the last id it was sent, so a
+ *   bid can never reach it twice.
  * - A moderation action or a round's end (from any instance, or noticed by the feed's catch-up
  *   read) puts every live socket back on hold until the list as it now stands is sent: resync.ts
  *   reads and sends it through `replaceList`, the same no-gap, no-duplicate rule as the opening.
@@ -21,6 +26,7 @@ import type { Metrics } from "../metrics.ts";
 import type { BidNotice, BidStore } from "../storage/types.ts";
 import type { Coalesce } from "./coalescedReads.ts";
 import { createCoalescedWrites } from "./coalescedWrites.ts";
+import { type Conflation, createConflation, type PacedSocket, type PacingClock, pausedSocket } from "./conflation.ts";
 import type { KnownStanding } from "./knownStanding.ts";
 import { createNoticeFeed } from "./noticeFeed.ts";
 import { standingKey } from "./opening.ts";
@@ -40,15 +46,14 @@ interface Frame {
   wire: Buffer;
 }
 
-interface Subscriber {
+interface Subscriber extends PacedSocket {
   socket: WebSocket;
   /** Where its broadcast frames are written (wire.ts). */
   tcp: ReturnType<typeof tcpSocketOf>;
   /** Waiting for its opening, live, or waiting for the list after a moderation action. */
   state: "opening" | "live" | "resyncing";
-  /** Frames held while not live. */
+  /** Frames held while not live (without the frame budget). */
   held: Frame[];
-  lastSentId: number;
 }
 
 export interface BroadcasterOptions {
@@ -56,6 +61,10 @@ export interface BroadcasterOptions {
   logger: Logger;
   metrics: Metrics;
   maxBufferedBytes: number;
+  /** Bid frames per socket per second (docs/design.md#10); 0: one frame per bid, at once. */
+  maxFramesPerSecond: number;
+  /** The frame budget's clock and timers (tests fake them). */
+  pacingClock?: PacingClock;
   /** Fed with every bid and moderation version heard, and the lists read after actions. */
   known: KnownStanding;
   /** Shared with the openings: a resync read may serve sockets opening at the same moment. */
@@ -80,6 +89,21 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
   const { store, logger, metrics, maxBufferedBytes, known, coalesce } = options;
   const subscribers = new Map<WebSocket, Subscriber>();
   const writes = createCoalescedWrites();
+  const conflation: Conflation<Subscriber> | null =
+    options.maxFramesPerSecond > 0
+      ? createConflation<Subscriber>({
+          maxFramesPerSecond: options.maxFramesPerSecond,
+          clock: options.pacingClock,
+          write: writeFrame,
+          // Nothing of what was written may still be in the process: its last frame has not left.
+          isBacklogged: (subscriber) => subscriber.socket.bufferedAmount > 0,
+          onPass(pass) {
+            metrics.bidFrames.inc({ kind: "bid" }, pass.single);
+            metrics.bidFrames.inc({ kind: "bids" }, pass.conflated);
+            metrics.broadcastLatency.observe(pass.longestWaitMs / 1000);
+          },
+        })
+      : null;
   const resync = createResync<Subscriber>({
     store,
     logger,
@@ -102,15 +126,23 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
 
   // ---- Subscribers: per socket, live or holding, and the last id it was sent ----
 
-  /** Sends a bid's frame to every live socket and holds it for the others. */
+  /** A frame the frame budget sends (conflation.ts): written at once, the socket's buffer empty. */
+  function writeFrame(subscriber: Subscriber, wire: Buffer): boolean {
+    const { socket } = subscriber;
+    if (socket.readyState !== socket.OPEN) return false;
+    subscriber.tcp.write(wire);
+    return true;
+  }
+
+  /** Without the frame budget: sends a bid's frame to every live socket and holds it for the others. */
   function fanOut(frame: Frame): void {
     for (const subscriber of subscribers.values()) {
       if (subscriber.state === "live") send(subscriber, frame);
-      else hold(subscriber, frame);
+      else holdFrame(subscriber, frame);
     }
   }
 
-  function hold(subscriber: Subscriber, frame: Frame): void {
+  function holdFrame(subscriber: Subscriber, frame: Frame): void {
     if (subscriber.held.length < MAX_HELD_PER_SOCKET) {
       subscriber.held.push(frame);
       return;
@@ -132,7 +164,7 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
     writes.write(subscriber.tcp, frame.wire);
   }
 
-  /** Writes a message that replaces the socket's list, then what was held above it; live again. */
+  /** Writes a message that replaces the socket's list, then what came above it; live again. */
   function replaceList(subscriber: Subscriber, message: Buffer, coveredId: number): void {
     const held = subscriber.held;
     subscriber.state = "live";
@@ -145,25 +177,34 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
       return;
     }
     socket.send(message, { binary: false });
-    for (const frame of held) send(subscriber, frame);
+    // The list counts as a frame: the bids above it follow within the budget.
+    if (conflation) conflation.live(subscriber);
+    else for (const frame of held) send(subscriber, frame);
   }
 
   /** Every live socket waits for a resync's list from now on. */
   function holdLive(): Subscriber[] {
     const live = [...subscribers.values()].filter((subscriber) => subscriber.state === "live");
-    for (const subscriber of live) subscriber.state = "resyncing";
+    for (const subscriber of live) hold(subscriber);
     return live;
   }
 
   function holdIfLive(subscriber: Subscriber): boolean {
     if (!subscribers.has(subscriber.socket) || subscriber.state !== "live") return false;
-    subscriber.state = "resyncing";
+    hold(subscriber);
     return true;
+  }
+
+  /** A live socket waits for a list: with the budget, what it was waiting for is in that list. */
+  function hold(subscriber: Subscriber): void {
+    subscriber.state = "resyncing";
+    conflation?.pause(subscriber);
   }
 
   /** Nothing more is sent to the socket, and no resync serves it. */
   function forget(subscriber: Subscriber): void {
     subscribers.delete(subscriber.socket);
+    conflation?.pause(subscriber);
     resync.forget(subscriber);
   }
 
@@ -173,6 +214,11 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
     const { bid, bidders, round, endsAt } = notice;
     resync.observeBidRound(round);
     known.observeHighest(bid.amountCents, { moderation: notice.moderation, round });
+    if (conflation) {
+      // The frames leave at the turn's end or when each socket's interval is up; their latency is observed then.
+      conflation.add(notice, arrivedAt);
+      return;
+    }
     const data = encodeMessage({ type: "bid", bid: toWireBid(bid), bidders, round, endsAt });
     fanOut({ id: bid.id, data, wire: prebuiltTextFrame(data) });
     metrics.broadcastLatency.observe((performance.now() - arrivedAt) / 1000);
@@ -186,7 +232,7 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
       await feed.start();
     },
     add(socket) {
-      subscribers.set(socket, { socket, tcp: tcpSocketOf(socket), state: "opening", held: [], lastSentId: 0 });
+      subscribers.set(socket, { socket, tcp: tcpSocketOf(socket), state: "opening", held: [], ...pausedSocket() });
     },
     goLive(socket, firstMessage, coveredId, openingStanding) {
       const subscriber = subscribers.get(socket);
@@ -201,6 +247,7 @@ export function createBroadcaster(options: BroadcasterOptions): Broadcaster {
     stop() {
       resync.stop();
       feed.stop();
+      conflation?.stop();
       writes.flush();
       subscribers.clear();
     },

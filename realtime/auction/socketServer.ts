@@ -54,6 +54,7 @@ export type SocketServerConfig = Pick<
   | "trustProxy"
   | "heartbeatIntervalMs"
   | "maxBufferedBytes"
+  | "maxFramesPerSecond"
 >;
 
 export interface SocketServer {
@@ -108,6 +109,7 @@ export function createSocketServer(
     logger,
     metrics,
     maxBufferedBytes: config.maxBufferedBytes,
+    maxFramesPerSecond: config.maxFramesPerSecond,
     known,
     coalesce,
   });

@@ -31,8 +31,11 @@ export class Fleet {
     this.bidder.post({ type: "floor", id: floor });
   }
 
-  /** Spreads `count` new receiving sockets over the receiving generators. */
-  async connect(url: string, count: number, pauseFirst = false): Promise<ConnectResult[]> {
+  /**
+   * Spreads `count` new receiving sockets over the receiving generators; `watch`: watchers, which
+   * keep what their page would show (loadGenerator.ts).
+   */
+  async connect(url: string, count: number, pauseFirst = false, watch = false): Promise<ConnectResult[]> {
     const share = (index: number) =>
       Math.floor(count / this.receivers.length) + (index < count % this.receivers.length ? 1 : 0);
     return Promise.all(
@@ -44,6 +47,7 @@ export class Fleet {
             count: share(index),
             concurrency: CONNECT_CONCURRENCY,
             pauseFirst: pauseFirst && index === 0,
+            watch,
           },
           180_000,
         ),

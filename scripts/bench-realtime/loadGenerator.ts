@@ -16,7 +16,9 @@ import {
   RESUME_MODERATION_PARAMETER,
   RESUME_ROUND_PARAMETER,
   type ServerMessage,
+  SNAPSHOT_SIZE,
 } from "../../src/lib/auction/protocol.ts";
+import { readBidFrame } from "./bidFrames.ts";
 import { LatencyHistogram, type SparseHistogram } from "./latencyHistogram.ts";
 import { nowMs, type OpenedRawSocket, openRawSocket, type RawSocket, type RawSocketHandlers } from "./rawSocket.ts";
 
@@ -32,6 +34,8 @@ export type Command =
       concurrency: number;
       /** Stop reading the first new socket once its opening arrived: the slow consumer. */
       pauseFirst?: boolean;
+      /** Watchers: each keeps what its page would show, from every bid frame, one bid or several (docs/design.md#10). */
+      watch?: boolean;
     }
   | { type: "closeReceivers"; count: number }
   | {
@@ -43,6 +47,8 @@ export type Command =
     }
   | { type: "startRecording" }
   | { type: "collect"; accepts: AcceptedBid[]; windowStartMs: number; windowEndMs: number }
+  | { type: "collectWatch"; accepts: AcceptedBid[]; windowStartMs: number; windowEndMs: number }
+  | { type: "compareState"; expected: WatchedState }
   | BidCommand
   | {
       /**
@@ -128,6 +134,39 @@ export interface CollectResult {
   receivers: number;
 }
 
+/** What a page shows, in ids: the newest bid, the bidder count and its list (newest first, SNAPSHOT_SIZE at most). */
+export interface WatchedState {
+  lastId: number;
+  bidders: number;
+  ids: number[];
+}
+
+export interface WatchResult {
+  /** From each accepted bid to each sampled watcher reading a frame that carries it or a later bid. */
+  fromAck: SparseHistogram;
+  fromSend: SparseHistogram;
+  /** Bid frames each watcher read per second within the window (those dropped meanwhile too, until then). */
+  framesPerSecond: { max: number; mean: number; watchers: number };
+  /** The most frames one watcher read within one second of the window (any run of 10 buckets of 100 ms). */
+  mostFramesInOneSecond: number;
+  /** Watchers whose frames the latencies are measured on. */
+  latencySample: number;
+  /** Watchers open now; watchers the service closed since startRecording. */
+  watchers: number;
+  dropped: number;
+  duplicatesOrOutOfOrder: number;
+  framesNotRecorded: number;
+  /** Frames that were not bid frames as the service writes them. */
+  unreadable: number;
+}
+
+export interface StateComparison {
+  equal: number;
+  different: number;
+  /** A few of the differences, for the report. */
+  examples: string[];
+}
+
 export type GeneratorEvent =
   | { type: "reply"; id: number; result?: unknown; error?: string }
   | { type: "progress"; lowestLastId: number };
@@ -147,44 +186,101 @@ const PROGRESS_INTERVAL_MS = 20;
 const FLOOR_WAIT_MS = 5_000;
 const MAX_OUTSTANDING_PACED = 1_000;
 const PACED_ATTEMPTS = 3;
-/** Arrivals kept per phase (12 bytes each); beyond it they are counted, not kept. */
+/** Arrivals kept per phase (16 bytes each); beyond it they are counted, not kept. */
 const MAX_ARRIVALS = 8_000_000;
+/** Watchers' frames kept per phase (24 bytes each), of the sampled watchers only. */
+const MAX_WATCHED_FRAMES = 3_000_000;
+/**
+ * Watchers per generator whose frames are kept for the latencies (spread over the order they
+ * connected, which is the order the service serves them in): without the frame budget each reads
+ * every bid, tens of thousands a phase, too many to keep for 2,000.
+ */
+const LATENCY_SAMPLE_PER_GENERATOR = 40;
+/** The watchers' frames are counted in buckets this long: frames per second, and the most in any one second. */
+const FRAME_BUCKET_MS = 100;
 const ERRORS_KEPT = 5;
+
+/** A watcher's page, in ids (docs/design.md#10). */
+interface Watch {
+  bidders: number;
+  /** Its frames' latencies are measured (kept in watchedFrames). */
+  sampled: boolean;
+  /** Its frames since startRecording, by FRAME_BUCKET_MS since then. */
+  buckets: Map<number, number>;
+  /** The newest SNAPSHOT_SIZE ids it was sent, a ring. */
+  ring: Int32Array;
+  ringNext: number;
+  ringLength: number;
+}
 
 interface Receiver {
   socket: RawSocket;
   lastId: number;
   paused: boolean;
+  /** Closed by this process (closeReceivers, reconnectAll), not by the service. */
+  closing: boolean;
+  watch: Watch | null;
+}
+
+/**
+ * Rows of numbers, `width` to a row, in one typed array that doubles as it fills, up to `cap` rows;
+ * beyond it rows are counted, not kept.
+ */
+class Rows {
+  length = 0;
+  dropped = 0;
+  private data: Float64Array;
+  private readonly width: number;
+  private readonly cap: number;
+  constructor(width: number, cap: number) {
+    this.width = width;
+    this.cap = cap;
+    this.data = new Float64Array(width << 16);
+  }
+
+  push(a: number, b: number, c = 0, d = 0): void {
+    if ((this.length + 1) * this.width > this.data.length) {
+      if (this.length >= this.cap) {
+        this.dropped += 1;
+        return;
+      }
+      const grown = new Float64Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    const at = this.length * this.width;
+    this.data[at] = a;
+    this.data[at + 1] = b;
+    if (this.width > 2) this.data[at + 2] = c;
+    if (this.width > 3) this.data[at + 3] = d;
+    this.length += 1;
+  }
+
+  get(row: number, column: number): number {
+    return this.data[row * this.width + column] ?? 0;
+  }
+
+  clear(): void {
+    this.length = 0;
+    this.dropped = 0;
+  }
 }
 
 const receivers: Receiver[] = [];
 let recording = false;
-let arrivalIds = new Int32Array(1 << 16);
-let arrivalTimes = new Float64Array(1 << 16);
-let arrivals = 0;
-let arrivalsDropped = 0;
+/** [id, time] of each broadcast the receivers read. */
+const arrivals = new Rows(2, MAX_ARRIVALS);
+/** [time, newest id, the watcher's newest before] of each bid frame the sampled watchers read. */
+const watchedFrames = new Rows(3, MAX_WATCHED_FRAMES);
+/** The watchers open at startRecording (those dropped since included), and when it began. */
+let recordedWatches: Watch[] = [];
+let recordingStartedAt = 0;
 let duplicatesOrOutOfOrder = 0;
+let watchersDropped = 0;
+let unreadableFrames = 0;
 let floorId = 0;
 let floorWaiters: (() => void)[] = [];
 let stopBidding = false;
-
-function recordArrival(id: number, at: number): void {
-  if (arrivals === arrivalIds.length) {
-    if (arrivals >= MAX_ARRIVALS) {
-      arrivalsDropped += 1;
-      return;
-    }
-    const ids = new Int32Array(arrivals * 2);
-    ids.set(arrivalIds);
-    arrivalIds = ids;
-    const times = new Float64Array(arrivals * 2);
-    times.set(arrivalTimes);
-    arrivalTimes = times;
-  }
-  arrivalIds[arrivals] = id;
-  arrivalTimes[arrivals] = at;
-  arrivals += 1;
-}
 
 /** A message other than a broadcast, validated by the protocol's own schemas. */
 function serverMessage(text: string): ServerMessage {
@@ -211,7 +307,39 @@ function receiverBroadcast(receiver: Receiver, id: number, atMs: number): void {
   if (receiver.paused) return;
   if (id <= receiver.lastId) duplicatesOrOutOfOrder += 1;
   receiver.lastId = id;
-  if (recording) recordArrival(id, atMs);
+  if (recording) arrivals.push(id, atMs);
+}
+
+function watchId(watch: Watch, id: number): void {
+  watch.ring[watch.ringNext] = id;
+  watch.ringNext = (watch.ringNext + 1) % SNAPSHOT_SIZE;
+  watch.ringLength = Math.min(SNAPSHOT_SIZE, watch.ringLength + 1);
+}
+
+/** A bid frame to a watcher: its page takes the bids, and the frame is logged with the id it follows. */
+function watcherFrame(receiver: Receiver, watch: Watch, data: Buffer, start: number, stop: number, atMs: number): void {
+  const reading = readBidFrame(data, start, stop, (id) => watchId(watch, id));
+  if (!reading) {
+    unreadableFrames += 1;
+    return;
+  }
+  const before = receiver.lastId;
+  if (reading.lastId <= before) duplicatesOrOutOfOrder += 1;
+  receiver.lastId = reading.lastId;
+  watch.bidders = reading.bidders;
+  if (!recording) return;
+  const bucket = Math.floor((atMs - recordingStartedAt) / FRAME_BUCKET_MS);
+  watch.buckets.set(bucket, (watch.buckets.get(bucket) ?? 0) + 1);
+  if (watch.sampled) watchedFrames.push(atMs, reading.lastId, before);
+}
+
+/** The watcher's list, newest first. */
+function watchedIds(watch: Watch): number[] {
+  const ids: number[] = [];
+  for (let back = 1; back <= watch.ringLength; back += 1) {
+    ids.push(watch.ring[(watch.ringNext - back + SNAPSHOT_SIZE) % SNAPSHOT_SIZE] ?? 0);
+  }
+  return ids;
 }
 
 /** A socket's first message: its snapshot or its resume. */
@@ -244,6 +372,7 @@ async function connectReceivers(
   concurrency: number,
   pauseFirst: boolean,
   resumeFrom?: { lastIds: number[]; standing: ResumeStanding },
+  watch = false,
 ): Promise<ConnectResult> {
   const startedAt = nowMs();
   const histogram = new LatencyHistogram();
@@ -252,22 +381,45 @@ async function connectReceivers(
   let resumes = 0;
   await inParallel(count, concurrency, async (index) => {
     const after = resumeFrom?.lastIds[index];
-    const receiver: Receiver = { socket: undefined as unknown as RawSocket, lastId: after ?? 0, paused: false };
+    const receiver: Receiver = {
+      socket: undefined as unknown as RawSocket,
+      lastId: after ?? 0,
+      paused: false,
+      closing: false,
+      watch: watch
+        ? {
+            bidders: 0,
+            sampled: false,
+            buckets: new Map(),
+            ring: new Int32Array(SNAPSHOT_SIZE),
+            ringNext: 0,
+            ringLength: 0,
+          }
+        : null,
+    };
+    const watching = receiver.watch;
     try {
       const target = after
         ? `${url}?${RESUME_AFTER_PARAMETER}=${after}&${RESUME_MODERATION_PARAMETER}=${resumeFrom?.standing.moderation}` +
           `&${RESUME_ROUND_PARAMETER}=${resumeFrom?.standing.round}`
         : url;
       const opened = await openSocket(target, {
-        onBroadcast: (id, atMs) => receiverBroadcast(receiver, id, atMs),
+        ...(watching
+          ? { onBidFrame: (data, start, stop, atMs) => watcherFrame(receiver, watching, data, start, stop, atMs) }
+          : { onBroadcast: (id, atMs) => receiverBroadcast(receiver, id, atMs) }),
         onClose: () => {
           const at = receivers.indexOf(receiver);
           if (at >= 0) receivers.splice(at, 1);
+          if (watching && !receiver.closing) watchersDropped += 1;
         },
       });
       receiver.socket = opened.socket;
       const opening = openingOf(opened.first);
       receiver.lastId = Math.max(receiver.lastId, opening.highest?.id ?? 0);
+      if (watching) {
+        watching.bidders = opening.bidders;
+        for (const bid of opening.bids.toReversed()) watchId(watching, bid.id);
+      }
       if (opening.type === "resume") resumes += 1;
       histogram.record(opened.tookMs);
       if (pauseFirst && index === 0) {
@@ -318,6 +470,7 @@ async function closeSockets(sockets: RawSocket[]): Promise<void> {
 
 async function closeReceivers(count: number): Promise<number> {
   const closing = receivers.splice(Math.max(0, receivers.length - count));
+  for (const receiver of closing) receiver.closing = true;
   await closeSockets(closing.map((receiver) => receiver.socket));
   return receivers.length;
 }
@@ -326,7 +479,10 @@ async function closeReceivers(count: number): Promise<number> {
 async function reconnectAll(url: string, resume: ResumeStanding | null, concurrency: number): Promise<ConnectResult> {
   const old = receivers.splice(0);
   const lastIds = old.map((receiver) => receiver.lastId);
-  for (const receiver of old) receiver.socket.terminate();
+  for (const receiver of old) {
+    receiver.closing = true;
+    receiver.socket.terminate();
+  }
   return connectReceivers(url, old.length, concurrency, false, resume ? { lastIds, standing: resume } : undefined);
 }
 
@@ -344,9 +500,9 @@ function collect(accepts: AcceptedBid[], windowStartMs: number, windowEndMs: num
   const fromSend = new LatencyHistogram();
   const perBid = new Map<number, number>();
   let deliveredInWindow = 0;
-  for (let index = 0; index < arrivals; index += 1) {
-    const id = arrivalIds[index] ?? 0;
-    const at = arrivalTimes[index] ?? 0;
+  for (let index = 0; index < arrivals.length; index += 1) {
+    const id = arrivals.get(index, 0);
+    const at = arrivals.get(index, 1);
     if (at >= windowStartMs && at <= windowEndMs) deliveredInWindow += 1;
     const accept = times.get(id);
     if (!accept) continue;
@@ -361,16 +517,130 @@ function collect(accepts: AcceptedBid[], windowStartMs: number, windowEndMs: num
     fromAck: fromAck.toSparse(),
     fromSend: fromSend.toSparse(),
     deliveredInWindow,
-    delivered: arrivals + arrivalsDropped,
+    delivered: arrivals.length + arrivals.dropped,
     missing,
     duplicatesOrOutOfOrder,
-    arrivalsDropped,
+    arrivalsDropped: arrivals.dropped,
     receivers: live,
   };
-  arrivals = 0;
-  arrivalsDropped = 0;
+  arrivals.clear();
   duplicatesOrOutOfOrder = 0;
   return result;
+}
+
+/** The first index of `sortedIds` whose id is above `id`. */
+function firstAbove(sortedIds: Float64Array, id: number): number {
+  let low = 0;
+  let high = sortedIds.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((sortedIds[middle] ?? 0) <= id) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Starts counting the watchers' frames, and keeping those of a sample spread over them. */
+function startWatchRecording(): void {
+  recordedWatches = receivers.flatMap((receiver) => (receiver.watch ? [receiver.watch] : []));
+  const stride = Math.max(1, Math.ceil(recordedWatches.length / LATENCY_SAMPLE_PER_GENERATOR));
+  recordedWatches.forEach((watch, index) => {
+    watch.sampled = index % stride === 0;
+    watch.buckets.clear();
+  });
+  recordingStartedAt = nowMs();
+}
+
+/** A watcher's frames in the window's whole buckets, per second, and the most in any second's run of buckets. */
+function frameRates(
+  watch: Watch,
+  firstBucket: number,
+  lastBucket: number,
+): { perSecond: number; mostInOneSecond: number } {
+  const perSecondBuckets = 1000 / FRAME_BUCKET_MS;
+  const counts: number[] = [];
+  for (let bucket = firstBucket; bucket <= lastBucket; bucket += 1) counts.push(watch.buckets.get(bucket) ?? 0);
+  let inWindow = 0;
+  let lastSecond = 0;
+  let mostInOneSecond = 0;
+  counts.forEach((count, index) => {
+    inWindow += count;
+    lastSecond += count - (counts[index - perSecondBuckets] ?? 0);
+    mostInOneSecond = Math.max(mostInOneSecond, lastSecond);
+  });
+  return { perSecond: inWindow / (Math.max(1, counts.length) / perSecondBuckets), mostInOneSecond };
+}
+
+/**
+ * The watchers' frames since startRecording: each accepted bid's latency to each sampled watcher
+ * (to the first frame that carries it or a later bid, i.e. covers it), and every watcher's frames
+ * per second within the window (whole buckets), those the service dropped meanwhile included.
+ */
+function collectWatch(accepts: AcceptedBid[], windowStartMs: number, windowEndMs: number): WatchResult {
+  recording = false;
+  const sorted = accepts.toSorted((a, b) => a[0] - b[0]);
+  const ids = Float64Array.from(sorted, (accept) => accept[0]);
+  const fromAck = new LatencyHistogram();
+  const fromSend = new LatencyHistogram();
+  for (let row = 0; row < watchedFrames.length; row += 1) {
+    const at = watchedFrames.get(row, 0);
+    const newest = watchedFrames.get(row, 1);
+    const before = watchedFrames.get(row, 2);
+    for (let index = firstAbove(ids, before); index < sorted.length && (ids[index] ?? 0) <= newest; index += 1) {
+      const accept = sorted[index] as AcceptedBid;
+      fromSend.record(at - accept[1]);
+      fromAck.record(at - accept[2]);
+    }
+  }
+  const firstBucket = Math.ceil((windowStartMs - recordingStartedAt) / FRAME_BUCKET_MS);
+  const lastBucket = Math.floor((windowEndMs - recordingStartedAt) / FRAME_BUCKET_MS) - 1;
+  const rates = recordedWatches.map((watch) => frameRates(watch, firstBucket, lastBucket));
+  const perSecond = rates.map((rate) => rate.perSecond);
+  const watching = receivers.filter((receiver) => receiver.watch !== null);
+  const result: WatchResult = {
+    fromAck: fromAck.toSparse(),
+    fromSend: fromSend.toSparse(),
+    framesPerSecond: {
+      max: Math.max(0, ...perSecond),
+      mean: perSecond.length === 0 ? 0 : perSecond.reduce((sum, rate) => sum + rate, 0) / perSecond.length,
+      watchers: perSecond.length,
+    },
+    mostFramesInOneSecond: Math.max(0, ...rates.map((rate) => rate.mostInOneSecond)),
+    latencySample: recordedWatches.filter((watch) => watch.sampled).length,
+    watchers: watching.length,
+    dropped: watchersDropped,
+    duplicatesOrOutOfOrder,
+    framesNotRecorded: watchedFrames.dropped,
+    unreadable: unreadableFrames,
+  };
+  watchedFrames.clear();
+  watchersDropped = 0;
+  unreadableFrames = 0;
+  duplicatesOrOutOfOrder = 0;
+  return result;
+}
+
+/** Each open watcher's page against the state the database holds. */
+function compareState(expected: WatchedState): StateComparison {
+  const comparison: StateComparison = { equal: 0, different: 0, examples: [] };
+  const wanted = expected.ids.join();
+  for (const receiver of receivers) {
+    const { watch } = receiver;
+    if (!watch) continue;
+    const ids = watchedIds(watch);
+    if (receiver.lastId === expected.lastId && watch.bidders === expected.bidders && ids.join() === wanted) {
+      comparison.equal += 1;
+      continue;
+    }
+    comparison.different += 1;
+    if (comparison.examples.length < ERRORS_KEPT) {
+      comparison.examples.push(
+        `last id ${receiver.lastId} (want ${expected.lastId}), bidders ${watch.bidders} (want ${expected.bidders}), ` +
+          `newest ${ids.slice(0, 3).join(",")}… of ${ids.length} (want ${expected.ids.slice(0, 3).join(",")}… of ${expected.ids.length})`,
+      );
+    }
+  }
+  return comparison;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -546,19 +816,33 @@ function send(event: GeneratorEvent): void {
 async function run(command: Command): Promise<unknown> {
   switch (command.type) {
     case "connect":
-      return connectReceivers(command.url, command.count, command.concurrency, command.pauseFirst ?? false);
+      return connectReceivers(
+        command.url,
+        command.count,
+        command.concurrency,
+        command.pauseFirst ?? false,
+        undefined,
+        command.watch ?? false,
+      );
     case "closeReceivers":
       return closeReceivers(command.count);
     case "reconnectAll":
       return reconnectAll(command.url, command.resume, command.concurrency);
     case "startRecording":
-      arrivals = 0;
-      arrivalsDropped = 0;
+      arrivals.clear();
+      watchedFrames.clear();
+      startWatchRecording();
       duplicatesOrOutOfOrder = 0;
+      watchersDropped = 0;
+      unreadableFrames = 0;
       recording = true;
       return null;
     case "collect":
       return collect(command.accepts, command.windowStartMs, command.windowEndMs);
+    case "collectWatch":
+      return collectWatch(command.accepts, command.windowStartMs, command.windowEndMs);
+    case "compareState":
+      return compareState(command.expected);
     case "bid":
       return runBidders(command);
     case "slowPings":

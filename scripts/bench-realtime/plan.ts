@@ -62,6 +62,10 @@ export interface Plan {
   /** Pings the slow socket sends (never reading the pongs), on top of the broadcasts it does not read. */
   slowConsumerPingsPerSecond: number;
   stormSockets: number;
+  /** The conflation phase (docs/design.md#10): watchers on instance B, bidders on A, each load's length. */
+  conflationWatchers: number;
+  conflationBidders: number;
+  conflationMs: number;
 }
 
 export const FULL: Plan = {
@@ -80,6 +84,9 @@ export const FULL: Plan = {
   slowConsumerBaselineMs: 20_000,
   slowConsumerPingsPerSecond: 5_000,
   stormSockets: 1_000,
+  conflationWatchers: 2_000,
+  conflationBidders: 100,
+  conflationMs: 10_000,
 };
 
 export const QUICK: Plan = {
@@ -98,6 +105,9 @@ export const QUICK: Plan = {
   slowConsumerBaselineMs: 5_000,
   slowConsumerPingsPerSecond: 5_000,
   stormSockets: 100,
+  conflationWatchers: 200,
+  conflationBidders: 20,
+  conflationMs: 2_000,
 };
 
 export type Backend = "postgres" | "pglite";

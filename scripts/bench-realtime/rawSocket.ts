@@ -11,18 +11,13 @@
  */
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
 import { connect, type Socket } from "node:net";
+import { isBidsFrame, singleBidId } from "./bidFrames.ts";
 
 /** Wall-clock milliseconds with sub-millisecond resolution, the same in every process of the benchmark. */
 export function nowMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/**
- * How every bid broadcast begins: the service (encodeMessage over the protocol's BidBroadcast, "type"
- * first, then the bid, id first) and the bare server write the same. The id's digits follow.
- */
-const BROADCAST_PREFIX = Buffer.from('{"type":"bid","bid":{"id":');
-const PREFIX_LENGTH = BROADCAST_PREFIX.length;
 const ACCEPT_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 const MAX_HEAD_BYTES = 16_384;
 const CLOSE_GRACE_MS = 2_000;
@@ -32,6 +27,11 @@ const OPCODE = { continuation: 0, text: 1, close: 8, ping: 9, pong: 10 } as cons
 export interface RawSocketHandlers {
   /** A bid broadcast after the opening: its id, and when the read that brought it began. */
   onBroadcast?(id: number, atMs: number): void;
+  /**
+   * Instead of onBroadcast: every bid frame, one bid or several (docs/design.md#10), as its bytes
+   * data[start, stop) (bidFrames.ts reads them). Without it, frames of several bids are dropped unread.
+   */
+  onBidFrame?(data: Buffer, start: number, stop: number, atMs: number): void;
   /** Any other text message after the opening, whole. */
   onMessage?(text: string): void;
   /** The TCP connection is gone (closed by either side, or cut). */
@@ -74,23 +74,6 @@ function clientFrame(opcode: number, payload: Buffer): Buffer {
     frame[start + index] = (payload[index] ?? 0) ^ (key[index & 3] ?? 0);
   }
   return frame;
-}
-
-/** The id of a bid broadcast in data[start, stop), or -1 when the frame is anything else. */
-function broadcastId(data: Buffer, start: number, stop: number): number {
-  if (stop - start <= PREFIX_LENGTH) return -1;
-  for (let index = 0; index < PREFIX_LENGTH; index += 1) {
-    if (data[start + index] !== BROADCAST_PREFIX[index]) return -1;
-  }
-  let id = 0;
-  let digits = 0;
-  for (let index = start + PREFIX_LENGTH; index < stop; index += 1) {
-    const byte = data[index] ?? 0;
-    if (byte < 0x30 || byte > 0x39) break;
-    id = id * 10 + (byte - 0x30);
-    digits += 1;
-  }
-  return digits === 0 ? -1 : id;
 }
 
 export class RawSocket {
@@ -247,9 +230,11 @@ export class RawSocket {
     const opcode = first & 0x0f;
     const fin = (first & 0x80) !== 0;
     if (opcode === OPCODE.text && fin && this.opened) {
-      const id = broadcastId(data, start, stop);
-      if (id >= 0) {
-        this.handlers.onBroadcast?.(id, at);
+      const id = singleBidId(data, start, stop);
+      const several = id < 0 && isBidsFrame(data, start, stop);
+      if (id >= 0 || several) {
+        if (this.handlers.onBidFrame) this.handlers.onBidFrame(data, start, stop, at);
+        else if (id >= 0) this.handlers.onBroadcast?.(id, at);
         return;
       }
     }

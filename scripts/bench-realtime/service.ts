@@ -77,6 +77,9 @@ export async function startService(
       BID_RATE_WINDOW_MS: "1000",
       // One endless auction, as every phase assumes: no round ends in the middle of a phase.
       AUCTION_ROUND_SECONDS: "0",
+      // One frame per bid, as these phases were measured before the frame budget (their receivers
+      // count each bid's frame); the conflation phase sets its own (docs/design.md#10).
+      MAX_FRAMES_PER_SECOND: "0",
       // Only so the benchmark can ask for a full GC before reading memory; loopback only.
       NODE_OPTIONS: `--inspect=127.0.0.1:${inspectorPort}`,
       ...extraEnv,

@@ -7,7 +7,14 @@
  */
 import { atom, map } from "nanostores";
 import type { BidFailureCode } from "../lib/auction/bidToasts.ts";
-import type { ServerMessage, StateMessage, WireBid, WireRound, WireWinner } from "../lib/auction/protocol.ts";
+import type {
+  BidMessage,
+  ServerMessage,
+  StateMessage,
+  WireBid,
+  WireRound,
+  WireWinner,
+} from "../lib/auction/protocol.ts";
 import { SNAPSHOT_SIZE } from "../lib/auction/protocol.ts";
 import { type ConnectionStatus, createRealtimeClient, type SocketLike } from "../lib/auction/realtimeClient.ts";
 import { formatCents } from "../lib/format.ts";
@@ -46,6 +53,9 @@ export interface AuctionState {
 function soldToast(winner: WireBid): ToastInput {
   return { title: "Sold!", description: `Sold to ${winner.bidderName} for ${formatCents(winner.amountCents)}` };
 }
+
+/** What a broadcast says besides its bids: the round they are of, its end and the bidder count after the newest. */
+type BroadcastStanding = Pick<BidMessage, "bidders" | "round" | "endsAt">;
 
 export type BidOutcome = { ok: true; bid: WireBid } | { ok: false; code: BidFailureCode; highestCents?: number | null };
 
@@ -168,21 +178,51 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
   }
 
   /** The first bid of a round after the one shown: the list starts afresh with it. */
-  function openRound(message: Extract<ServerMessage, { type: "bid" }>) {
+  function openRound(bid: WireBid, after: BroadcastStanding) {
     const { round } = $auction.get();
     $auction.set({
       ...$auction.get(),
-      bids: [message.bid],
-      highest: message.bid,
-      bidders: message.bidders,
+      bids: [bid],
+      highest: bid,
+      bidders: after.bidders,
       round: {
-        number: message.round,
-        endsAt: message.endsAt,
+        number: after.round,
+        endsAt: after.endsAt,
         ended: false,
         seconds: round?.seconds ?? 0,
         softCloseSeconds: round?.softCloseSeconds ?? 0,
       },
     });
+  }
+
+  /**
+   * Broadcast bids, oldest first: one ("bid") or every bid since the socket's last frame ("bids",
+   * docs/design.md#10), all of one round, with the standing after the newest. Each is added as if it
+   * had come alone, so the page ends as it would after the same bids one by one; one "New Bid!"
+   * toast, for the newest bid from someone else that was not listed yet (not this visitor's own,
+   * listed from its acknowledgement).
+   */
+  function receiveBids(bids: readonly WireBid[], after: BroadcastStanding) {
+    const opensRound = after.round > ($auction.get().round?.number ?? 0);
+    const typedName = $typedBidderName.get().trim();
+    let toasted: WireBid | null = null;
+    for (const [index, bid] of bids.entries()) {
+      const opening = index === 0 && opensRound;
+      if (opening) openRound(bid, after);
+      const isNew = opening || addBid(bid);
+      if (isNew && bid.bidderName !== typedName) toasted = bid;
+    }
+    // The count only grows within a round; the bids themselves may already be listed from this visitor's own acks.
+    $auction.setKey("bidders", Math.max($auction.get().bidders, after.bidders));
+    const round = $auction.get().round;
+    // A bid in the soft-close window moves the end.
+    if (round && after.round === round.number) $auction.setKey("round", { ...round, endsAt: after.endsAt });
+    if (toasted) {
+      options.notify({
+        title: "New Bid!",
+        description: `${toasted.bidderName} bid ${formatCents(toasted.amountCents)}`,
+      });
+    }
   }
 
   function receive(message: ServerMessage) {
@@ -206,26 +246,12 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
           serviceOffsetMs: Date.parse(message.now) - monotonicNow(),
         });
         break;
-      case "bid": {
-        const shownRound = $auction.get().round?.number ?? 0;
-        let added = true;
-        if (message.round > shownRound) openRound(message);
-        else {
-          // The count only grows; the bid itself may already be listed from this visitor's own ack.
-          $auction.setKey("bidders", Math.max($auction.get().bidders, message.bidders));
-          added = addBid(message.bid);
-          const round = $auction.get().round;
-          // A bid in the soft-close window moves the end.
-          if (round && message.round === round.number) $auction.setKey("round", { ...round, endsAt: message.endsAt });
-        }
-        if (added && message.bid.bidderName !== $typedBidderName.get().trim()) {
-          options.notify({
-            title: "New Bid!",
-            description: `${message.bid.bidderName} bid ${formatCents(message.bid.amountCents)}`,
-          });
-        }
+      case "bid":
+        receiveBids([message.bid], message);
         break;
-      }
+      case "bids":
+        receiveBids(message.bids, message);
+        break;
       case "accepted":
         ownBidIds.add(message.bid.id);
         // A bid that opened the next round joins its list with that round's first message.

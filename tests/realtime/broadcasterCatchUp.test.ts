@@ -14,6 +14,7 @@ import { createMetrics } from "../../realtime/metrics.ts";
 import type { StoredBid } from "../../realtime/storage/types.ts";
 import { corkableStream } from "../support/corkableStream.ts";
 import { endlessRoundView, scriptedBid, scriptedStore } from "../support/scriptedStore.ts";
+import { textFramePayload } from "../support/textFrames.ts";
 import { testLogger, waitFor } from "./support/stores.ts";
 
 /** A store whose rows, notifications, readiness and failures the test drives by hand. */
@@ -52,13 +53,10 @@ function scriptedCatchUpStore() {
 function fakeSocket() {
   const received: number[] = [];
   const record = (json: Buffer) => {
-    const message = JSON.parse(String(json)) as { type: string; bid?: { id: number } };
+    const message = JSON.parse(String(json)) as { type: string; bid?: { id: number }; bids?: { id: number }[] };
     if (message.type === "bid" && message.bid) received.push(message.bid.id);
-  };
-  // An unmasked text frame: 2 header bytes, or 4 when the payload needs the 16-bit length.
-  const readFrame = (frame: Buffer) => {
-    const short = (frame[1] as number) & 0x7f;
-    record(frame.subarray(short === 126 ? 4 : 2));
+    // Several bids in one frame under the frame budget (docs/design.md#10).
+    if (message.type === "bids" && message.bids) received.push(...message.bids.map((bid) => bid.id));
   };
   const socket = {
     OPEN: 1,
@@ -66,18 +64,19 @@ function fakeSocket() {
     bufferedAmount: 0,
     send: record,
     _socket: corkableStream((frames) => {
-      for (const frame of frames) readFrame(frame);
+      for (const frame of frames) record(Buffer.from(textFramePayload(frame)));
     }),
   };
   return { socket: socket as unknown as WebSocket, received };
 }
 
-async function liveBroadcaster(script: ReturnType<typeof scriptedCatchUpStore>) {
+async function liveBroadcaster(script: ReturnType<typeof scriptedCatchUpStore>, maxFramesPerSecond: number) {
   const broadcaster = createBroadcaster({
     store: script.store,
     logger: testLogger(),
     metrics: createMetrics(),
     maxBufferedBytes: 1024 * 1024,
+    maxFramesPerSecond,
     known: createKnownStanding(),
     coalesce: createCoalescer(),
   });
@@ -88,11 +87,12 @@ async function liveBroadcaster(script: ReturnType<typeof scriptedCatchUpStore>) 
   return { broadcaster, received };
 }
 
-describe("the broadcaster after a database outage", () => {
+// Without the frame budget (one frame per bid) and with the default one (docs/design.md#10).
+describe.each([0, 20])("the broadcaster after a database outage, MAX_FRAMES_PER_SECOND %i", (maxFramesPerSecond) => {
   it("does not skip the outage's bids when a notification arrives before the store is ready again", async () => {
     const script = scriptedCatchUpStore();
     script.commit(1);
-    const { broadcaster, received } = await liveBroadcaster(script);
+    const { broadcaster, received } = await liveBroadcaster(script, maxFramesPerSecond);
 
     script.setReady(false);
     script.commit(2); // placed through other instances while this one was not listening
@@ -115,7 +115,7 @@ describe("the broadcaster after a database outage", () => {
   it("keeps holding notifications through a failed catch-up and flushes them after the retry", async () => {
     const script = scriptedCatchUpStore();
     script.commit(1);
-    const { broadcaster, received } = await liveBroadcaster(script);
+    const { broadcaster, received } = await liveBroadcaster(script, maxFramesPerSecond);
 
     script.setReady(false);
     script.commit(2);

@@ -119,6 +119,31 @@ describe("auction store over a real socket", () => {
     expect(toasts).toEqual([{ title: "New Bid!", description: "Grace bid $1,234.50" }]);
   });
 
+  it("adds every bid of a conflated frame and raises one New Bid!, for the newest from someone else", async () => {
+    const { connection, toasts, send, goLive } = await openAuction();
+    const { $auction } = connection;
+    await goLive();
+    connection.$typedBidderName.set(" Me ");
+    send(state("snapshot", { bids: [bid(1, "Bo", 1_000)], highest: bid(1, "Bo", 1_000), bidders: 1 }));
+    await until(() => $auction.get().bids.length === 1, "snapshot");
+    // docs/design.md#10: the bids since the socket's last frame, oldest first; the newest is this visitor's own.
+    send({
+      type: "bids",
+      lastId: 4,
+      bidders: 3,
+      round: 1,
+      endsAt: "2026-11-21T13:00:30.000Z",
+      bids: [bid(2, "Ada", 2_000), bid(3, "Grace", 3_000), bid(4, "Me", 4_000)],
+    });
+    await until(() => $auction.get().highest?.id === 4, "the frame's bids");
+    expect($auction.get()).toMatchObject({
+      bids: [bid(4, "Me", 4_000), bid(3, "Grace", 3_000), bid(2, "Ada", 2_000), bid(1, "Bo", 1_000)],
+      bidders: 3,
+      round: round({ endsAt: "2026-11-21T13:00:30.000Z" }),
+    });
+    expect(toasts).toEqual([{ title: "New Bid!", description: "Grace bid $30.00" }]);
+  });
+
   it("replaces the list after an operator's action: a hidden top bid goes, the highest and count fall back", async () => {
     const { connection, toasts, send, goLive } = await openAuction();
     const { $auction } = connection;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseClientMessage, parseServerMessage } from "../../src/lib/auction/protocol.ts";
+import { parseClientMessage, parseServerMessage, SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
 
 const bid = { type: "bid", requestId: "r1", bidderName: "Nobody", amount: 12.5 };
 
@@ -91,5 +91,30 @@ describe("service messages", () => {
     expect(parseServerMessage(JSON.stringify({ ...broadcast, round: 0 })).ok).toBe(false);
     expect(parseServerMessage('{"type":"bid","bid":{"id":0}}').ok).toBe(false);
     expect(parseServerMessage("nope").ok).toBe(false);
+  });
+
+  it("reads several bids in one frame (docs/design.md#10): oldest first, at most the page's list, lastId the newest's", () => {
+    const wire = (id: number) => ({
+      id,
+      bidderName: `Bidder ${id}`,
+      amountCents: id * 100,
+      createdAt: "2026-01-01T00:00:00.000Z",
+    });
+    const frame = { type: "bids", lastId: 3, bidders: 2, round: 1, endsAt: null, bids: [wire(1), wire(3)] };
+    expect(parseServerMessage(JSON.stringify(frame))).toEqual({ ok: true, message: frame });
+    const full = Array.from({ length: SNAPSHOT_SIZE }, (_, index) => wire(index + 1));
+    expect(parseServerMessage(JSON.stringify({ ...frame, lastId: SNAPSHOT_SIZE, bids: full })).ok).toBe(true);
+    for (const [what, change] of [
+      ["no bids", { bids: [] }],
+      ["more than the page's list", { lastId: SNAPSHOT_SIZE + 1, bids: [...full, wire(SNAPSHOT_SIZE + 1)] }],
+      ["newest first", { lastId: 1, bids: [wire(3), wire(1)] }],
+      ["an id twice", { bids: [wire(3), wire(3)] }],
+      ["lastId not the last bid's", { lastId: 4 }],
+      ["no lastId", { lastId: undefined }],
+      ["no bidders", { bidders: 0 }],
+      ["round 0", { round: 0 }],
+    ] as const) {
+      expect(parseServerMessage(JSON.stringify({ ...frame, ...change })).ok, what).toBe(false);
+    }
   });
 });

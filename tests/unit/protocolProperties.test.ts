@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ERROR_CODES, parseClientMessage, parseServerMessage } from "../../src/lib/auction/protocol.ts";
+import { ERROR_CODES, parseClientMessage, parseServerMessage, SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
 import { AuctionModel } from "../realtime/support/auctionModel.ts";
 import { seededRuns } from "../support/seededRuns.ts";
 
@@ -56,6 +56,18 @@ const serverMessage = fc.oneof(
     round: positive,
     endsAt: fc.option(isoTime, { nil: null }),
   }),
+  // Several bids in one frame (docs/design.md#10): rising ids, lastId the newest's.
+  fc
+    .record({
+      bidders: bidders.map((count) => count + 1),
+      round: positive,
+      endsAt: fc.option(isoTime, { nil: null }),
+      bids: fc.uniqueArray(wireBid, { minLength: 1, maxLength: SNAPSHOT_SIZE, selector: (bid) => bid.id }),
+    })
+    .map(({ bids, ...standing }) => {
+      const rising = bids.toSorted((a, b) => a.id - b.id);
+      return { type: "bids" as const, lastId: (rising.at(-1) as { id: number }).id, ...standing, bids: rising };
+    }),
   fc.record({ type: fc.constant("accepted" as const), requestId, bid: wireBid, round: positive }),
   fc.record(
     {

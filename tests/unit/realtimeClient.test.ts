@@ -166,6 +166,14 @@ describe("realtime client against a real socket server", () => {
     await until(() => messages.length === 5, "the next round's first bid");
     await reconnect(5);
     expect(connections[4]?.url).toBe("/realtime?after=11&moderation=0&round=2");
+
+    // Several bids in one frame (docs/design.md#10): after its lastId, the newest.
+    connections[4]?.socket.send(
+      JSON.stringify({ type: "bids", lastId: 14, bidders: 2, round: 2, endsAt: null, bids: [bid(12), bid(14)] }),
+    );
+    await until(() => messages.length === 6, "the conflated frame");
+    await reconnect(6);
+    expect(connections[5]?.url).toBe("/realtime?after=14&moderation=0&round=2");
   });
 
   it("resumes with the moderation version of the last list, after the newest id seen even when it was hidden", async () => {

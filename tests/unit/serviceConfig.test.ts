@@ -21,6 +21,7 @@ describe("service configuration", () => {
       heartbeatIntervalMs: 30_000,
       shutdownTimeoutMs: 10_000,
       maxBufferedBytes: 1_048_576,
+      maxFramesPerSecond: 20,
       rounds: { roundSeconds: 3600, softCloseSeconds: 30 },
       admin: null,
       payments: null,
@@ -39,6 +40,17 @@ describe("service configuration", () => {
     expect(() => readServiceConfig({ AUCTION_ROUND_SECONDS: "20", AUCTION_SOFT_CLOSE_SECONDS: "30" })).toThrow(
       'AUCTION_SOFT_CLOSE_SECONDS must not exceed AUCTION_ROUND_SECONDS (20), got "30"',
     );
+  });
+
+  it("reads the frame budget for bids sent, 0 to turn it off, and refuses a bad one by name", () => {
+    expect(readServiceConfig({ MAX_FRAMES_PER_SECOND: "0" }).maxFramesPerSecond).toBe(0);
+    expect(readServiceConfig({ MAX_FRAMES_PER_SECOND: " 5 " }).maxFramesPerSecond).toBe(5);
+    expect(readServiceConfig({ MAX_FRAMES_PER_SECOND: "1000" }).maxFramesPerSecond).toBe(1_000);
+    for (const value of ["-1", "1001", "2.5", "fast", "20/s"]) {
+      expect(() => readServiceConfig({ MAX_FRAMES_PER_SECOND: value })).toThrow(
+        `MAX_FRAMES_PER_SECOND must be an integer from 0 to 1000, got "${value}"`,
+      );
+    }
   });
 
   it("reads PORT, HOST, STATIC_DIR and LOG_LEVEL", () => {

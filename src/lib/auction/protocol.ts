@@ -7,9 +7,10 @@
  * then sends every bid after that id, oldest first (a snapshot instead when more than RESUME_LIMIT
  * were missed, when the operator has hidden, restored, blocked or unblocked anything since the
  * moderation version the page last received, or when the page's round is no longer the current
- * one). Then, per accepted bid from any instance, one "bid" message; per moderation action one
- * "moderated" message, and per round's end one "roundEnded" message, each replacing the page's
- * state the way a snapshot does.
+ * one). Then, per accepted bid from any instance, one "bid" message, or, when bids come faster than
+ * the socket's frame budget or than it reads, one "bids" message carrying every bid since its last
+ * frame (docs/design.md#10); per moderation action one "moderated" message, and per round's end one
+ * "roundEnded" message, each replacing the page's state the way a snapshot does.
  */
 import * as v from "valibot";
 
@@ -139,13 +140,34 @@ const ResumeSchema = v.object({
   bids: v.array(WireBidSchema),
   ...standingEntries,
 });
-const BidBroadcastSchema = v.object({
-  type: v.literal("bid"),
-  bid: WireBidSchema,
+/** What a broadcast says besides its bids, as of its newest. */
+const broadcastEntries = {
   bidders: v.pipe(v.number(), v.integer(), v.minValue(1)),
   round: RoundNumber,
   /** The round's end after this bid (a bid in the soft-close window moves it); null while endless. */
   endsAt: v.nullable(Time),
+};
+const BidBroadcastSchema = v.object({ type: v.literal("bid"), bid: WireBidSchema, ...broadcastEntries });
+/**
+ * Several bids in one frame (docs/design.md#10): every bid of the round since the socket's last
+ * frame, oldest first, up to the page's list (SNAPSHOT_SIZE: older ones would fall off it anyway),
+ * with the standing after the newest. `lastId` comes first on the wire so a reader can tell where it
+ * stands without reading the list.
+ */
+const BidsBroadcastSchema = v.object({
+  type: v.literal("bids"),
+  /** The newest bid's id, the last of `bids`: a resume continues after it. */
+  lastId: BidId,
+  ...broadcastEntries,
+  bids: v.pipe(
+    v.array(WireBidSchema),
+    v.minLength(1),
+    v.maxLength(SNAPSHOT_SIZE),
+    v.check(
+      (bids) => bids.every((bid, index) => index === 0 || bid.id > (bids[index - 1] as WireBid).id),
+      "bids must be oldest first",
+    ),
+  ),
 });
 const AcceptedSchema = v.object({
   type: v.literal("accepted"),
@@ -178,23 +200,32 @@ const PaymentSchema = v.object({
 });
 /** To every socket, for each confirmed payment: "<name, or Someone> just bought <tier>!". */
 const PurchaseSchema = v.object({ type: v.literal("purchase"), name: v.nullable(v.string()), tierName: v.string() });
-const ServerMessageSchema = v.variant("type", [
-  SnapshotSchema,
-  ModeratedSchema,
-  RoundEndedSchema,
-  ResumeSchema,
-  BidBroadcastSchema,
-  AcceptedSchema,
-  ErrorSchema,
-  PongSchema,
-  PaymentSchema,
-  PurchaseSchema,
-]);
+const ServerMessageSchema = v.pipe(
+  v.variant("type", [
+    SnapshotSchema,
+    ModeratedSchema,
+    RoundEndedSchema,
+    ResumeSchema,
+    BidBroadcastSchema,
+    BidsBroadcastSchema,
+    AcceptedSchema,
+    ErrorSchema,
+    PongSchema,
+    PaymentSchema,
+    PurchaseSchema,
+  ]),
+  v.check(
+    (message) => message.type !== "bids" || message.lastId === message.bids.at(-1)?.id,
+    "lastId must be the id of the last bid",
+  ),
+);
 export type ServerMessage = v.InferOutput<typeof ServerMessageSchema>;
 export type SnapshotMessage = v.InferOutput<typeof SnapshotSchema>;
 /** The messages that replace a page's whole state. */
 export type StateMessage = v.InferOutput<typeof SnapshotSchema | typeof ModeratedSchema | typeof RoundEndedSchema>;
 export type ResumeMessage = v.InferOutput<typeof ResumeSchema>;
+export type BidMessage = v.InferOutput<typeof BidBroadcastSchema>;
+export type BidsMessage = v.InferOutput<typeof BidsBroadcastSchema>;
 export type ErrorMessage = v.InferOutput<typeof ErrorSchema>;
 
 export type Parsed<T> = { ok: true; message: T } | { ok: false; requestId?: string; reason: string };

@@ -70,7 +70,7 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
   let heartbeatTimer: unknown;
   let heartbeatDeadline: unknown = null;
   /**
-   * The newest bid that came in id order (snapshot, resume, broadcast): a reconnect resumes after
+   * The newest bid that came in id order (snapshot, resume, broadcasts): a reconnect resumes after
    * it. Not an acknowledgement's id: an ack can outrun the broadcasts of lower ids, and resuming
    * after it would skip them.
    */
@@ -129,8 +129,9 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
     else if (message.type === "moderated" || message.type === "roundEnded") {
       resumeAfter = Math.max(resumeAfter ?? 0, message.bids[0]?.id ?? 0) || null;
     } else if (message.type === "resume") resumeAfter = message.bids.at(-1)?.id ?? resumeAfter;
-    else if (message.type === "bid") {
-      resumeAfter = Math.max(resumeAfter ?? 0, message.bid.id);
+    else if (message.type === "bid" || message.type === "bids") {
+      // Every bid up to a "bids" frame's lastId is in it or older than the page's list (docs/design.md#10).
+      resumeAfter = Math.max(resumeAfter ?? 0, message.type === "bid" ? message.bid.id : message.lastId);
       // The first bid of the next round: the page's list is now that round's.
       round = Math.max(round, message.round);
     }

@@ -12,8 +12,8 @@
  * The checks: every acknowledged bid is stored exactly once, as acknowledged; no name is stored
  * twice and nothing is stored that was never sent; a refused bid (other than unavailable) is not
  * stored; an unanswered or unavailable one at most once; and every page received every stored bid
- * above its first opening's newest (its own through their acknowledgement, or otherwise) and no bid
- * twice, in strictly rising id order.
+ * above its first opening's newest (its own through their acknowledgement, or otherwise; or passed
+ * over by a full conflated frame, docs/design.md#10) and no bid twice, in strictly rising id order.
  */
 import postgres from "postgres";
 import type { BidOutcome, Page } from "./pageClient.ts";
@@ -244,7 +244,8 @@ export async function auditAuction(
     // The page lists its own acknowledged bids at once, so an acknowledgement counts as the bid
     // reaching it (the broadcast, when it also comes, is not listed twice).
     const listed = new Set([...got, ...page.acknowledged.map((bid) => bid.id)]);
-    const missing = expected.filter((id) => !listed.has(id));
+    const passedOver = (id: number) => page.passedOver.some(([after, before]) => id > after && id < before);
+    const missing = expected.filter((id) => !listed.has(id) && !passedOver(id));
     const extra = got.length - gotSet.size;
     if (missing.length > 0) {
       counts.lost += missing.length;

@@ -32,7 +32,7 @@ export interface TestClient {
   /** Resolves with the close code and reason, whoever closes. */
   closed: Promise<{ code: number; reason: string }>;
   opening(): Promise<OpeningMessage>;
-  /** The bids broadcast to this client so far, in arrival order. */
+  /** The bids broadcast to this client so far, one by one or several in a frame (docs/design.md#10), in arrival order. */
   broadcastBids(): WireBid[];
   waitForBroadcasts(count: number, timeoutMs?: number): Promise<WireBid[]>;
   waitForMessage<T extends ServerMessage>(what: string, match: (message: ServerMessage) => message is T): Promise<T>;
@@ -108,7 +108,9 @@ export function connectClient(url: string, options: ConnectOptions = {}): Promis
   }
 
   function broadcastBids(): WireBid[] {
-    return messages.flatMap((message) => (message.type === "bid" ? [message.bid] : []));
+    return messages.flatMap((message) =>
+      message.type === "bid" ? [message.bid] : message.type === "bids" ? message.bids : [],
+    );
   }
 
   function sendBid(bidderName: string, amount: number): string {

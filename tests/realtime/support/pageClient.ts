@@ -16,11 +16,12 @@
  * the toasts it showed and the moderation version it holds, stopped when the test ends.
  */
 import { onTestFinished } from "vitest";
-import type { ErrorCode, ServerMessage, WireBid } from "../../../src/lib/auction/protocol.ts";
+import { type ErrorCode, type ServerMessage, SNAPSHOT_SIZE, type WireBid } from "../../../src/lib/auction/protocol.ts";
 import type { ConnectionStatus, SocketLike } from "../../../src/lib/auction/realtimeClient.ts";
 import { globalTimers } from "../../../src/lib/timers.ts";
 import {
   type AuctionConnectionOptions,
+  type AuctionState,
   createAuctionConnection,
   type BidOutcome as StoreOutcome,
 } from "../../../src/stores/auctionConnection.ts";
@@ -58,6 +59,15 @@ export interface Page {
   readonly firstTop: number | null;
   /** Bids that reached the page after its first opening (resumes and broadcasts), in arrival order. */
   readonly received: WireBid[];
+  /**
+   * Ids a full "bids" frame passed over (docs/design.md#10): [after, before), between the page's
+   * last bid and the frame's oldest, which only carries the newest SNAPSHOT_SIZE.
+   */
+  readonly passedOver: [after: number, before: number][];
+  /** The broadcast frames after its first opening: one bid or several (docs/design.md#10), each with its newest id. */
+  readonly frames: { type: "bid" | "bids"; lastId: number; bids: number }[];
+  /** What the page shows now (the product's $auction). */
+  auction(): AuctionState;
   /** This page's own bids as acknowledged (the page lists them at once; the broadcast follows). */
   readonly acknowledged: WireBid[];
   /** Snapshots on a reconnect that could have resumed (the page had received a bid): each a gap. */
@@ -77,6 +87,8 @@ export interface Page {
 export function openPage(label: string, url: string, options: PageOptions = {}): Page {
   const statuses: ConnectionStatus[] = [];
   const received: WireBid[] = [];
+  const passedOver: [number, number][] = [];
+  const frames: Page["frames"][number][] = [];
   const acknowledged: WireBid[] = [];
   const socketUrls: string[] = [];
   const closeCodes: number[] = [];
@@ -103,7 +115,15 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
       }
       for (const bid of message.bids) take(bid);
     } else if (message.type === "bid") {
+      frames.push({ type: "bid", lastId: message.bid.id, bids: 1 });
       take(message.bid);
+    } else if (message.type === "bids") {
+      frames.push({ type: "bids", lastId: message.lastId, bids: message.bids.length });
+      const oldest = message.bids[0] as WireBid;
+      if (message.bids.length === SNAPSHOT_SIZE && oldest.id > lastReceivedId + 1) {
+        passedOver.push([lastReceivedId, oldest.id]);
+      }
+      for (const bid of message.bids) take(bid);
     }
   }
 
@@ -154,6 +174,9 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
       return firstTop;
     },
     received,
+    passedOver,
+    frames,
+    auction: () => connection.$auction.get(),
     acknowledged,
     get unexpectedSnapshots() {
       return unexpectedSnapshots;

@@ -12,12 +12,12 @@ import { closeSocket } from "../../../scripts/support/sockets.ts";
 import type { ServerMessage, WireBid } from "../../../src/lib/auction/protocol.ts";
 import { type OpeningMessage, onServerMessages, resolveOnOpen } from "./auctionClient.ts";
 
-type Answer = Exclude<ServerMessage, { type: "bid" | "snapshot" | "resume" | "moderated" | "roundEnded" }>;
+type Answer = Exclude<ServerMessage, { type: "bid" | "bids" | "snapshot" | "resume" | "moderated" | "roundEnded" }>;
 export type Outcome = Answer | { type: "closed"; code: number; reason: string };
 
 export interface RawClient {
   socket: WebSocket;
-  /** Bids broadcast to this socket so far, in arrival order. */
+  /** Bids broadcast to this socket so far, one by one or several in a frame (docs/design.md#10), in arrival order. */
   broadcasts: WireBid[];
   /** The moderation versions of the lists that replaced this socket's after an operator's action. */
   moderated: number[];
@@ -54,6 +54,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
     socket,
     (message) => {
       if (message.type === "bid") broadcasts.push(message.bid);
+      else if (message.type === "bids") broadcasts.push(...message.bids);
       else if (message.type === "moderated") moderated.push(message.moderation);
       else if (message.type === "roundEnded") roundsEnded.push(message.round.number);
       else if (message.type === "snapshot" || message.type === "resume") {
