@@ -24,7 +24,7 @@ const NOTICES = {
   block: { done: "blocked", already: "already_blocked" },
   unblock: { done: "unblocked", already: "not_blocked" },
 } as const;
-export type ConsoleActionKind = keyof typeof NOTICES;
+type ConsoleActionKind = keyof typeof NOTICES;
 
 export interface ConsoleAction {
   kind: ConsoleActionKind;

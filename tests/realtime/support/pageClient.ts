@@ -62,7 +62,7 @@ export interface PageOptions {
 }
 
 /** One message that carried bids, as the page received it: an opening, a list, or a broadcast. */
-export interface PageMessage {
+interface PageMessage {
   type: "snapshot" | "resume" | "moderated" | "roundEnded" | "bid";
   /** The ids it carried, in its order (a list newest first, a resume oldest first). */
   ids: number[];
