@@ -1,7 +1,9 @@
 /**
- * `npm run soak`: the fault tests of tests/realtime/faults.test.ts at soak scale (SOAK=1: 16 pages,
- * eight of each fault, thousands of bids), each printing its accounting line. Bounded: the run is
- * stopped after SOAK_LIMIT_MS (default 10 minutes) and then fails.
+ * `npm run soak`: the fault tests of tests/realtime/faults.test.ts at soak scale (SOAK=1: 16 pages
+ * and a troll, eight of each fault, thousands of bids, the operator hiding, restoring, blocking and
+ * unblocking at the console during every other fault, 3 s rounds ending throughout), each printing
+ * its accounting line. Bounded: the run is stopped after SOAK_LIMIT_MS (default 10 minutes) and
+ * then fails.
  * Usage: node scripts/soak.ts [extra vitest arguments, e.g. -t "SIGKILL"]
  */
 import { runBoundedVitest } from "./support/boundedVitest.ts";

@@ -108,7 +108,7 @@ describe.each(BACKENDS)("the frame budget for bids sent, on %s", (backend) => {
       // And it shows what the database holds, as a page opening now sees it.
       const fresh = await connect(service.socketUrl);
       const snapshot = await fresh.opening();
-      const { bids, highest, bidders } = page.auction();
+      const { bids, highest, bidders } = page.state();
       expect({ bids, highest, bidders }).toEqual({
         bids: snapshot.bids,
         highest: snapshot.highest,

@@ -1,17 +1,23 @@
 /**
  * Faults under load (issue 6), on real PostgreSQL with every instance a real process: the database
  * restarting, an instance killed behind a load balancer, a connection cut without a close frame and
- * SIGTERM during load. Pages are the product's own realtime client (reconnect, heartbeat, resume),
- * and each test ends with the accounting of support/accounting.ts: nothing acknowledged lost,
- * nothing duplicated, every page saw every bid once in id order.
+ * SIGTERM during load. Pages are the product's own realtime client (reconnect, heartbeat, resume).
+ * Through each fault the operator works at the console over HTTP (issue 23): signed in with the
+ * password, it hides and restores bids and blocks and unblocks a troll who keeps bidding under one
+ * name, trying again whenever the console cannot answer; and rounds of 3 s keep ending. Each test
+ * ends with the accounting of support/accounting.ts: nothing acknowledged lost, nothing
+ * duplicated, every page's bids in id order with none skipped, every console action applied
+ * exactly once, and every page's final state equal to the database's.
  *
  * SOAK=1 (npm run soak) runs the same tests longer: more pages and bids, repeated faults.
  */
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
+import { hashPassword } from "../../realtime/admin/password.ts";
 import { postgresBinariesPresent, startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import { CLOSE_CODES } from "../../src/lib/auction/protocol.ts";
 import {
+  acknowledged,
   auditAuction,
   createLedger,
   type Ledger,
@@ -21,6 +27,7 @@ import {
 } from "./support/accounting.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { balancerForThisTest } from "./support/loadBalancer.ts";
+import { type OperatorConsole, openOperatorConsole } from "./support/retryingOperator.ts";
 import { openPage, type Page } from "./support/pageClient.ts";
 import { type ServiceProcess, startServiceProcess } from "./support/serviceProcess.ts";
 import { cleanUpAfter, databaseForThisTest, waitFor } from "./support/stores.ts";
@@ -29,7 +36,11 @@ const SOAK = process.env.SOAK === "1";
 const scale = {
   pages: SOAK ? 16 : 4,
   maxBids: SOAK ? 50_000 : 2_000,
-  /** Database outages, instance kills, cuts, SIGTERMs: one each by default. */
+  /**
+   * Database outages, instance kills, cuts, SIGTERMs: one each by default. The operator acts
+   * during the first, the third…: after an action a reconnecting page gets a snapshot, as it must,
+   * so at soak scale the faults without one keep the resume under load under test too.
+   */
   faults: SOAK ? 8 : 1,
   /** Acknowledged bids to wait for before each fault and after the last. */
   acksBetweenFaults: SOAK ? 200 : 25,
@@ -49,6 +60,25 @@ const CLOSE_GRACE_MS = 1_000;
 /** Room for a busy machine on top of a timeout under test. */
 const SLACK_MS = 3_000;
 
+const PASSWORD = "the fault tests' operator password";
+const SESSION_SECRET = "the fault tests' session secret, 32 bytes or more";
+const ROUND_SECONDS = 3;
+/**
+ * The console on, at the cost the service requires of ADMIN_PASSWORD_HASH (the environment's check
+ * refuses a cheaper one): hashed once per run by the code `npm run admin:hash` runs. Short real
+ * rounds: the processes cannot share fake timers. No soft close: under a steady flow of bids it
+ * would move every round's end, and none would end.
+ */
+const CONSOLE_AND_ROUNDS = {
+  ADMIN_PASSWORD_HASH: await hashPassword(PASSWORD),
+  ADMIN_SESSION_SECRET: SESSION_SECRET,
+  AUCTION_ROUND_SECONDS: String(ROUND_SECONDS),
+  AUCTION_SOFT_CLOSE_SECONDS: "0",
+};
+/** A bidder who bids again and again under one name, slower than the others: the one the operator blocks. */
+const TROLL = "Loud Mallory";
+const TROLL_INTERVAL_MS = 200;
+
 async function startService(databaseUrl: string, env: Record<string, string> = {}, port?: number) {
   const service = await startServiceProcess({ databaseUrl, env, port });
   cleanUpAfter(() => service.stop());
@@ -56,12 +86,12 @@ async function startService(databaseUrl: string, env: Record<string, string> = {
 }
 
 /** A fresh database with two instances on it behind one load balancer, all removed after the test. */
-async function twoInstancesBehindBalancer() {
+async function twoInstancesBehindBalancer(env: Record<string, string> = {}) {
   const database = await databaseForThisTest();
   // Mutable: a test may put a restarted instance in the place of a killed one.
   const instances: [ServiceProcess, ServiceProcess] = [
-    await startService(database.url),
-    await startService(database.url),
+    await startService(database.url, env),
+    await startService(database.url, env),
   ];
   const balancer = await balancerForThisTest(instances.map((instance) => instance.port));
   return { database, instances, balancer };
@@ -99,6 +129,88 @@ async function openSockets(service: ServiceProcess): Promise<number> {
 
 const crashes = (services: ServiceProcess[]) => services.filter((service) => service.crashed()).length;
 
+/** The visitors bidding steadily, each bid under a name of its own, and the troll, under its one name. */
+function startBidding(ledger: Ledger, visitors: Page[], troll: Page, intervalMs: number) {
+  const flows = [
+    startSteadyBidding(ledger, visitors, { intervalMs, maxBids: scale.maxBids }),
+    startSteadyBidding(ledger, [troll], { intervalMs: TROLL_INTERVAL_MS, maxBids: scale.maxBids, bidderName: TROLL }),
+  ];
+  const stop = async () => {
+    await Promise.all(flows.map((flow) => flow.stop()));
+  };
+  cleanUpAfter(stop);
+  return { stop };
+}
+
+/**
+ * The operator at the console of `url`, signing in now (a quarter of a second's scrypt, more on
+ * a busy machine): `signedIn` is awaited once the first bids are on their way.
+ */
+function operatorAt(url: string): { operator: OperatorConsole; signedIn: Promise<void> } {
+  const operator = openOperatorConsole(url, PASSWORD);
+  return { operator, signedIn: operator.signIn() };
+}
+
+/** The newest acknowledged bid, not the troll's, that the operator has not acted on yet. */
+function newestUntouchedBid(operator: OperatorConsole, ledger: Ledger) {
+  const acted = new Set(operator.actions.map((action) => action.target));
+  return acknowledged(ledger).findLast((bid) => bid.name !== TROLL && !acted.has(bid.id));
+}
+
+/**
+ * One round of the operator's work, started as a fault begins (docs/design.md#6a): lift the
+ * troll's block if it is on, hide the newest acknowledged bid and restore it, hide the next newest,
+ * block the troll and see its next bid refused. Each action is tried until the console confirms it;
+ * the next round finds the troll blocked and the last hidden bid still hidden.
+ */
+function operatorRounds(operator: OperatorConsole, ledger: Ledger) {
+  let trollBlocked = false;
+  return async function actNow(): Promise<void> {
+    if (trollBlocked) await operator.unblock(TROLL);
+    const first = newestUntouchedBid(operator, ledger);
+    if (first) {
+      await operator.hide(first.id);
+      await operator.restore(first.id);
+    }
+    const second = newestUntouchedBid(operator, ledger);
+    if (second) await operator.hide(second.id);
+    const { doneAt = 0 } = await operator.block(TROLL);
+    trollBlocked = true;
+    await waitFor(
+      "the troll's next bid to be refused",
+      () =>
+        ledger.attempts.some(
+          ({ name, sentAt, outcome }) =>
+            name === TROLL && sentAt > doneAt && outcome?.kind === "refused" && outcome.code === "name_not_allowed",
+        ),
+      30_000,
+    );
+  };
+}
+
+/** The operator's round during the first, third… fault; none during the others. */
+const operatorActsDuring = (fault: number) => fault % 2 === 0;
+
+/**
+ * One more hide once the bidding has stopped, so that the pages' final state carries a fresh
+ * action, then the audit, its line printed, with the checks every fault test shares.
+ */
+async function audited(ledger: Ledger, pages: Page[], databaseUrl: string, crashed: number, operator: OperatorConsole) {
+  const last = newestUntouchedBid(operator, ledger);
+  if (last) await operator.hide(last.id);
+  const audit = await auditAuction(ledger, pages, databaseUrl, { crashes: crashed, operator });
+  console.log(audit.line);
+  expect(audit.problems).toEqual([]);
+  expect(audit.counts.crashes).toBe(0);
+  // Every kind of action was confirmed, the troll was refused while blocked, and rounds ended.
+  expect(new Set(operator.actions.map((action) => action.kind))).toEqual(
+    new Set(["hide", "restore", "block", "unblock"]),
+  );
+  expect(audit.counts.nameNotAllowed).toBeGreaterThan(0);
+  expect(audit.counts.roundsEnded).toBeGreaterThan(0);
+  return audit;
+}
+
 describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL", () => {
   it(
     "PostgreSQL stops and restarts while bids flow through 2 instances: bids meanwhile are answered unavailable, and every acknowledged bid reaches every socket that stayed open",
@@ -106,22 +218,27 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       // Its own cluster: the run's shared one must keep serving the other tests.
       const cluster = await startPostgresCluster();
       cleanUpAfter(() => cluster.destroy());
-      const instances = [await startService(cluster.url), await startService(cluster.url)];
-      const pages = openPages(
-        "outage-",
-        instances.map((instance) => instance.socketUrl),
-        scale.pages,
-      );
+      const instances = [
+        await startService(cluster.url, CONSOLE_AND_ROUNDS),
+        await startService(cluster.url, CONSOLE_AND_ROUNDS),
+      ];
+      const urls = instances.map((instance) => instance.socketUrl);
+      const visitors = openPages("outage-", urls, scale.pages);
+      const troll = openPages("outage-troll-", urls, 1)[0] as Page;
+      const pages = [...visitors, troll];
       await allLive(pages);
+      const { operator, signedIn } = operatorAt((instances[0] as ServiceProcess).httpUrl);
       const ledger = createLedger("outage");
-      const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
-      cleanUpAfter(() => bidding.stop());
+      const bidding = startBidding(ledger, visitors, troll, BID_INTERVAL_MS);
+      await signedIn;
+      const operatorRound = operatorRounds(operator, ledger);
 
       const outages: { from: number; to: number }[] = [];
       for (let outage = 0; outage < scale.faults; outage++) {
         await moreAcks(ledger, scale.acksBetweenFaults);
         await cluster.stop();
         const from = performance.now();
+        const acting = operatorActsDuring(outage) && operatorRound();
         for (const instance of instances) {
           await waitFor("/readyz 503", async () => (await readyStatus(instance)) === 503, 10_000);
         }
@@ -131,22 +248,27 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         for (const instance of instances) {
           await waitFor("/readyz 200", async () => (await readyStatus(instance)) === 200, 30_000);
         }
+        await acting;
       }
+      const acting = operatorRound();
       await moreAcks(ledger, scale.acksBetweenFaults);
+      await acting;
       await bidding.stop();
 
-      const audit = await auditAuction(ledger, pages, cluster.url, { crashes: crashes(instances) });
-      console.log(audit.line);
-      expect(audit.problems).toEqual([]);
-      expect(audit.counts.crashes).toBe(0);
+      const audit = await audited(ledger, pages, cluster.url, crashes(instances), operator);
+      // The console could not act while the database was down: its answers said so, and the
+      // operator's tries again were applied once each (the audit log holds each action once).
+      expect(audit.counts.consoleRefused).toBeGreaterThan(0);
       // Every bid sent while both instances reported not ready was answered unavailable, promptly:
-      // the desk refuses at once instead of letting the bid wait for the database to return.
+      // the desk refuses at once instead of letting the bid wait for the database to return. The
+      // troll's, while blocked, are refused as such first, from what the instance knows.
       const duringOutages = ledger.attempts.filter((attempt) =>
         outages.some(({ from, to }) => attempt.sentAt >= from && attempt.sentAt < to),
       );
       expect(duringOutages.length).toBeGreaterThan(0);
       for (const attempt of duringOutages) {
-        expect(attempt.outcome).toEqual({ kind: "refused", code: "unavailable" });
+        const code = attempt.name === TROLL ? expect.stringMatching(/^(unavailable|name_not_allowed)$/) : "unavailable";
+        expect(attempt.outcome).toEqual({ kind: "refused", code });
         expect((attempt.settledAt ?? Number.POSITIVE_INFINITY) - attempt.sentAt).toBeLessThan(ANSWER_IN_OUTAGE_MS);
       }
       // The sockets stayed open through it all: the catch-up, not a reconnect, brought the bids.
@@ -158,13 +280,17 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
   it(
     "one of 2 instances killed with SIGKILL behind a load balancer: its pages reconnect through it to the survivor and catch up",
     async () => {
-      const { database, instances, balancer } = await twoInstancesBehindBalancer();
+      const { database, instances, balancer } = await twoInstancesBehindBalancer(CONSOLE_AND_ROUNDS);
       const ports = instances.map((instance) => instance.port);
-      const pages = openPages("kill-", [balancer.socketUrl], scale.pages);
+      const visitors = openPages("kill-", [balancer.socketUrl], scale.pages);
+      const troll = openPages("kill-troll-", [balancer.socketUrl], 1)[0] as Page;
+      const pages = [...visitors, troll];
       await allLive(pages);
+      const { operator, signedIn } = operatorAt(balancer.httpUrl);
       const ledger = createLedger("kill");
-      const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
-      cleanUpAfter(() => bidding.stop());
+      const bidding = startBidding(ledger, visitors, troll, BID_INTERVAL_MS);
+      await signedIn;
+      const operatorRound = operatorRounds(operator, ledger);
 
       let expectedReconnects = 0;
       const killed: ServiceProcess[] = [];
@@ -176,6 +302,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         const onVictim = balancer.openTo(victim.port);
         const routedBefore = balancer.routed.length;
         victim.signal("SIGKILL");
+        const acting = operatorActsDuring(round) && operatorRound();
         expect((await victim.exited).signal).toBe("SIGKILL");
         killed.push(victim);
         expectedReconnects += onVictim;
@@ -187,19 +314,18 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         await allLive(pages);
         // Every reconnect went to the survivor.
         expect(new Set(balancer.routed.slice(routedBefore))).toEqual(new Set([ports[1 - index]]));
+        await acting;
         if (round + 1 < scale.faults) {
-          instances[index] = await startService(database.url, {}, victim.port);
+          instances[index] = await startService(database.url, CONSOLE_AND_ROUNDS, victim.port);
         }
       }
+      const acting = operatorRound();
       await moreAcks(ledger, scale.acksBetweenFaults);
+      await acting;
       await bidding.stop();
 
-      const audit = await auditAuction(ledger, pages, database.url, {
-        crashes: crashes(instances.filter((instance) => !killed.includes(instance))),
-      });
-      console.log(audit.line);
-      expect(audit.problems).toEqual([]);
-      expect(audit.counts.crashes).toBe(0);
+      const survivors = instances.filter((instance) => !killed.includes(instance));
+      const audit = await audited(ledger, pages, database.url, crashes(survivors), operator);
       expect(expectedReconnects).toBeGreaterThan(0);
       expect(audit.counts.reconnects).toBe(expectedReconnects);
     },
@@ -268,6 +394,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
       const database = await databaseForThisTest();
       // Debug logs: the service says when it closes a socket for a missed heartbeat.
       const instance = await startService(database.url, {
+        ...CONSOLE_AND_ROUNDS,
         HEARTBEAT_INTERVAL_MS: String(SERVICE_HEARTBEAT_MS),
         LOG_LEVEL: "debug",
       });
@@ -280,11 +407,14 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         heartbeatTimeoutMs: PAGE_HEARTBEAT_TIMEOUT_MS,
       })[0] as Page;
       const others = openPages("steady-", [instance.socketUrl], scale.pages - 1);
-      const pages = [watched, ...others];
+      const troll = openPages("cut-troll-", [instance.socketUrl], 1)[0] as Page;
+      const pages = [watched, ...others, troll];
       await allLive(pages);
+      const { operator, signedIn } = operatorAt(instance.httpUrl);
       const ledger = createLedger("cut");
-      const bidding = startSteadyBidding(ledger, pages, { intervalMs: BID_INTERVAL_MS, maxBids: scale.maxBids });
-      cleanUpAfter(() => bidding.stop());
+      const bidding = startBidding(ledger, [watched, ...others], troll, BID_INTERVAL_MS);
+      await signedIn;
+      const operatorRound = operatorRounds(operator, ledger);
 
       let placedWhileAway = 0;
       for (let cut = 0; cut < scale.faults; cut++) {
@@ -294,6 +424,8 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         const heartbeatClosesBefore = heartbeatCloses();
         const cutAt = performance.now();
         expect(relay.cutAll()).toBe(1);
+        // The operator's lists cannot reach the cut page: it learns of them when it is back.
+        const acting = operatorActsDuring(cut) && operatorRound();
         await waitFor(
           "the page to notice the dead connection",
           () => watched.statuses.at(-1) === "reconnecting",
@@ -323,15 +455,16 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
           `[cut] noticed by the page after ${Math.round(noticedMs)} ms, resumed after ${Math.round(backAt - cutAt)} ms, ` +
             `dropped by the service within ${Math.round(performance.now() - cutAt)} ms; ${acceptedWhileAway} bids accepted while away`,
         );
+        await acting;
       }
+      const acting = operatorRound();
       await moreAcks(ledger, scale.acksBetweenFaults);
+      await acting;
       await bidding.stop();
 
-      const audit = await auditAuction(ledger, pages, database.url, { crashes: crashes([instance]) });
-      console.log(audit.line);
-      expect(audit.problems).toEqual([]);
+      await audited(ledger, pages, database.url, crashes([instance]), operator);
       expect(watched.reopenings).toBe(scale.faults);
-      expect(others.map((page) => page.reopenings)).toEqual(others.map(() => 0));
+      expect([...others, troll].map((page) => page.reopenings)).toEqual([...others, troll].map(() => 0));
       // Bids were accepted while the page was away, and it got them through its resumes.
       expect(placedWhileAway).toBeGreaterThan(0);
     },
@@ -341,13 +474,17 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
   it(
     "SIGTERM during load behind a load balancer: in-flight bids finish, sockets close with 1001, the pages move to the survivor and nothing acknowledged is lost",
     async () => {
-      const { database, instances, balancer } = await twoInstancesBehindBalancer();
-      const pages = openPages("term-", [balancer.socketUrl], scale.pages);
+      const { database, instances, balancer } = await twoInstancesBehindBalancer(CONSOLE_AND_ROUNDS);
+      const visitors = openPages("term-", [balancer.socketUrl], scale.pages);
+      const troll = openPages("term-troll-", [balancer.socketUrl], 1)[0] as Page;
+      const pages = [...visitors, troll];
       await allLive(pages);
+      const { operator, signedIn } = operatorAt(balancer.httpUrl);
       const ledger = createLedger("sigterm");
       // No pause between bids: a flood, so bids are at the database when the signal comes.
-      const bidding = startSteadyBidding(ledger, pages, { intervalMs: 0, maxBids: scale.maxBids });
-      cleanUpAfter(() => bidding.stop());
+      const bidding = startBidding(ledger, visitors, troll, 0);
+      await signedIn;
+      const operatorRound = operatorRounds(operator, ledger);
 
       let drained = 0;
       const stopped: ServiceProcess[] = [];
@@ -361,6 +498,7 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
         const inFlight = ledger.attempts.filter((attempt) => !attempt.outcome);
         victim.signal("SIGTERM");
         const signalledAt = performance.now();
+        const acting = operatorActsDuring(round) && operatorRound();
         expect(await victim.exited).toEqual({ code: 0, signal: null });
         stopped.push(victim);
         drained += onVictim;
@@ -373,17 +511,19 @@ describe.skipIf(!postgresBinariesPresent())("faults under load, real PostgreSQL"
           30_000,
         );
         await allLive(pages);
-        if (round + 1 < scale.faults) instances[index] = await startService(database.url, {}, victim.port);
+        await acting;
+        if (round + 1 < scale.faults) {
+          instances[index] = await startService(database.url, CONSOLE_AND_ROUNDS, victim.port);
+        }
       }
+      const acting = operatorRound();
       await moreAcks(ledger, scale.acksBetweenFaults);
+      await acting;
       await bidding.stop();
 
-      const audit = await auditAuction(ledger, pages, database.url, {
-        crashes: crashes(instances.filter((instance) => !stopped.includes(instance))),
-      });
-      console.log(`${audit.line} acked_after_sigterm=${ackedAfterSignal}`);
-      expect(audit.problems).toEqual([]);
-      expect(audit.counts.crashes).toBe(0);
+      const survivors = instances.filter((instance) => !stopped.includes(instance));
+      const audit = await audited(ledger, pages, database.url, crashes(survivors), operator);
+      console.log(`[sigterm] acknowledged after the signal: ${ackedAfterSignal}`);
       expect(drained).toBeGreaterThan(0);
       expect(audit.counts.reconnects).toBe(drained);
       // Each drained socket was closed with 1001, none cut.

@@ -1,14 +1,15 @@
 /**
  * A load balancer in front of several service instances, built on http-proxy as a real one would
- * be: WebSocket upgrades are spread round-robin over the targets that accept connections. Each
- * upgrade first checks that its target accepts a TCP connection and moves on to the next target
- * when it is refused (a killed or draining instance), so clients fail over to a survivor.
+ * be: WebSocket upgrades and HTTP requests are spread round-robin over the targets that accept
+ * connections. Each first checks that its target accepts a TCP connection and moves on to the
+ * next target when it is refused (a killed or draining instance), so clients fail over to a
+ * survivor. An HTTP request whose target dies under it is answered 502, as a real balancer does.
  *
  *   const balancer = await balancerForThisTest([a.port, b.port]); // closed when the test ends
- *   // balancer.socketUrl → ws://127.0.0.1:<port>/realtime
+ *   // balancer.socketUrl → ws://127.0.0.1:<port>/realtime, balancer.httpUrl → http://127.0.0.1:<port>
  *   balancer.routed // target port of every upgrade, in order
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import httpProxy from "http-proxy";
@@ -21,6 +22,8 @@ const HALF_CLOSED_GRACE_MS = 1_000;
 
 export interface LoadBalancer {
   readonly socketUrl: string;
+  /** The operator console and every other HTTP route, through the balancer (Host is the balancer's). */
+  readonly httpUrl: string;
   /** The target port each upgrade went to. */
   readonly routed: number[];
   /** Client connections open now that were routed to this target port. */
@@ -61,8 +64,15 @@ async function startLoadBalancer(targetPorts: number[]): Promise<LoadBalancer> {
     return null;
   }
 
-  const server: Server = createServer((_req, res) => {
-    res.writeHead(404).end();
+  const badGateway = (res: ServerResponse) => {
+    if (res.headersSent) res.destroy();
+    else res.writeHead(502, { "Content-Type": "text/plain", Connection: "close" }).end("Bad Gateway");
+  };
+  // Not counted in `routed`: that list is the sockets' routing, which the fault tests compare.
+  const server: Server = createServer(async (req, res) => {
+    const port = await pickTarget();
+    if (port === null) badGateway(res);
+    else proxy.web(req, res, { target: `http://127.0.0.1:${port}` }, () => badGateway(res));
   });
   server.on("upgrade", async (req, socket, head) => {
     clientSockets.set(socket, null);
@@ -93,10 +103,12 @@ async function startLoadBalancer(targetPorts: number[]): Promise<LoadBalancer> {
 
   return {
     socketUrl: `ws://127.0.0.1:${port}${PROTOCOL_PATH}`,
+    httpUrl: `http://127.0.0.1:${port}`,
     routed,
     openTo: (port) => [...clientSockets.values()].filter((target) => target === port).length,
     async close() {
       for (const socket of clientSockets.keys()) socket.destroy();
+      server.closeAllConnections();
       proxy.close();
       await new Promise((resolve) => server.close(resolve));
     },

@@ -3,20 +3,30 @@
  * (src/stores/auctionConnection.ts, the code the page runs) on Node's global WebSocket.
  *
  * openPage: a page as the fault tests account for it, with its heartbeat, backoff, resume and bid
- * acknowledgements observed from outside: every bid that reached the page, in arrival order, the
- * statuses, the sockets and their close codes.
+ * acknowledgements observed from outside: every bid that reached the page, in arrival order, every
+ * list that replaced its state (an operator's action, a round's end), the statuses, the sockets and
+ * their close codes, and the state it shows.
  *
  *   const page = openPage("alice", balancer.socketUrl);
  *   await waitFor("live", () => page.isLive());
  *   const outcome = await page.placeBid("alice-1", 1234); // accepted, refused, no_answer, not_sent
  *   page.received // resume and broadcast bids after the first opening, in arrival order
+ *   page.state()  // what the page shows now: its list, leader, bidder count, round, past winners
  *   page.stop();
  *
  * openVisitor: the connection itself, as the end-to-end suites read it ($auction, placeBid), with
  * the toasts it showed and the moderation version it holds, stopped when the test ends.
  */
 import { onTestFinished } from "vitest";
-import { type ErrorCode, type ServerMessage, SNAPSHOT_SIZE, type WireBid } from "../../../src/lib/auction/protocol.ts";
+import {
+  type ErrorCode,
+  RESUME_AFTER_PARAMETER,
+  RESUME_MODERATION_PARAMETER,
+  RESUME_ROUND_PARAMETER,
+  SNAPSHOT_SIZE,
+  type ServerMessage,
+  type WireBid,
+} from "../../../src/lib/auction/protocol.ts";
 import type { ConnectionStatus, SocketLike } from "../../../src/lib/auction/realtimeClient.ts";
 import { globalTimers } from "../../../src/lib/timers.ts";
 import {
@@ -52,6 +62,22 @@ export interface PageOptions {
   heartbeatTimeoutMs?: number;
 }
 
+/** One message that carried bids, as the page received it: an opening, a list, or a broadcast. */
+interface PageMessage {
+  type: "snapshot" | "resume" | "moderated" | "roundEnded" | "bid" | "bids";
+  /** The ids it carried, in its order (a list newest first, a resume oldest first). */
+  ids: number[];
+  /** The round those bids belong to. */
+  round: number;
+}
+
+/** Where the auction stood as of a list: the operator's actions counted, the round, whether it ended. */
+export interface Standing {
+  moderation: number;
+  round: number;
+  ended: boolean;
+}
+
 export interface Page {
   readonly label: string;
   readonly statuses: ConnectionStatus[];
@@ -66,22 +92,55 @@ export interface Page {
   readonly passedOver: [after: number, before: number][];
   /** The broadcast frames after its first opening: one bid or several (docs/design.md#10), each with its newest id. */
   readonly frames: { type: "bid" | "bids"; lastId: number; bids: number }[];
-  /** What the page shows now (the product's $auction). */
-  auction(): AuctionState;
   /** This page's own bids as acknowledged (the page lists them at once; the broadcast follows). */
   readonly acknowledged: WireBid[];
-  /** Snapshots on a reconnect that could have resumed (the page had received a bid): each a gap. */
+  /**
+   * Every message with bids from the first opening on, in arrival order: what the accounting
+   * checks for order and gaps round by round.
+   */
+  readonly messages: PageMessage[];
+  /**
+   * Snapshots on a reconnect that asked to resume, when neither an operator's action nor a round's
+   * end since the page's list explains them (the service resumes otherwise): each a gap.
+   */
   readonly unexpectedSnapshots: number;
   /** Openings after the first (each reconnect that got its resume or snapshot). */
   readonly reopenings: number;
+  /** How the reopenings began: resumed after the page's last bid, or with a whole snapshot. */
+  readonly reopenedWith: { resume: number; snapshot: number };
   readonly socketUrls: string[];
   /** The close code of each connection that ended (1006: no close frame). */
   readonly closeCodes: number[];
   /** Highest bid id received (the point a reconnect resumes after). */
   lastReceivedId(): number;
   isLive(): boolean;
+  /** What the page shows now, from its own stores (src/stores/auctionConnection.ts). */
+  state(): AuctionState;
+  /**
+   * The standing of what reached the page: the last list's (snapshot, resume, an action's or a
+   * round's end), moved on by a bid of a later round. Once it equals the database's, and the page
+   * has the last bid, what it shows must be the database's.
+   */
+  standing(): Standing;
   placeBid(bidderName: string, amountCents: number): Promise<BidOutcome>;
   stop(): void;
+}
+
+/** The bids a message carried, or null for a message without any. */
+function pageMessage(message: ServerMessage): PageMessage | null {
+  switch (message.type) {
+    case "snapshot":
+    case "resume":
+    case "moderated":
+    case "roundEnded":
+      return { type: message.type, ids: message.bids.map((bid) => bid.id), round: message.round.number };
+    case "bid":
+      return { type: "bid", ids: [message.bid.id], round: message.round };
+    case "bids":
+      return { type: "bids", ids: message.bids.map((bid) => bid.id), round: message.round };
+    default:
+      return null;
+  }
 }
 
 export function openPage(label: string, url: string, options: PageOptions = {}): Page {
@@ -92,13 +151,24 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
   const acknowledged: WireBid[] = [];
   const socketUrls: string[] = [];
   const closeCodes: number[] = [];
+  const messages: PageMessage[] = [];
+  const reopenedWith = { resume: 0, snapshot: 0 };
   let firstTop: number | null = null;
   let unexpectedSnapshots = 0;
   let reopenings = 0;
   let lastReceivedId = 0;
+  let standing: Standing = { moderation: 0, round: 0, ended: false };
   let openingExpected = true;
 
   function observe(message: ServerMessage) {
+    const broadcast = message.type === "bid" || message.type === "bids";
+    if (broadcast && message.round > standing.round) {
+      standing = { ...standing, round: message.round, ended: false };
+    } else if (!broadcast && "moderation" in message) {
+      standing = { moderation: message.moderation, round: message.round.number, ended: message.round.ended };
+    }
+    const entry = pageMessage(message);
+    if (entry && (firstTop !== null || entry.type === "snapshot" || entry.type === "resume")) messages.push(entry);
     if (message.type === "snapshot" || message.type === "resume") {
       openingExpected = false;
       if (firstTop === null) {
@@ -107,9 +177,15 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
         return;
       }
       reopenings += 1;
+      reopenedWith[message.type] += 1;
       if (message.type === "snapshot") {
-        // Asked for with no bid to resume after, it is the page's whole state; otherwise a gap.
-        if (lastReceivedId > 0) unexpectedSnapshots += 1;
+        // The resume point the page asked with (none: it had no bid to resume after).
+        const asked = new URL(socketUrls.at(-1) as string).searchParams;
+        const explained =
+          !asked.has(RESUME_AFTER_PARAMETER) ||
+          Number(asked.get(RESUME_MODERATION_PARAMETER)) !== message.moderation ||
+          Number(asked.get(RESUME_ROUND_PARAMETER)) !== message.round.number;
+        if (!explained) unexpectedSnapshots += 1;
         for (const bid of message.bids.toReversed()) if (bid.id > lastReceivedId) take(bid);
         return;
       }
@@ -176,19 +252,22 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
     received,
     passedOver,
     frames,
-    auction: () => connection.$auction.get(),
     acknowledged,
+    messages,
     get unexpectedSnapshots() {
       return unexpectedSnapshots;
     },
     get reopenings() {
       return reopenings;
     },
+    reopenedWith,
     socketUrls,
     closeCodes,
     lastReceivedId: () => lastReceivedId,
     // Live and past the opening: a bid sent before the snapshot is fine, but the tests wait for it.
     isLive: () => statuses.at(-1) === "live" && !openingExpected,
+    state: () => connection.$auction.get(),
+    standing: () => standing,
     placeBid: async (bidderName, amountCents) => pageOutcome(await connection.placeBid(bidderName, amountCents)),
     stop: () => connection.stop(),
   };
