@@ -1,63 +1,7 @@
-/**
- * Realtime benchmark of the auction service (issue 5, docs/design.md#5). Starts the real
- * service (realtime/main.ts, as `npm run serve` does) once on a throwaway PostgreSQL 15 cluster with
- * durable settings and once on PGlite, drives it from load-generator processes of its own (so the
- * service's event loop is what is measured), and measures:
- *
- *  1. sockets held: a ramp to 10,000 sockets; the service's RSS and heap per socket;
- *  2. fan-out: 5,000 and 1,000 sockets, bids at 10/s and at saturation; latency to every socket
- *     (p50, p99, max) and broadcasts delivered per second;
- *  3. throughput (docs/design.md#6c): first the database's own ceiling, plain INSERTs with a NOTIFY
- *     trigger at concurrency 16 into a table of their own (no service); then bids with 1, 10 and 100
- *     concurrent bidders through the service: bids decided by the database per second (the
- *     service's auction_bids_decided_total), accepted per second, bid to answer (p50, p99), the
- *     group-commit batches (auction_bid_batch_size), the CPU used by the service, PostgreSQL and
- *     the generators and what PostgreSQL's backends waited on; and place_auction_bid alone (the
- *     same SQL with no service) as the evidence for where a one-bid-per-commit ceiling is;
- *  4. the ceiling: the same saturated fan-out through a bare `ws` broadcast server (no database,
- *     no validation, one prebuilt frame written to every socket), measured right after each of the
- *     service's saturated phases at the same size, and the service as a ratio of it, in delivered
- *     msgs/s and in CPU per delivered message (bar: at least 0.8 on both); then, for information,
- *     a bare server that also writes a turn's frames as one write per socket, as the service does;
- *  5. a slow consumer: one socket that never reads among 1,000: the others' latency meanwhile
- *     (against the same phase without it), and when the service dropped it. The service runs with
- *     a small MAX_BUFFERED_BYTES here, and the slow socket also sends pings it never reads the
- *     answers to: the kernel buffers ~4 MB on loopback before ws's bufferedAmount counts at all,
- *     which broadcasts alone (~50 bids/s at 1,000 sockets on 2 cores) take minutes to fill;
- *  6. a reconnect storm: every socket cut and reopened at once, with `?after=` and with a snapshot.
- *
- * Definitions (also written into the results):
- *  - acceptance: the moment the bidder's process reads the service's `accepted` answer to its bid.
- *    The broadcast travels another path (NOTIFY, LISTEN, fan-out), so a socket can read it before
- *    the bidder reads its answer: such latencies are negative. Latencies are also given from the
- *    moment the bid was sent, which includes the insert and is never negative; the bar is judged on
- *    that stricter figure.
- *  - latency: from that moment to the moment a receiving socket's process reads the broadcast.
- *    Every process runs on this machine, so all use the same wall clock, read with sub-millisecond
- *    resolution (performance.timeOrigin + performance.now()).
- *  - saturation: bidders in a closed loop (the next bid once the answer came), with at most
- *    SATURATION_WINDOW accepted bids not yet read by every receiving socket, so the service is kept
- *    busy without the receivers falling behind without bound.
- *  - delivered msgs/s: broadcasts read by all receiving sockets within the bidding window, divided
- *    by its length. The receiving sockets only count broadcasts (rawSocket.ts), so that the
- *    generators are not what saturates first.
- *  - bids decided by the database: accepted, or refused there as too low (refusals by the
- *    instance's own pre-check are not counted); bid to answer: from the bidder sending a bid to
- *    reading its answer.
- *
- * Usage: npm run bench:realtime [-- --quick] [--backend postgres|pglite] [--only slow]
- * The phases live one to a module in scripts/bench-realtime/phases/; this file runs them and writes the results.
- *   --only slow: the slow-consumer phase alone (results in realtime-<date>[-quick]-slow.json).
- *   (before the npm script exists: npx node scripts/bench-realtime.ts --quick)
- * Prints one line per measurement; writes everything to bench/results/realtime-<date>.json
- * (realtime-<date>-quick.json with --quick, small counts for a smoke test of about a minute).
- * All traffic goes to 127.0.0.1. Every wait is bounded; every child process is killed on exit.
- */
-import { execFile } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { join, relative } from "node:path";
-import { parseArgs, promisify } from "node:util";
+import { parseArgs } from "node:util";
 import { thousands } from "./bench-realtime/format.ts";
 import {
   BARE_SERVER_DESCRIPTION,
@@ -84,6 +28,8 @@ import {
 import { type BackendReport, runBackend } from "./bench-realtime/runBackend.ts";
 import { startDurableCluster } from "./bench-realtime/service.ts";
 import { errorMessage } from "./support/childProcess.ts";
+import { codeState, packageVersion } from "./support/codeState.ts";
+import { readCommandLine } from "./support/commandLine.ts";
 import { describeMachine } from "./support/machine.ts";
 import type { PostgresCluster } from "./support/postgresCluster.ts";
 
@@ -107,37 +53,6 @@ function readOptions(args: string[]): { plan: Plan; backends: Backend[]; onlySlo
     plan: values.quick ? QUICK : FULL,
     backends: values.backend ? [values.backend] : ["postgres", "pglite"],
     onlySlow: values.only === "slow",
-  };
-}
-
-async function packageVersion(name: string): Promise<string> {
-  const text = await readFile(join(ROOT, "node_modules", name, "package.json"), "utf8");
-  return (JSON.parse(text) as { version: string }).version;
-}
-
-/**
- * The commit measured and the files under test that differ from it (the service, the migrations,
- * the benchmark): figures are only comparable between runs of the same code.
- */
-async function codeState(): Promise<{ commit: string; modified: string[] }> {
-  const git = async (args: string[]) =>
-    (await promisify(execFile)("git", args, { cwd: ROOT, timeout: 10_000 }).catch(() => ({ stdout: "" }))).stdout;
-  const commit = (await git(["rev-parse", "--short", "HEAD"])).trim() || "unknown";
-  const status = await git([
-    "status",
-    "--porcelain",
-    "--",
-    "realtime",
-    "sql",
-    "src/lib/auction",
-    "scripts/bench-realtime*",
-  ]);
-  return {
-    commit,
-    modified: status
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => line.slice(3)),
   };
 }
 
@@ -278,18 +193,11 @@ function printBars(backends: BackendReport[]): void {
 }
 
 async function main(): Promise<void> {
-  let options: ReturnType<typeof readOptions>;
-  try {
-    options = readOptions(process.argv.slice(2));
-  } catch (error) {
-    // parseArgs's own errors (an unknown option, a missing value) and ours: both are usage errors.
-    console.error(`bench:realtime: ${errorMessage(error)}\n${USAGE}`);
-    process.exit(2);
-  }
+  const options = readCommandLine("bench:realtime", USAGE, readOptions);
   const { plan, backends, onlySlow } = options;
   const startedAt = Date.now();
   const loadAverageAtStart = os.loadavg();
-  const code = await codeState();
+  const code = await codeState(["realtime", "sql", "src/lib/auction", "scripts/bench-realtime*"]);
   const served = code.modified.filter((file) => !file.startsWith("scripts/bench-realtime"));
   const bench = code.modified.length - served.length;
   console.log(
