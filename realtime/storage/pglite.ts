@@ -3,7 +3,7 @@
  * locks. PGlite runs one query at a time and queues concurrent calls itself; the one-statement
  * place_auction_bid() keeps bids atomic all the same.
  */
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../logger.ts";
 import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
@@ -16,6 +16,7 @@ import {
   PAYMENT_OUTCOMES_CHANNEL,
   PAYMENT_WATCHER_CHANNEL,
 } from "./payments.ts";
+import { openPglite } from "./pgliteDatabase.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
 import { ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError, type StoreWithPayments } from "./types.ts";
 
@@ -92,7 +93,7 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<Stor
   const lock = await lockDataDir(dataDir);
   let db: PGlite | undefined;
   try {
-    db = await PGlite.create({ dataDir });
+    db = await openPglite(dataDir);
     const opened = db;
     await applyMigrations(
       pgliteTransaction(opened),
