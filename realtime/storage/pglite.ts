@@ -17,11 +17,14 @@ import {
   PAYMENT_WATCHER_CHANNEL,
 } from "./payments.ts";
 import { openPglite } from "./pgliteDatabase.ts";
+import { prepareDataDir } from "./pgliteTemplate.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
 import { ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError, type StoreWithPayments } from "./types.ts";
 
 export interface PgliteStoreOptions {
   dataDir: string;
+  /** The initialised directory a new data directory is copied from (default: the build's, pgliteTemplate.ts). */
+  templateDir?: string;
   logger: Logger;
   migrations?: Migration[];
   functions?: FunctionSet;
@@ -93,6 +96,7 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<Stor
   const lock = await lockDataDir(dataDir);
   let db: PGlite | undefined;
   try {
+    await prepareDataDir(dataDir, logger, options.templateDir);
     db = await openPglite(dataDir);
     const opened = db;
     await applyMigrations(

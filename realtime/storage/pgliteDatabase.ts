@@ -15,10 +15,10 @@ import { PGlite } from "@electric-sql/pglite";
  * kernel's page cache all the same). maintenance_work_mem bounds what a migration's index build or
  * a VACUUM can add to that memory for good (64 MB by default).
  */
-export const PGLITE_SETTINGS = { shared_buffers: "16MB", maintenance_work_mem: "16MB" } as const;
+const PGLITE_SETTINGS = { shared_buffers: "16MB", maintenance_work_mem: "16MB" } as const;
 
 /** The module's own minimum (2,048 pages) and PGlite's default, named so that no release raises it unseen. */
-export const PGLITE_INITIAL_MEMORY_BYTES = 128 * 1024 * 1024;
+const PGLITE_INITIAL_MEMORY_BYTES = 128 * 1024 * 1024;
 
 const settingArgs = Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
 
