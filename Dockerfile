@@ -36,6 +36,9 @@ ENV NODE_ENV=production \
     DATA_DIR=/data \
     SHUTDOWN_TIMEOUT_MS=8000
 COPY --from=runtime-deps /app/node_modules ./node_modules
+# The build's PGlite template: a first start on an empty /data copies it instead of running initdb
+# (docs/design.md#9). Read-only to the service.
+COPY --from=build /app/node_modules/.cache/nothing-store ./node_modules/.cache/nothing-store
 COPY package.json ./
 # The service runs its TypeScript directly (Node's type stripping): the sources it imports, the migrations, the built site.
 COPY realtime ./realtime

@@ -19,6 +19,8 @@ export interface ServiceConfig {
   databaseUrl: string | null;
   /** PGlite's data directory (absolute). */
   dataDir: string;
+  /** The initialised PGlite directory a new dataDir is copied from (absolute); null: the build's (docs/design.md#9). */
+  pgliteTemplateDir: string | null;
   /**
    * Origins allowed to open the socket, normalised (`https://example.com`). Empty: same origin only
    * (the Origin's host equals the request's Host). `*` allows any.
@@ -209,6 +211,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     logLevel: logLevel(env.LOG_LEVEL),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     dataDir: resolve(env.DATA_DIR?.trim() || "data"),
+    pgliteTemplateDir: env.PGLITE_TEMPLATE_DIR?.trim() ? resolve(env.PGLITE_TEMPLATE_DIR.trim()) : null,
     allowedOrigins: origins(env.ALLOWED_ORIGINS),
     maxSocketsPerAddress: integer(env, "MAX_SOCKETS_PER_ADDRESS", 50, 1, 1_000_000),
     bidRateLimit: integer(env, "BID_RATE_LIMIT", 10, 1, 1_000_000),

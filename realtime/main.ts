@@ -39,6 +39,7 @@ process.once("SIGINT", shutDown);
 const storeOpening = openBidStore({
   databaseUrl: config.databaseUrl ?? undefined,
   dataDir: config.dataDir,
+  pgliteTemplateDir: config.pgliteTemplateDir ?? undefined,
   logger,
   rounds: config.rounds,
 });

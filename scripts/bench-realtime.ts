@@ -63,11 +63,10 @@
  * (realtime-<date>-quick.json with --quick, small counts for a smoke test of about a minute).
  * All traffic goes to 127.0.0.1. Every wait is bounded; every child process is killed on exit.
  */
-import { execFile } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { join, relative } from "node:path";
-import { parseArgs, promisify } from "node:util";
+import { parseArgs } from "node:util";
 import { thousands } from "./bench-realtime/format.ts";
 import {
   BARE_SERVER_DESCRIPTION,
@@ -95,6 +94,8 @@ import {
 import { type BackendReport, runBackend } from "./bench-realtime/runBackend.ts";
 import { startDurableCluster } from "./bench-realtime/service.ts";
 import { errorMessage } from "./support/childProcess.ts";
+import { codeState, packageVersion } from "./support/codeState.ts";
+import { readCommandLine } from "./support/commandLine.ts";
 import { describeMachine } from "./support/machine.ts";
 import type { PostgresCluster } from "./support/postgresCluster.ts";
 
@@ -148,37 +149,6 @@ function readOptions(args: string[]): { plan: Plan; backends: Backend[]; only: O
     plan,
     backends: values.backend ? [values.backend] : only === "conflation" ? ["postgres"] : ["postgres", "pglite"],
     only,
-  };
-}
-
-async function packageVersion(name: string): Promise<string> {
-  const text = await readFile(join(ROOT, "node_modules", name, "package.json"), "utf8");
-  return (JSON.parse(text) as { version: string }).version;
-}
-
-/**
- * The commit measured and the files under test that differ from it (the service, the migrations,
- * the benchmark): figures are only comparable between runs of the same code.
- */
-async function codeState(): Promise<{ commit: string; modified: string[] }> {
-  const git = async (args: string[]) =>
-    (await promisify(execFile)("git", args, { cwd: ROOT, timeout: 10_000 }).catch(() => ({ stdout: "" }))).stdout;
-  const commit = (await git(["rev-parse", "--short", "HEAD"])).trim() || "unknown";
-  const status = await git([
-    "status",
-    "--porcelain",
-    "--",
-    "realtime",
-    "sql",
-    "src/lib/auction",
-    "scripts/bench-realtime*",
-  ]);
-  return {
-    commit,
-    modified: status
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => line.slice(3)),
   };
 }
 
@@ -319,19 +289,12 @@ function printBars(backends: BackendReport[]): void {
 }
 
 async function main(): Promise<void> {
-  let options: ReturnType<typeof readOptions>;
-  try {
-    options = readOptions(process.argv.slice(2));
-  } catch (error) {
-    // parseArgs's own errors (an unknown option, a missing value) and ours: both are usage errors.
-    console.error(`bench:realtime: ${errorMessage(error)}\n${USAGE}`);
-    process.exit(2);
-  }
+  const options = readCommandLine("bench:realtime", USAGE, readOptions);
   const { plan, backends, only } = options;
   const onlySlow = only === "slow";
   const startedAt = Date.now();
   const loadAverageAtStart = os.loadavg();
-  const code = await codeState();
+  const code = await codeState(["realtime", "sql", "src/lib/auction", "scripts/bench-realtime*"]);
   const served = code.modified.filter((file) => !file.startsWith("scripts/bench-realtime"));
   const bench = code.modified.length - served.length;
   console.log(

@@ -15,6 +15,8 @@ export interface OpenBidStoreOptions {
   databaseUrl?: string;
   /** PGlite's data directory (created if missing, locked while open); unused with databaseUrl. */
   dataDir: string;
+  /** What a new PGlite data directory is copied from (default: the build's template, pgliteTemplate.ts). */
+  pgliteTemplateDir?: string;
   logger: Logger;
   /** PostgreSQL pool size, the LISTEN connection not counted (default 10). */
   poolSize?: number;
@@ -35,7 +37,12 @@ export async function openBidStore(options: OpenBidStoreOptions): Promise<BidSto
     logger.info("auction store open on PostgreSQL");
     return store;
   }
-  const store = await openPgliteStore({ dataDir: options.dataDir, logger, rounds: options.rounds });
+  const store = await openPgliteStore({
+    dataDir: options.dataDir,
+    logger,
+    rounds: options.rounds,
+    templateDir: options.pgliteTemplateDir,
+  });
   logger.info({ dataDir: options.dataDir }, "auction store open on PGlite");
   return store;
 }

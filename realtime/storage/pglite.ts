@@ -3,7 +3,7 @@
  * locks. PGlite runs one query at a time and queues concurrent calls itself; the one-statement
  * place_auction_bid() keeps bids atomic all the same.
  */
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../logger.ts";
 import { ADMIN_SESSIONS_CHANNEL, createAdminNotices, createAdminStore } from "./admin.ts";
 import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
@@ -17,11 +17,15 @@ import {
   PAYMENT_OUTCOMES_CHANNEL,
   PAYMENT_WATCHER_CHANNEL,
 } from "./payments.ts";
+import { openPglite } from "./pgliteDatabase.ts";
+import { prepareDataDir } from "./pgliteTemplate.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
 import { ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError, type StoreWithPayments } from "./types.ts";
 
 export interface PgliteStoreOptions {
   dataDir: string;
+  /** The initialised directory a new data directory is copied from (default: the build's, pgliteTemplate.ts). */
+  templateDir?: string;
   logger: Logger;
   migrations?: Migration[];
   functions?: FunctionSet;
@@ -93,7 +97,8 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<Stor
   const lock = await lockDataDir(dataDir);
   let db: PGlite | undefined;
   try {
-    db = await PGlite.create({ dataDir });
+    await prepareDataDir(dataDir, logger, options.templateDir);
+    db = await openPglite(dataDir);
     const opened = db;
     await applyMigrations(
       pgliteTransaction(opened),

@@ -51,10 +51,20 @@ async function collectGarbageAt(inspectorPort: number): Promise<void> {
   }
 }
 
+export interface ServiceOptions {
+  /** Names the log file and the PGlite directory: the same label opens the same directory again. */
+  label?: string;
+  extraEnv?: Record<string, string>;
+  /** false: no inspector (collectGarbage() then fails), so memory is the service's alone. */
+  inspector?: boolean;
+  /** Called with the process as soon as it is spawned, before it is ready (to watch it start). */
+  onSpawn?: (child: ChildProcess) => void;
+}
+
 export async function startService(
   tempDir: string,
   databaseUrl: string | null,
-  { label = "", extraEnv = {} }: { label?: string; extraEnv?: Record<string, string> } = {},
+  { label = "", extraEnv = {}, inspector = true, onSpawn }: ServiceOptions = {},
 ): Promise<Service> {
   const port = await freePort();
   // /metrics has a listener of its own (docs/design.md#9): two services side by side need two.
@@ -81,11 +91,12 @@ export async function startService(
       // count each bid's frame); the conflation phase sets its own (docs/design.md#10).
       MAX_FRAMES_PER_SECOND: "0",
       // Only so the benchmark can ask for a full GC before reading memory; loopback only.
-      NODE_OPTIONS: `--inspect=127.0.0.1:${inspectorPort}`,
+      ...(inspector ? { NODE_OPTIONS: `--inspect=127.0.0.1:${inspectorPort}` } : {}),
       ...extraEnv,
     },
     stdio: ["ignore", log, log],
   });
+  onSpawn?.(child);
   const httpUrl = `http://127.0.0.1:${port}`;
   await waitForOk(`${httpUrl}/readyz`, child, "the service", SERVICE_START_TIMEOUT_MS);
   return {

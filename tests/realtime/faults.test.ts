@@ -27,8 +27,8 @@ import {
 } from "./support/accounting.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { balancerForThisTest } from "./support/loadBalancer.ts";
-import { type OperatorConsole, openOperatorConsole } from "./support/retryingOperator.ts";
 import { openPage, type Page } from "./support/pageClient.ts";
+import { type OperatorConsole, openOperatorConsole } from "./support/retryingOperator.ts";
 import { type ServiceProcess, startServiceProcess } from "./support/serviceProcess.ts";
 import { cleanUpAfter, databaseForThisTest, waitFor } from "./support/stores.ts";
 

@@ -13,6 +13,7 @@ describe("service configuration", () => {
       logLevel: "info",
       databaseUrl: null,
       dataDir: resolve("data"),
+      pgliteTemplateDir: null,
       allowedOrigins: [],
       maxSocketsPerAddress: 50,
       bidRateLimit: 10,
@@ -119,6 +120,10 @@ describe("service configuration", () => {
     expect(readServiceConfig({ DATABASE_URL: "  " }).databaseUrl).toBeNull();
     expect(readServiceConfig({ DATA_DIR: "/var/lib/nothing" }).dataDir).toBe("/var/lib/nothing");
     expect(readServiceConfig({ DATA_DIR: "tmp/pg" }).dataDir).toBe(resolve("tmp/pg"));
+    expect(readServiceConfig({ PGLITE_TEMPLATE_DIR: " tmp/template " }).pgliteTemplateDir).toBe(
+      resolve("tmp/template"),
+    );
+    expect(readServiceConfig({ PGLITE_TEMPLATE_DIR: "" }).pgliteTemplateDir).toBeNull();
   });
 
   it("rejects a DATABASE_URL that is not PostgreSQL's, without echoing it", () => {

@@ -33,8 +33,8 @@
 import postgres from "postgres";
 import { nameKey } from "../../../realtime/names/nameKey.ts";
 import { SNAPSHOT_SIZE } from "../../../src/lib/auction/protocol.ts";
-import type { ConsoleAction, OperatorConsole } from "./retryingOperator.ts";
 import type { BidOutcome, Page, Standing } from "./pageClient.ts";
+import type { ConsoleAction, OperatorConsole } from "./retryingOperator.ts";
 import { compareShownState, pageShows, readShownState } from "./shownState.ts";
 import { waitFor } from "./stores.ts";
 
@@ -283,7 +283,8 @@ function auditPageMessages(
         } else if (id <= newest) {
           report(`received id ${id} after ${newest}`);
         } else {
-          const skipped = passesOver && position === 0 ? [] : idsBetween(afterList ? roundIds : untouched.all, newest, id);
+          const skipped =
+            passesOver && position === 0 ? [] : idsBetween(afterList ? roundIds : untouched.all, newest, id);
           if (skipped.length > 0) {
             missed += skipped.length;
             report(`missed ${skipped.length} bid(s) before ${id}: ${skipped.slice(0, 10).join(", ")}`);

@@ -23,8 +23,8 @@ import {
   RESUME_AFTER_PARAMETER,
   RESUME_MODERATION_PARAMETER,
   RESUME_ROUND_PARAMETER,
-  SNAPSHOT_SIZE,
   type ServerMessage,
+  SNAPSHOT_SIZE,
   type WireBid,
 } from "../../../src/lib/auction/protocol.ts";
 import type { ConnectionStatus, SocketLike } from "../../../src/lib/auction/realtimeClient.ts";
