@@ -428,8 +428,10 @@ export async function auditAuction(
   const problems: string[] = [];
   const timeoutMs = options.timeoutMs ?? 20_000;
   const barrier = await placeBarrierBid(ledger, pages, timeoutMs);
-  const hasSeen = (page: Page, id: number) =>
-    page.messages.some((message) => message.ids.includes(id)) || page.acknowledged.some((bid) => bid.id === id);
+  // The broadcast, not the acknowledgement: the bidder's own page lists its bid from the answer at
+  // once, but the standing after it (the bidder count) comes with the broadcast, which the frame
+  // budget may hold back for an interval (docs/design.md#10).
+  const hasSeen = (page: Page, id: number) => page.messages.some((message) => message.ids.includes(id));
   if (barrier === null) {
     problems.push("no page got its barrier bid accepted: the pages' view is unchecked");
   } else {
