@@ -58,6 +58,7 @@ describe.each(BACKENDS)(
         [9, "009_emoji_joiner.sql"],
         [10, "010_payments.sql"],
         [11, "011_patron_moderation.sql"],
+        [12, "012_admin_sessions.sql"],
       ]);
       expect(recorded[0]?.applied_at).toBeTruthy();
     });
@@ -343,8 +344,9 @@ describe("migrations on PostgreSQL", () => {
       "009_emoji_joiner.sql",
       "010_payments.sql",
       "011_patron_moderation.sql",
+      "012_admin_sessions.sql",
     ]);
     const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM schema_migrations"));
-    expect(rows[0]?.n).toBe(11);
+    expect(rows[0]?.n).toBe(12);
   });
 });
