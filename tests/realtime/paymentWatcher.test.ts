@@ -282,9 +282,9 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       const hung = bench.step();
       await waitFor(
         "the hung call",
-        () => bench.timers.delays().includes(RPC_TIMEOUT_MS) && bench.rpc.calls.get("getTransaction") === 2,
+        () => bench.timers.pendingDelays().includes(RPC_TIMEOUT_MS) && bench.rpc.calls.get("getTransaction") === 2,
       );
-      expect(bench.timers.fire(RPC_TIMEOUT_MS)).toBe(1);
+      expect(bench.timers.fireSetFor(RPC_TIMEOUT_MS)).toBe(1);
       expect(await hung).toBe(16 * POLL_MS);
 
       bench.clock.ms += RPC_UNHEALTHY_AFTER_MS;

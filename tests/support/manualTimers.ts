@@ -6,13 +6,13 @@ import type { Timers } from "../../src/lib/timers.ts";
 
 export class ManualTimers implements Timers {
   now = 0;
-  private queue: { due: number; callback: () => void; id: number }[] = [];
+  private queue: { due: number; ms: number; callback: () => void; id: number }[] = [];
   private lastId = 0;
   readonly scheduled: number[] = [];
 
   setTimeout(callback: () => void, ms: number) {
     const id = ++this.lastId;
-    this.queue.push({ due: this.now + ms, callback, id });
+    this.queue.push({ due: this.now + ms, ms, callback, id });
     this.scheduled.push(ms);
     return id;
   }
@@ -32,5 +32,18 @@ export class ManualTimers implements Timers {
       next.callback();
     }
     this.now = until;
+  }
+
+  /** The delays the pending timeouts were set for. */
+  pendingDelays(): number[] {
+    return this.queue.map((timer) => timer.ms);
+  }
+
+  /** Runs (and removes) every pending timeout set for `ms`, whatever the clock says; how many ran. */
+  fireSetFor(ms: number): number {
+    const due = this.queue.filter((timer) => timer.ms === ms);
+    this.queue = this.queue.filter((timer) => timer.ms !== ms);
+    for (const timer of due) timer.callback();
+    return due.length;
   }
 }

@@ -27,7 +27,7 @@ import {
 import { createPaymentWatcher, type PaymentWatcher } from "../../../realtime/payments/watcher.ts";
 import type { StoredPayment } from "../../../realtime/storage/payments.ts";
 import type { StoreWithPayments } from "../../../realtime/storage/types.ts";
-import type { Timers } from "../../../src/lib/timers.ts";
+import { ManualTimers } from "../../support/manualTimers.ts";
 import { type ChainRpcServer, startChainRpcServer } from "./chainRpcServer.ts";
 import { LocalChain, type TokenProgramName } from "./localChain.ts";
 import { cleanUpAfter, openTestStore, type TestLocation, testLogger } from "./stores.ts";
@@ -35,38 +35,6 @@ import { cleanUpAfter, openTestStore, type TestLocation, testLogger } from "./st
 export const RPC_TIMEOUT_MS = 5_000;
 export const POLL_MS = 2_000;
 export const REQUEST_MINUTES = 30;
-
-/** Timers that fire only when the test says: each pending timeout with the delay it was set for. */
-function manualTimers() {
-  let nextId = 1;
-  const pending = new Map<number, { callback: () => void; ms: number }>();
-  const timers: Timers = {
-    setTimeout(callback, ms) {
-      const id = nextId++;
-      pending.set(id, { callback, ms });
-      return id;
-    },
-    clearTimeout(handle) {
-      pending.delete(handle as number);
-    },
-  };
-  return {
-    timers,
-    /** The delays of the timeouts still pending. */
-    delays: () => [...pending.values()].map((entry) => entry.ms),
-    /** Fires (and removes) every pending timeout set for `ms`. */
-    fire(ms: number): number {
-      let fired = 0;
-      for (const [id, entry] of [...pending]) {
-        if (entry.ms !== ms) continue;
-        pending.delete(id);
-        entry.callback();
-        fired += 1;
-      }
-      return fired;
-    },
-  };
-}
 
 export interface PaymentBench {
   store: StoreWithPayments;
@@ -83,7 +51,8 @@ export interface PaymentBench {
   metrics: Metrics;
   /** The service's clock and the chain's block time, in ms. */
   clock: { ms: number };
-  timers: ReturnType<typeof manualTimers>;
+  /** The RPC calls' deadlines: they fire only when the test says. */
+  timers: ManualTimers;
   /** A new waiting request of this mint and recipient (as POST /payments stores one); its reference. */
   request(options: { price: bigint; name?: string | null; minutes?: number }): Promise<Address>;
   find(reference: string): Promise<StoredPayment>;
@@ -118,12 +87,12 @@ export async function createPaymentBench(store: StoreWithPayments, options: Benc
   const mint = await chain.createMint({ decimals, program: options.program ?? "token" });
   const recipient = (await generateKeyPairSigner()).address;
   const metrics = createMetrics();
-  const timers = manualTimers();
+  const timers = new ManualTimers();
   const client = createChainClient({
     rpcUrl: rpc.url,
     commitment: "confirmed",
     metrics,
-    timers: timers.timers,
+    timers,
     timeoutMs: RPC_TIMEOUT_MS,
     now: () => clock.ms,
   });
@@ -137,7 +106,7 @@ export async function createPaymentBench(store: StoreWithPayments, options: Benc
       pollMs: POLL_MS,
       logger,
       metrics,
-      timers: timers.timers,
+      timers,
       now: () => clock.ms,
     });
     watchers.push(watcher);
