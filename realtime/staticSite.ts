@@ -23,7 +23,7 @@
  * - A page or file answers GET and HEAD; any other method is 405 with `Allow: GET, HEAD`
  *   (sirv does not look at the method: a POST was served the page).
  */
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream, type ReadStream, readFileSync } from "node:fs";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -47,6 +47,8 @@ interface Chosen {
   file: string;
   size: number;
   headers: OutgoingHttpHeaders;
+  /** sirv's stream of the whole file, paused and not yet read: the body, unless a range or no body is sent. */
+  whole: ReadStream;
 }
 
 export function createStaticSite(staticDir: string, logger: Logger): StaticSite {
@@ -85,16 +87,20 @@ export function createStaticSite(staticDir: string, logger: Logger): StaticSite 
       notFound();
       return;
     }
+    const range = ranged ? readRange(req, chosen) : null;
+    const sendsWhole = req.method === "GET" && range === null;
+    // Every answer but the whole file's closes sirv's stream unread.
+    if (!sendsWhole) chosen.whole.destroy();
     // A page or file is only ever read (docs/design.md#9); an unknown path stays a 404 whatever the method.
     if (refuseUnlessRead(req, res)) return;
     const cacheControl = target.decodedPath.startsWith("/_astro/") ? IMMUTABLE : REVALIDATE;
     const etag = String(chosen.headers.ETag);
     if (matchesAnyTag(req.headers["if-none-match"], etag)) {
+      if (sendsWhole) chosen.whole.destroy();
       res.writeHead(304, { ETag: etag, Vary: "Accept-Encoding", "Cache-Control": cacheControl }).end();
       return;
     }
     const headers = { ...chosen.headers, "Cache-Control": cacheControl };
-    const range = ranged ? readRange(req, chosen) : null;
     if (range === "unsatisfiable") {
       res.writeHead(416, { ...headers, "Content-Range": `bytes */${chosen.size}`, "Content-Length": 0 }).end();
       return;
@@ -113,7 +119,7 @@ export function createStaticSite(staticDir: string, logger: Logger): StaticSite 
       res.end();
       return;
     }
-    const body = createReadStream(chosen.file, range ?? {});
+    const body = range ? createReadStream(chosen.file, range) : chosen.whole;
     // A file removed under a running server (a redeploy over dist/) must cost one response, not the process.
     body.once("error", (error) => {
       logger.error({ err: error, path: target.path }, "static file read failed");
@@ -144,10 +150,14 @@ function createLookup(staticDir: string) {
       },
       writeHead: (_status: number, written: OutgoingHttpHeaders) => Object.assign(headers, written),
     });
-    recorder.once("pipe", (source: NodeJS.ReadableStream & { path?: string | Buffer; destroy(): void }) => {
+    // sirv pipes a stream of the file it chose; the stream opens the file only on a later turn, so
+    // taking it back now loses nothing, and the answer reads the file through it: one open a request.
+    recorder.once("pipe", (source: ReadStream) => {
+      source.unpipe(recorder);
+      source.pause();
+      // One closed unread may still fail to open (a file removed meanwhile): nobody is waiting on it.
       source.on("error", () => {});
-      source.destroy();
-      chosen = { file: String(source.path), size: Number(headers["Content-Length"]), headers };
+      chosen = { file: String(source.path), size: Number(headers["Content-Length"]), headers, whole: source };
     });
     serve(
       { url: path, headers: { "accept-encoding": codings } } as unknown as IncomingMessage,
