@@ -14,7 +14,8 @@ import { TIERS } from "../../src/data/tiers.ts";
 import type { CreatedPayment } from "../../src/lib/payments.ts";
 import type { PatronsBody } from "../../src/lib/verifiedPatrons.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { localPaymentChain, paymentSettingsOver } from "./support/paymentChain.ts";
+import { consolePost, cookieOf, signInTo } from "./support/operatorConsole.ts";
+import { localPaymentChain, paymentSettingsOver, waitForPaymentsAvailable } from "./support/paymentChain.ts";
 import {
   BACKENDS,
   cleanUpAfter,
@@ -95,19 +96,15 @@ async function openShop(location: TestLocation, options: { payments?: boolean } 
   };
 }
 
+/** A console form posted with the console's own Origin unless `headers` says otherwise. */
 function post(shop: Shop, path: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-  return fetch(`${shop.url}${path}`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: shop.url, ...headers },
-    body: new URLSearchParams(form).toString(),
-  });
+  return consolePost(shop.url, path, new URLSearchParams(form).toString(), headers);
 }
 
 async function signIn(shop: Shop): Promise<string> {
-  const response = await post(shop, "/admin/login", { password: PASSWORD });
+  const response = await signInTo(shop.url, PASSWORD);
   expect(response.status).toBe(303);
-  return (response.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  return cookieOf(response);
 }
 
 const consoleHtml = async (shop: Shop, cookie: string) =>
@@ -137,10 +134,7 @@ async function paymentStates(shop: Shop, cookie: string) {
 /** A shop whose payments are on and available (the chain's facts read), so requests are taken. */
 async function openAvailableShop(location: TestLocation): Promise<Shop> {
   const shop = await openShop(location);
-  await waitFor("payments to be available", async () => {
-    const body = (await (await fetch(`${shop.url}/payments/config`)).json()) as { available: boolean };
-    return body.available;
-  });
+  await waitForPaymentsAvailable(shop.url);
   return shop;
 }
 

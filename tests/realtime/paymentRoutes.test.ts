@@ -17,7 +17,7 @@ import { seededRandom } from "../support/seededRandom.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import type { ChainRpcServer } from "./support/chainRpcServer.ts";
 import type { LocalChain } from "./support/localChain.ts";
-import { localPaymentChain, paymentSettingsOver } from "./support/paymentChain.ts";
+import { localPaymentChain, paymentSettingsOver, waitForPaymentsAvailable } from "./support/paymentChain.ts";
 import {
   BACKENDS,
   cleanUpAfter,
@@ -106,10 +106,7 @@ async function openShop(
 }
 
 async function waitAvailable(shop: Shop) {
-  await waitFor("payments to be available", async () => {
-    const body = (await (await shop.get("/payments/config")).json()) as { available: boolean };
-    return body.available;
-  });
+  await waitForPaymentsAvailable(shop.url);
 }
 
 async function statusOf(shop: Shop, reference: string): Promise<PaymentStatusBody> {

@@ -10,7 +10,7 @@ import { type Address, generateKeyPairSigner } from "@solana/kit";
 import type { PaymentSettings } from "../../../realtime/payments/settings.ts";
 import { type ChainRpcServer, startChainRpcServer } from "./chainRpcServer.ts";
 import { LocalChain } from "./localChain.ts";
-import { cleanUpAfter } from "./stores.ts";
+import { cleanUpAfter, waitFor } from "./stores.ts";
 
 export interface LocalPaymentChain {
   chain: LocalChain;
@@ -46,4 +46,12 @@ export function paymentSettingsOver(
     rateWindowMs: 60_000,
     ...overrides,
   };
+}
+
+/** Waits until the service at `url` takes payments: the chain's facts read (GET /payments/config). */
+export async function waitForPaymentsAvailable(url: string): Promise<void> {
+  await waitFor("payments to be available", async () => {
+    const body = (await (await fetch(`${url}/payments/config`)).json()) as { available: boolean };
+    return body.available;
+  });
 }
