@@ -43,8 +43,8 @@ export interface ServiceConfig {
   maxBufferedBytes: number;
   /**
    * Bid frames a socket is sent per second at most (docs/design.md#10): bids that come faster, or
-   * while its previous frame is still in the process, leave together as one frame. 0: off, every
-   * bid one frame to every socket at once.
+   * while its previous frame is still in the process, leave together as one frame, and while they
+   * come faster, frames go at half this rate. 0: off, every bid one frame to every socket at once.
    */
   maxFramesPerSecond: number;
   /** Round lengths (docs/design.md#6b): AUCTION_ROUND_SECONDS (0: one endless auction) and AUCTION_SOFT_CLOSE_SECONDS. */

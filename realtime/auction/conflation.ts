@@ -9,12 +9,17 @@
  * newest and its id. So an instance's work is bounded by its sockets times the budget, whatever the
  * bid rate, and a slow reader gets fewer, larger frames instead of a growing buffer.
  *
+ * A frenzy gets half the budget: after a frame that carried several bids (they came faster than
+ * the budget), the socket waits FRENZY_INTERVALS intervals, not one. A frame's cost is one write
+ * per socket whatever it carries, so this keeps an instance's fan-out at a frenzy near its cost at
+ * 10 bids a second (docs/design.md#10), while a lone bid still leaves within one interval.
+ *
  * A socket is
  * - ready: up to date and free to be sent a frame: the next bid goes at the end of the turn of the
  *   event loop it came in, with the rest of that turn's bids;
- * - waiting: sent a frame (or a list) less than an interval ago, or still buffering the last one
- *   when its time came: looked at again once its interval is up, in the order the sockets began to
- *   wait (each waits one interval, so that order is the order they are due);
+ * - waiting: sent a frame (or a list) less than its wait ago, or still buffering the last one when
+ *   its time came: looked at again once its wait is up. Sockets wait in one line per length of
+ *   wait, in the order they began to wait, which within a line is the order they are due;
  * - paused: not live (its opening or a list is on the way, which says where it stands), or gone.
  *
  * A frame is built once per last id sent: sockets in step (which those that saw the same bid are)
@@ -23,6 +28,9 @@
 import { SNAPSHOT_SIZE, type WireBid } from "../../src/lib/auction/protocol.ts";
 import type { BidNotice } from "../storage/types.ts";
 import { encodeMessage, prebuiltTextFrame, toWireBid } from "./wire.ts";
+
+/** Intervals a socket waits after a conflated frame: a frenzy is paced at half the budget. */
+export const FRENZY_INTERVALS = 2;
 
 /** What the conflation keeps on each socket's own record (the broadcaster's subscriber). */
 export interface PacedSocket {
@@ -114,6 +122,13 @@ interface Queued<S> {
   ticket: number;
 }
 
+/** Sockets that began to wait the same number of intervals, in the order they began: so, due order. */
+interface WaitLine<S> {
+  intervals: number;
+  entries: Queued<S>[];
+  head: number;
+}
+
 export function createConflation<S extends PacedSocket>(options: ConflationOptions<S>): Conflation<S> {
   const { write, isBacklogged, onPass } = options;
   const clock = options.clock ?? realPacingClock;
@@ -124,10 +139,11 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
   /** Frames built since the newest bid, by the last id the sockets they go to were sent. */
   const built = new Map<number, Built>();
   const ready = new Set<S>();
-  /** Waiting sockets in the order they began to wait, from `head` on. */
-  let queue: Queued<S>[] = [];
-  let head = 0;
+  const lines: WaitLine<S>[] = [1, FRENZY_INTERVALS].map((intervals) => ({ intervals, entries: [], head: 0 }));
+  const [afterOneFrame, afterFrenzy] = lines as [WaitLine<S>, WaitLine<S>];
   let timer: unknown = null;
+  /** When the socket the timer was set for is due. */
+  let timerDueAt = 0;
   let flushScheduled = false;
   let stopped = false;
 
@@ -181,12 +197,41 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
     if (pass.single + pass.conflated > 0) onPass?.(pass);
   }
 
-  function wait(socket: S, now: number): void {
+  function wait(socket: S, now: number, line: WaitLine<S>): void {
     socket.pace = "waiting";
-    socket.dueAt = now + intervalMs;
+    socket.dueAt = now + intervalMs * line.intervals;
     socket.ticket += 1;
-    queue.push({ socket, ticket: socket.ticket });
+    line.entries.push({ socket, ticket: socket.ticket });
     arm(now);
+  }
+
+  /** The first entry of a line that is still current (a paused or re-queued socket's is stale). */
+  function firstCurrent(line: WaitLine<S>): Queued<S> | undefined {
+    for (let next = line.entries[line.head]; next !== undefined; next = line.entries[line.head]) {
+      if (next.ticket === next.socket.ticket && next.socket.pace === "waiting") return next;
+      line.head += 1;
+    }
+    return undefined;
+  }
+
+  /** Drops what was visited once it is most of a line, so each stays the size of its waiting. */
+  function compact(): void {
+    for (const line of lines) {
+      if (line.head > 1_024 && line.head * 2 > line.entries.length) {
+        line.entries = line.entries.slice(line.head);
+        line.head = 0;
+      }
+    }
+  }
+
+  /** The waiting socket due first, across the lines. */
+  function nextDue(): { line: WaitLine<S>; socket: S } | null {
+    let first: { line: WaitLine<S>; socket: S } | null = null;
+    for (const line of lines) {
+      const entry = firstCurrent(line);
+      if (entry && (first === null || entry.socket.dueAt < first.socket.dueAt)) first = { line, socket: entry.socket };
+    }
+    return first;
   }
 
   function makeReady(socket: S): void {
@@ -197,7 +242,7 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
   /** Sends what the socket is behind by, unless its last frame is still in the process; it waits either way. */
   function sendOrWait(socket: S, now: number, pass: PassReport): void {
     if (isBacklogged(socket)) {
-      wait(socket, now);
+      wait(socket, now, afterOneFrame);
       return;
     }
     const frame = frameAfter(socket.lastSentId);
@@ -213,7 +258,7 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
     if (frame.conflated) pass.conflated += 1;
     else pass.single += 1;
     pass.longestWaitMs = Math.max(pass.longestWaitMs, now - frame.oldestArrivedAt);
-    wait(socket, now);
+    wait(socket, now, frame.conflated ? afterFrenzy : afterOneFrame);
   }
 
   /** The turn's bids to every ready socket, one frame each. */
@@ -231,34 +276,30 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
     endPass(pass);
   }
 
+  /** Sets the timer for the socket due first; one that began a shorter wait may be due before the timer set. */
   function arm(now: number): void {
-    if (timer !== null || stopped) return;
-    const next = queue[head];
-    if (!next) return;
+    if (stopped) return;
+    const next = nextDue();
+    if (!next || (timer !== null && timerDueAt <= next.socket.dueAt)) return;
+    if (timer !== null) clock.clearTimeout(timer);
+    timerDueAt = next.socket.dueAt;
     // At least 1 ms: a timer may fire a little before the clock says it is due.
-    timer = clock.setTimeout(onDue, Math.max(1, Math.ceil(next.socket.dueAt - now)));
+    timer = clock.setTimeout(onDue, Math.max(1, Math.ceil(timerDueAt - now)));
   }
 
-  /** The waiting sockets whose interval is up: sent what they are behind by, or ready again. */
+  /** The waiting sockets whose wait is up, in the order they are due: sent what they are behind by, or ready again. */
   function onDue(): void {
     timer = null;
     if (stopped) return;
     const now = clock.now();
     const pass = startPass();
-    for (let next = queue[head]; next !== undefined; next = queue[head]) {
-      const { socket, ticket } = next;
-      const stale = ticket !== socket.ticket || socket.pace !== "waiting";
-      if (!stale && socket.dueAt > now) break;
-      head += 1;
-      if (stale) continue;
+    for (let next = nextDue(); next !== null && next.socket.dueAt <= now; next = nextDue()) {
+      const { line, socket } = next;
+      line.head += 1;
       if (socket.lastSentId >= newestId) makeReady(socket);
       else sendOrWait(socket, now, pass);
     }
-    // Drop what was visited once it is most of the array, so the queue stays the size of the waiting.
-    if (head > 1_024 && head * 2 > queue.length) {
-      queue = queue.slice(head);
-      head = 0;
-    }
+    compact();
     endPass(pass);
     arm(now);
   }
@@ -285,7 +326,7 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
     },
     live(socket) {
       ready.delete(socket);
-      wait(socket, clock.now());
+      wait(socket, clock.now(), afterOneFrame);
     },
     pause(socket) {
       ready.delete(socket);
@@ -296,8 +337,10 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
       if (timer !== null) clock.clearTimeout(timer);
       timer = null;
       ready.clear();
-      queue = [];
-      head = 0;
+      for (const line of lines) {
+        line.entries = [];
+        line.head = 0;
+      }
     },
   };
 }

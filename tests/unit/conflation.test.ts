@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import {
   type Conflation,
   createConflation,
+  FRENZY_INTERVALS,
   type PacedSocket,
   type PassReport,
   pausedSocket,
@@ -145,16 +146,45 @@ describe("the frame budget for bids sent", () => {
     expect(socket.sentAt).toEqual([socket.sentAt[0], (socket.sentAt[0] as number) + 50]);
     // The oldest bid of the pass waited from 10 ms to 50 ms.
     expect(passes.at(-1)).toEqual({ single: 0, conflated: 1, longestWaitMs: 40 });
-    // One bid waiting leaves as its own frame.
+    // The bids came faster than the budget: after that frame the socket waits two intervals, and
+    // one bid waiting then leaves as its own frame.
     vi.advanceTimersByTime(5);
     conflation.add(notice(4), performance.now());
-    vi.advanceTimersByTime(45);
+    vi.advanceTimersByTime(94);
+    expect(idsOf(socket)).toEqual([1, 2, 3]);
+    vi.advanceTimersByTime(1);
     expect(socket.frames.at(-1)).toMatchObject({ type: "bid", bid: { id: 4 } });
-    // Nothing more: the socket is ready again after an interval, and the next bid goes at once.
+    expect(socket.sentAt.at(-1)).toBe((socket.sentAt[1] as number) + 50 * FRENZY_INTERVALS);
+    // After a lone bid's frame one interval again: then the socket is ready, and the next bid goes at once.
     vi.advanceTimersByTime(50);
     conflation.add(notice(5), performance.now());
     endTurn();
     expect(socket.sentAt.at(-1)).toBe(performance.now());
+  });
+
+  it("paces a frenzy at half the budget, and a socket after a lone bid at the full budget, each in due order", () => {
+    const conflation = conflationOf(20);
+    // Bids 1 and 2 in one turn leave as a bids frame to the first socket; the second socket went
+    // live 20 ms later and covered them, so bid 3 is a lone bid to it and a lone bid to the first.
+    const frenzied = liveSocket(conflation, "frenzied");
+    conflation.add(notice(1), performance.now());
+    conflation.add(notice(2), performance.now());
+    endTurn();
+    vi.advanceTimersByTime(20);
+    const calm = testSocket("calm");
+    calm.lastSentId = 2;
+    conflation.live(calm);
+    const start = performance.now() - 20;
+    conflation.add(notice(3), performance.now());
+    endTurn();
+    expect(frenzied.frames).toHaveLength(1);
+    // The calm socket's opening counts as a frame: one interval, bid 3 at 70 ms; the frenzied
+    // socket's wait is two intervals, bid 3 at 100 ms, after the calm one although it began first.
+    vi.advanceTimersByTime(200);
+    expect(calm.sentAt).toEqual([start + 70]);
+    expect(frenzied.sentAt).toEqual([start, start + 100]);
+    expect(idsOf(frenzied)).toEqual([1, 2, 3]);
+    expect(idsOf(calm)).toEqual([3]);
   });
 
   it("never sends a socket more frames a second than the budget, however fast the bids come, and leaves none out", () => {
@@ -174,8 +204,14 @@ describe("the frame budget for bids sent", () => {
           `budget ${budget}`,
         ).toBeGreaterThanOrEqual(1000);
       }
-      // And the budget is used: a frame every interval, rounded up to the timers' whole milliseconds.
-      expect(socket.sentAt.length).toBeGreaterThanOrEqual(Math.floor(3_000 / Math.ceil(1000 / budget)));
+      // And a frenzy's share of it is used: a frame every FRENZY_INTERVALS intervals, rounded up
+      // to the timers' whole milliseconds, and never a longer wait.
+      const frenzyMs = Math.ceil((FRENZY_INTERVALS * 1000) / budget);
+      expect(socket.sentAt.length, `budget ${budget}`).toBeGreaterThanOrEqual(Math.floor(3_000 / frenzyMs));
+      for (let index = 2; index < socket.sentAt.length; index++) {
+        const gap = (socket.sentAt[index] as number) - (socket.sentAt[index - 1] as number);
+        expect(gap, `budget ${budget}`).toBeLessThanOrEqual(frenzyMs);
+      }
       expect(socket.frames.at(-1)).toMatchObject({ lastId: id });
       // Each frame carries every bid since the one before, or the newest SNAPSHOT_SIZE of them.
       let last = 0;
@@ -206,9 +242,11 @@ describe("the frame budget for bids sent", () => {
       vi.advanceTimersByTime(10);
     }
     expect(idsOf(slow)).toEqual([1]);
-    expect(quick.frames.length).toBeGreaterThan(10);
+    // 790 ms of a frenzy at half the budget: a frame every 100 ms after the first.
+    expect(quick.frames.length).toBeGreaterThanOrEqual(8);
     slow.backlogged = false;
-    vi.advanceTimersByTime(50);
+    // Long enough for the quick socket's frenzied wait too.
+    vi.advanceTimersByTime(50 * FRENZY_INTERVALS);
     expect(slow.frames).toHaveLength(2);
     // 79 bids waited: the newest 50, the rest older than the page's list.
     expect(slow.frames[1]).toMatchObject({ type: "bids", lastId: 80 });

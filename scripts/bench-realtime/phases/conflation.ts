@@ -53,6 +53,8 @@ interface ConflationRun {
   mostFramesInOneSecond: number;
   /** B's, A's, PostgreSQL's and the generators' CPU while the bidders bid, in cores. */
   cpu: { serviceB: number; serviceA: number; postgres: number | null; generators: number; machineBusy: number };
+  /** B's CPU per bid frame it wrote (the mean rate times the watchers that stayed), in µs: what a frame costs. */
+  cpuPerFrameMicroseconds: number;
   duplicatesOrOutOfOrder: number;
   framesNotRecorded: number;
   unreadableFrames: number;
@@ -173,6 +175,13 @@ async function measureRun(
   };
   // Each generator's mean is over its own watchers, dropped ones with frames included: weigh by those counted.
   const sum = (value: (part: WatchResult) => number) => watched.reduce((total, part) => total + value(part), 0);
+  const framesMean =
+    sum((part) => part.framesPerSecond.mean * part.framesPerSecond.watchers) /
+    Math.max(
+      1,
+      sum((part) => part.framesPerSecond.watchers),
+    );
+  const framesWrittenPerSecond = framesMean * (watchersAtStart - sum((part) => part.dropped));
   return {
     maxFramesPerSecond,
     load,
@@ -193,13 +202,7 @@ async function measureRun(
     latencySample: sum((part) => part.latencySample),
     framesPerSocketPerSecond: {
       max: round2(Math.max(0, ...watched.map((part) => part.framesPerSecond.max))),
-      mean: round2(
-        sum((part) => part.framesPerSecond.mean * part.framesPerSecond.watchers) /
-          Math.max(
-            1,
-            sum((part) => part.framesPerSecond.watchers),
-          ),
-      ),
+      mean: round2(framesMean),
     },
     mostFramesInOneSecond: Math.max(0, ...watched.map((part) => part.mostFramesInOneSecond)),
     cpu: {
@@ -209,6 +212,7 @@ async function measureRun(
       generators: cpu.generators,
       machineBusy: cpu.machineBusy,
     },
+    cpuPerFrameMicroseconds: framesWrittenPerSecond > 0 ? round2((cpu.service * 1e6) / framesWrittenPerSecond) : 0,
     duplicatesOrOutOfOrder: sum((part) => part.duplicatesOrOutOfOrder),
     framesNotRecorded: sum((part) => part.framesNotRecorded),
     unreadableFrames: sum((part) => part.unreadable),
@@ -261,7 +265,8 @@ function conflationLine(run: ConflationRun): string {
     `acceptance→watcher ${latencyText(run.latencyFromAcceptance)} (${run.latencySample} watchers sampled); ` +
     `frames per watcher per second max ${run.framesPerSocketPerSecond.max}, ` +
     `mean ${run.framesPerSocketPerSecond.mean} (most in one second ${run.mostFramesInOneSecond}); ` +
-    `cpu B ${run.cpu.serviceB}, A ${run.cpu.serviceA}, postgres ${run.cpu.postgres}, generators ${run.cpu.generators}, machine busy ${Math.round(run.cpu.machineBusy * 100)}%` +
+    `cpu B ${run.cpu.serviceB}, A ${run.cpu.serviceA}, postgres ${run.cpu.postgres}, generators ${run.cpu.generators}, machine busy ${Math.round(run.cpu.machineBusy * 100)}%; ` +
+    `B ${run.cpuPerFrameMicroseconds} µs a frame a watcher` +
     (run.framesNotRecorded > 0 ? `; ${thousands(run.framesNotRecorded)} frames not recorded` : "") +
     (run.duplicatesOrOutOfOrder + run.unreadableFrames > 0
       ? `; ${run.duplicatesOrOutOfOrder} out of order, ${run.unreadableFrames} unreadable`
