@@ -46,10 +46,11 @@ RUN npm run build && chmod -R a+rX node_modules/.cache/nothing-store
 FROM ${NODE_IMAGE} AS runtime-deps
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-# Only what runs. --omit=optional too: TypeScript is an optional peer of @solana/kit, so npm keeps
-# it under --omit=dev alone (24 MB); the only other optional packages are ws's native speed-ups
-# (bufferutil, utf-8-validate), which ws does without: Node 24 has buffer.isUtf8, and a client's
-# frames (4 KiB at most) are unmasked in plain JS. tests/container/image.test.ts checks what is left out.
+# Only what runs. --omit=optional too: TypeScript (24 MB) and a TextEncoder polyfill are optional
+# peers of @solana/kit's packages that dev packages require, so npm keeps them under --omit=dev
+# alone; the only other optional packages are ws's native speed-ups (bufferutil, utf-8-validate),
+# which ws does without: Node 24 has buffer.isUtf8, and a client's frames (4 KiB at most) are
+# unmasked in plain JS. tests/container/image.test.ts checks what is left out.
 RUN npm ci --omit=dev --omit=optional && npm cache clean --force
 
 FROM ${NODE_IMAGE}

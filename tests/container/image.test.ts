@@ -60,8 +60,8 @@ const BUILD_SETTINGS = {
 };
 /**
  * The packages `npm ci --omit=dev --omit=optional` leaves out that a production install would keep:
- * TypeScript (an optional peer of @solana/kit and valibot), ws's optional native speed-ups and what
- * they need. A new optional package of a runtime dependency shows up here, to be looked at.
+ * TypeScript and a TextEncoder polyfill (optional peers of @solana/kit's packages; TypeScript of
+ * valibot too), ws's optional native speed-ups and what they need. A new optional package of a runtime dependency shows up here, to be looked at.
  */
 const OPTIONAL_LEFT_OUT = [
   "node_modules/bufferutil",
