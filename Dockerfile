@@ -1,7 +1,10 @@
 # The Nothing Store: the built pages and the realtime auction service in one small non-root image.
-#   docker build -t nothing-store .
-#   docker run -p 4321:4321 -v nothing-data:/data nothing-store                    # embedded PGlite
-#   docker run -p 4321:4321 -e DATABASE_URL=postgres://user:pass@db:5432/nothing nothing-store
+#   docker build -t nothing-store .         # PUBLIC_* page settings: --build-arg, below
+#   docker run -d --restart unless-stopped -p 4321:4321 -v nothing-data:/data nothing-store   # embedded PGlite
+# With PostgreSQL in a container named db, both on a network of their own (`db` resolves only there):
+#   docker network create nothing
+#   docker run -d --restart unless-stopped --network nothing -p 4321:4321 \
+#     -e DATABASE_URL=postgres://user:pass@db:5432/nothing nothing-store
 # /metrics answers on port 9464 only (METRICS_PORT): reachable from the container's network (a
 # Prometheus beside it), never published by the commands above. docs/realtime.md lists every setting.
 
@@ -15,15 +18,40 @@ RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-co
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci
 COPY . .
-# PUBLIC_* build settings (socket URL, addresses, embeds) can be passed with --build-arg.
-ARG PUBLIC_REALTIME_URL=""
-ENV ASTRO_TELEMETRY_DISABLED=1 PUBLIC_REALTIME_URL=${PUBLIC_REALTIME_URL}
-RUN npm run build
+# Every PUBLIC_* setting the build reads (README "Configuration") can be passed with --build-arg;
+# a build argument is in the environment of the RUN below, where Astro reads it. Unset ones keep
+# their placeholders, which the build names in a warning. tests/unit/dockerfile.test.ts keeps this
+# list equal to what the build reads.
+ARG PUBLIC_SITE_URL
+ARG PUBLIC_REALTIME_URL
+ARG PUBLIC_CONTRACT_ADDRESS
+ARG PUBLIC_PAYMENT_ADDRESS
+ARG PUBLIC_DONATION_ADDRESS
+ARG PUBLIC_NATIVE_COIN
+ARG PUBLIC_COMMUNITY_URL
+ARG PUBLIC_CHART_URL
+ARG PUBLIC_VIDEO_EMBED_ORIGIN
+ARG PUBLIC_VIDEO_PROMO
+ARG PUBLIC_VIDEO_WHEEL
+ARG PUBLIC_VIDEO_FORTUNE
+ARG PUBLIC_VIDEO_AUCTION
+ARG PUBLIC_VIDEO_CALCULATOR
+ARG PUBLIC_VIDEO_CAPTCHA
+ARG PUBLIC_VIDEO_REVIEWS
+ARG PUBLIC_VIDEO_DONATION
+ENV ASTRO_TELEMETRY_DISABLED=1
+# PGlite writes some of the template's files owner-only; the service (user node) copies it.
+RUN npm run build && chmod -R a+rX node_modules/.cache/nothing-store
 
 FROM ${NODE_IMAGE} AS runtime-deps
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --omit=dev && npm cache clean --force
+# Only what runs. --omit=optional too: TypeScript (24 MB) and a TextEncoder polyfill are optional
+# peers of @solana/kit's packages that dev packages require, so npm keeps them under --omit=dev
+# alone; the only other optional packages are ws's native speed-ups (bufferutil, utf-8-validate),
+# which ws does without: Node 24 has buffer.isUtf8, and a client's frames (4 KiB at most) are
+# unmasked in plain JS. tests/container/image.test.ts checks what is left out.
+RUN npm ci --omit=dev --omit=optional && npm cache clean --force
 
 FROM ${NODE_IMAGE}
 WORKDIR /app

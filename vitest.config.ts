@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: `unit` is pure (no database, no processes, seconds), `service` runs against real
-// PostgreSQL and PGlite, real sockets and real service processes.
+// Three projects: `unit` is pure (no database, no processes, seconds), `service` runs against real
+// PostgreSQL and PGlite, real sockets and real service processes, `container` builds the image with
+// podman and runs it (as root; a few minutes).
 export default defineConfig({
   test: {
     projects: [
@@ -19,6 +20,13 @@ export default defineConfig({
           environment: "node",
           // One PostgreSQL cluster per run (or DATABASE_URL) and a temp root for PGlite directories.
           globalSetup: ["tests/realtime/support/globalSetup.ts"],
+        },
+      },
+      {
+        test: {
+          name: "container",
+          include: ["tests/container/**/*.test.ts"],
+          environment: "node",
         },
       },
     ],
