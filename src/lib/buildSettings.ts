@@ -18,9 +18,10 @@ export interface BuildSettings {
 }
 
 export function readBuildSettings(env: Env): BuildSettings {
-  const realtime = env.PUBLIC_REALTIME_URL;
-  if (typeof realtime === "string" && realtime.trim() !== "") checkRealtimeUrl(realtime.trim());
+  const realtime = typeof env.PUBLIC_REALTIME_URL === "string" ? env.PUBLIC_REALTIME_URL.trim() : "";
+  if (realtime !== "") checkRealtimeUrl(realtime);
   const site = parseSiteUrl(env);
+  if (realtime !== "") checkMixedContent(site, realtime);
   const { placeholders } = parseSiteConfig(env);
   const siteUrlUnset = typeof env.PUBLIC_SITE_URL !== "string" || env.PUBLIC_SITE_URL.trim() === "";
   return { site, placeholders: siteUrlUnset ? ["PUBLIC_SITE_URL", ...placeholders] : placeholders };
@@ -59,6 +60,21 @@ function checkRealtimeUrl(value: string): void {
     throw new ConfigError(`${key} must end in ${PROTOCOL_PATH}, e.g. ${example}, got "${value}"`);
   }
 }
+
+/**
+ * A page served over https may not open a ws:// socket (mixed content): the browser refuses it
+ * without a word to the page. Loopback is exempt, as browsers exempt it (a local trial).
+ */
+function checkMixedContent(site: string, realtime: string): void {
+  const socket = new URL(realtime);
+  if (!site.startsWith("https:") || socket.protocol !== "ws:" || LOOPBACK.has(socket.hostname)) return;
+  socket.protocol = "wss:";
+  throw new ConfigError(
+    `PUBLIC_REALTIME_URL must use wss:// when PUBLIC_SITE_URL is https:// (browsers refuse ws:// from a secure page), e.g. ${likelyMeant(socket)}, got "${realtime}"`,
+  );
+}
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** The socket URL an operator most likely meant: ws(s), the same host, the path ending once in /realtime. */
 function likelyMeant(url: URL): string {

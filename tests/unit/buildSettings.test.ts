@@ -49,6 +49,26 @@ describe("the build's settings, checked before anything is built", () => {
     );
   });
 
+  it("refuses ws:// for pages served over https, which the browser would refuse silently, but not on loopback", () => {
+    expect(() =>
+      readBuildSettings({
+        PUBLIC_SITE_URL: "https://nothing.example",
+        PUBLIC_REALTIME_URL: "ws://api.example/realtime",
+      }),
+    ).toThrow(
+      'PUBLIC_REALTIME_URL must use wss:// when PUBLIC_SITE_URL is https:// (browsers refuse ws:// from a secure page), e.g. wss://api.example/realtime, got "ws://api.example/realtime"',
+    );
+    for (const [site, socket] of [
+      ["https://nothing.example", "wss://api.example/realtime"],
+      ["https://nothing.example", "ws://127.0.0.1:4321/realtime"],
+      ["https://nothing.example", "ws://localhost:4321/realtime"],
+      ["https://nothing.example", "ws://[::1]:4321/realtime"],
+      ["http://192.168.1.20:4321", "ws://192.168.1.20:4322/realtime"],
+    ]) {
+      expect(() => readBuildSettings({ PUBLIC_SITE_URL: site, PUBLIC_REALTIME_URL: socket }), socket).not.toThrow();
+    }
+  });
+
   it("names the variable and the value of every malformed URL setting", () => {
     const cases: [string, string, RegExp][] = [
       ["PUBLIC_SITE_URL", "https://nothing example", /must be an absolute URL/],
