@@ -42,7 +42,11 @@ try {
 } catch (error) {
   const { code } = error as NodeJS.ErrnoException;
   if (code && BAD_HOST_ERRORS.has(code)) fail(`HOST must be an address of this machine, got "${host}" (${code})`);
-  if (code === "EADDRINUSE") fail(`PORT ${port} is taken on ${host}: choose another, got "${process.env.PORT}"`);
+  if (code === "EADDRINUSE") {
+    // Not a malformed setting but a clash, as for the service (exit 1): something else holds the port.
+    console.error(`Could not listen on ${host}:${port} (HOST:PORT): the port is taken; stop what holds it or set PORT`);
+    process.exit(1);
+  }
   throw error;
 }
 
@@ -63,9 +67,8 @@ if (services.length > 0) {
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, async () => {
-    logger.info({ signal }, "stopping");
     await site.close();
-    logger.info("stopped");
+    logger.info({ signal }, "stopped");
     process.exit(0);
   });
 }

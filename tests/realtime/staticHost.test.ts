@@ -212,6 +212,13 @@ describe("npm run serve:static", () => {
     30_000,
   );
 
+  it("exits 1 naming HOST:PORT when the port is taken", async () => {
+    const taken = new URL(server.origin).port;
+    const { code, stderr } = await refusedStart({ ASTRO_OUT_DIR: site.dir, PORT: taken });
+    expect(stderr).toContain(`Could not listen on 127.0.0.1:${taken} (HOST:PORT): the port is taken`);
+    expect(code).toBe(1);
+  }, 30_000);
+
   it("stops when npm's own process gets SIGTERM, as a supervisor sends it", async () => {
     const second = await startStaticServer({ ASTRO_OUT_DIR: site.dir });
     try {
@@ -220,7 +227,7 @@ describe("npm run serve:static", () => {
       await withTimeout(second.exited, 10_000, "npm run serve:static stopping");
       // The server itself is gone, not only npm: nothing answers on its port, and it said so.
       await expect(fetch(`${second.origin}/`)).rejects.toThrow();
-      expect(second.logs.map((entry) => entry.msg)).toContain("stopped");
+      expect(second.logs.find((entry) => entry.msg === "stopped")).toMatchObject({ signal: "SIGTERM" });
     } finally {
       killGroup(second);
     }
