@@ -4,11 +4,13 @@ import UnoCSS from "@unocss/astro";
 import { defineConfig } from "astro/config";
 import { loadEnv } from "vite";
 import { siteImages } from "./scripts/siteImagesIntegration.ts";
-import { parseSiteUrl } from "./src/lib/siteConfig.ts";
+import { placeholderWarning, readBuildSettings } from "./src/lib/buildSettings.ts";
+import { ConfigError } from "./src/lib/siteConfig.ts";
+
+const settings = checkedBuildSettings();
 
 export default defineConfig({
-  // Read as the pages read PUBLIC_* settings (the environment, then .env files), and checked.
-  site: parseSiteUrl(loadEnv("production", process.cwd(), "PUBLIC_")),
+  site: settings.site,
   // A separate output folder lets parallel checkouts build and serve without clobbering dist/.
   outDir: process.env.ASTRO_OUT_DIR ?? "./dist",
   // Islands are React; everything else ships as plain HTML and CSS. The sitemap leaves out the
@@ -27,6 +29,25 @@ export default defineConfig({
   devToolbar: { enabled: false },
   vite: { plugins: [withoutModulePreload()] },
 });
+
+/**
+ * Every PUBLIC_* setting, read as the pages read them (the environment, then .env files) and
+ * checked before anything is built: a bad one stops the build with exit 2 and one line naming the
+ * variable, as a bad setting stops the service (docs/realtime.md "Configuration").
+ */
+function checkedBuildSettings() {
+  let checked;
+  try {
+    checked = readBuildSettings(loadEnv("production", process.cwd(), "PUBLIC_"));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`[nothing-store] ${error.message}`);
+    process.exit(2);
+  }
+  const warning = placeholderWarning(checked.placeholders);
+  if (warning) console.warn(`\n${warning}`);
+  return checked;
+}
 
 /**
  * No preload lists for dynamic imports: beside each import() Vite writes the chunks it depends on,

@@ -1,10 +1,11 @@
 /**
  * The second deployment shape (docs/design.md#6d, docs/realtime.md "Deploying"): the pages built with
- * PUBLIC_REALTIME_URL naming the service's origin and served by a plain static host that applies
- * _headers, and the service on another port with no pages (STATIC_DIR empty) that accepts sockets
- * from the pages' origin only. Its own build, service and auction: nothing shared with the suite's.
- * Last, the Wall of Fame's "Auction Winners" (docs/design.md#6b) across the two origins, against a
- * service restarted with 1-second rounds.
+ * PUBLIC_REALTIME_URL naming the service's origin and served by `npm run serve:static`'s static host
+ * (scripts/staticHost.ts), which applies _headers, and the service on another port with no pages
+ * (STATIC_DIR empty) that accepts sockets from the pages' origin only, its auction on a PostgreSQL
+ * cluster of its own, as the docs deploy it. Its own build, service and auction: nothing shared with
+ * the suite's. Last, the Wall of Fame's "Auction Winners" (docs/design.md#6b) across the two origins,
+ * against a service restarted with 1-second rounds, on PGlite: both backends in the split shape.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -14,11 +15,14 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import AxeBuilder from "@axe-core/playwright";
 import { type Browser, expect, type Page, test } from "@playwright/test";
+import postgres from "postgres";
 import WebSocket from "ws";
+import { createLogger } from "../../realtime/logger.ts";
+import { type StaticHost, serveStaticHost } from "../../scripts/staticHost.ts";
 import { stopChild, waitForOk } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
+import { type PostgresCluster, startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import { auctionForm } from "./fixtures.ts";
-import { type StaticHost, serveStaticHost } from "./support/staticHost.ts";
 
 const run = promisify(execFile);
 test.describe.configure({ mode: "serial" });
@@ -28,24 +32,33 @@ let service: ChildProcess;
 let serviceOrigin: string;
 let pages: StaticHost;
 let thirdOrigin: StaticHost;
+let cluster: PostgresCluster;
 
 test.beforeAll(async () => {
-  // A build of its own (~30 s, far more on a busy machine) and a PGlite directory of its own.
+  // A build of its own (~30 s, far more on a busy machine) and a PostgreSQL cluster of its own.
   test.setTimeout(300_000);
   workDir = await mkdtemp(join(tmpdir(), "nothing-deploy-"));
   const servicePort = await freePort();
   serviceOrigin = `http://127.0.0.1:${servicePort}`;
   const site = join(workDir, "site");
-  await run("npm", ["run", "build"], {
-    env: { ...process.env, ASTRO_OUT_DIR: site, PUBLIC_REALTIME_URL: `ws://127.0.0.1:${servicePort}/realtime` },
-    timeout: 280_000,
-  });
-  pages = await serveStaticHost(site);
-  thirdOrigin = await serveStaticHost(site);
-  service = await startService(join(workDir, "data"));
+  [, cluster] = await Promise.all([
+    run("npm", ["run", "build"], {
+      env: { ...process.env, ASTRO_OUT_DIR: site, PUBLIC_REALTIME_URL: `ws://127.0.0.1:${servicePort}/realtime` },
+      timeout: 280_000,
+    }),
+    startPostgresCluster(),
+  ]);
+  // The static host operators run (npm run serve:static), quiet but for errors.
+  const logger = createLogger("error");
+  pages = await serveStaticHost(site, { logger });
+  thirdOrigin = await serveStaticHost(site, { logger });
+  service = await startService(join(workDir, "data"), { DATABASE_URL: cluster.url });
 });
 
-/** The service alone on its port (the one the pages were built with), accepting the pages' origin. */
+/**
+ * The service alone on its port (the one the pages were built with), accepting the pages' origin;
+ * on PGlite in `dataDir` unless `env` gives a DATABASE_URL.
+ */
 async function startService(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["realtime/main.ts"], {
     env: {
@@ -71,6 +84,7 @@ test.afterAll(async () => {
   if (service) await stopChild(service);
   await pages?.close();
   await thirdOrigin?.close();
+  await cluster?.destroy();
   await rm(workDir, { recursive: true, force: true });
 });
 
@@ -120,6 +134,15 @@ test("a bid placed on the statically hosted page reaches another visitor live th
     await expect(watcher.recent.getByRole("listitem").first()).toContainText("Static Sam");
     await expect(watcher.recent.getByRole("listitem").first()).toContainText("$12.34");
     expect(violations).toEqual([]);
+    // Kept where the docs' deployment keeps it: in PostgreSQL.
+    const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    try {
+      expect([...(await sql`SELECT bidder_name, amount::text AS amount FROM auction_bids`)]).toEqual([
+        { bidder_name: "Static Sam", amount: "12.34" },
+      ]);
+    } finally {
+      await sql.end();
+    }
   } finally {
     await Promise.all([bidderContext.close(), watcherContext.close()]);
   }
@@ -150,7 +173,7 @@ test.describe("the Wall of Fame's auction winners, fetched from the service on i
 
   test.beforeAll(async () => {
     test.setTimeout(180_000);
-    // A fresh auction with 1-second rounds: a round opened by a bid ends within the test.
+    // A fresh auction with 1-second rounds, on PGlite: a round opened by a bid ends within the test.
     await stopChild(service);
     service = await startService(join(workDir, "rounds-data"), {
       AUCTION_ROUND_SECONDS: "1",
