@@ -8,6 +8,7 @@ import type { Socket } from "node:net";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../realtime/config.ts";
+import { isOpenLine } from "../../realtime/startLine.ts";
 import { openBidStore } from "../../realtime/storage/index.ts";
 import { killChild } from "../../scripts/support/childProcess.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
@@ -729,7 +730,7 @@ function listeningPort(child: ChildProcess): Promise<number> {
     });
     lines.on("line", (line) => {
       const entry = JSON.parse(line) as { msg?: string; port?: number };
-      if (entry.msg?.startsWith("The Nothing Store is open") && entry.port) {
+      if (isOpenLine(entry) && entry.port) {
         clearTimeout(timer);
         resolve(entry.port);
       }
