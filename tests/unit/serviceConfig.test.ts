@@ -176,6 +176,7 @@ describe("service configuration", () => {
       metricsHost: "metrics.internal",
     });
     expect(readServiceConfig({ HOST: "localhost" }).host).toBe("localhost");
+    expect(readServiceConfig({ HOST: "auction_service" }).host).toBe("auction_service");
     const cases: [Record<string, string>, string][] = [
       [
         { HOST: "999.1.1.1" },
