@@ -220,7 +220,8 @@ const WILDCARD_HOSTS = ["0.0.0.0", "::"];
  * A host name: labels of letters, digits and inner hyphens, 253 characters at most. Underscores
  * too: DNS forbids them in host names, but container networks name hosts after services that have them.
  */
-const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/i;
+const HOST_NAME =
+  /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/i;
 
 /**
  * HOST or METRICS_HOST: an IP address or a host name, loopback unless told otherwise (the container
