@@ -1,5 +1,7 @@
 /** Service settings, from the environment only (docs/design.md#4; docs/realtime.md lists them). */
-import { resolve } from "node:path";
+import { statSync } from "node:fs";
+import { isIP } from "node:net";
+import { join, resolve } from "node:path";
 import { choiceSetting, integerSetting, isBlank } from "./envSettings.ts";
 import { costProblems, type PasswordHash, parsePasswordHash } from "./passwordHash.ts";
 import { type PaymentSettings, PaymentSettingsError, readPaymentSettings } from "./payments/settings.ts";
@@ -98,6 +100,12 @@ const MIN_SESSION_SECRET_BYTES = 32;
 
 function admin(env: NodeJS.ProcessEnv): ServiceConfig["admin"] {
   if (isBlank(env.ADMIN_PASSWORD_HASH)) return null;
+  // `$(npm run admin:hash)` captures npm's banner ("> nothing-store@… admin:hash") with the hash.
+  if (/^\s*> /m.test(env.ADMIN_PASSWORD_HASH)) {
+    throw new ServiceConfigError(
+      "ADMIN_PASSWORD_HASH holds npm's banner lines besides the hash: capture it with npm run -s admin:hash",
+    );
+  }
   let passwordHash: PasswordHash;
   try {
     passwordHash = parsePasswordHash(env.ADMIN_PASSWORD_HASH);
@@ -119,28 +127,38 @@ function admin(env: NodeJS.ProcessEnv): ServiceConfig["admin"] {
   return { passwordHash, sessionSecret };
 }
 
+/** A page's origin as a browser sends it: scheme, host and port only. */
 function origins(value: string | undefined): string[] {
   if (isBlank(value)) return [];
   return value
     .split(",")
     .map((entry) => entry.trim())
     .filter((entry) => entry !== "")
-    .map((entry) => {
-      if (entry === "*") return entry;
-      let url: URL;
-      try {
-        url = new URL(entry);
-      } catch {
-        throw new ServiceConfigError(`ALLOWED_ORIGINS must be a comma-separated list of origins, got "${entry}"`);
-      }
-      // "null" is what URL reports for schemes without an origin (file:, data:).
-      if (url.origin === "null" || url.pathname !== "/" || url.search || url.hash) {
-        throw new ServiceConfigError(
-          `ALLOWED_ORIGINS entries must be origins such as https://example.com (no path), got "${entry}"`,
-        );
-      }
-      return url.origin;
-    });
+    .map((entry) => (entry === "*" ? entry : origin(entry)));
+}
+
+function origin(entry: string): string {
+  // "localhost:45000" parses as a URL of scheme "localhost:": say what is missing instead.
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) {
+    const scheme = /^(localhost|127\.|\[::1\])/i.test(entry) ? "http" : "https";
+    throw new ServiceConfigError(`ALLOWED_ORIGINS: "${entry}" has no scheme: write ${scheme}://${entry}`);
+  }
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    throw new ServiceConfigError(`ALLOWED_ORIGINS: "${entry}" is not an origin such as https://nothing.example`);
+  }
+  // Pages are served over http(s); a ws:// or file: origin would match no browser's Origin header.
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ServiceConfigError(
+      `ALLOWED_ORIGINS: "${entry}" is not a page's origin: pages are http:// or https:// (the socket's wss:// address is PUBLIC_REALTIME_URL)`,
+    );
+  }
+  if (url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
+    throw new ServiceConfigError(`ALLOWED_ORIGINS: "${entry}" has more than an origin: write ${url.origin}`);
+  }
+  return url.origin;
 }
 
 function rounds(env: NodeJS.ProcessEnv): RoundSettings {
@@ -162,13 +180,28 @@ function databaseUrl(value: string | undefined): string | null {
   try {
     protocol = new URL(trimmed).protocol;
   } catch {
-    throw new ServiceConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL");
+    // The URL itself is never echoed: it usually carries a password.
+    throw new ServiceConfigError(
+      /^postgres(ql)?:/i.test(trimmed)
+        ? "DATABASE_URL does not parse as a URL: write postgres://user:password@host:5432/database, with any of @ : / ? # [ ] % in the password percent-encoded"
+        : "DATABASE_URL must be a postgres:// or postgresql:// URL",
+    );
   }
-  // The URL itself is never echoed: it usually carries a password.
   if (protocol !== "postgres:" && protocol !== "postgresql:") {
     throw new ServiceConfigError(`DATABASE_URL must be a postgres:// or postgresql:// URL, got a ${protocol} URL`);
   }
   return trimmed;
+}
+
+/**
+ * Where DATABASE_URL points, for the log: `host:port/database`, never the user's password.
+ * A socket directory given as `?host=/run/postgresql` stands for the host.
+ */
+export function databaseLocation(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  const host = url.searchParams.get("host") || url.hostname || "localhost";
+  const database = decodeURIComponent(url.pathname.slice(1)) || decodeURIComponent(url.username) || "postgres";
+  return `${host}:${url.port || 5432}/${database}`;
 }
 
 const DAY_MS = 86_400_000;
@@ -184,12 +217,39 @@ const DEFAULT_METRICS_PORT = 9464;
 const WILDCARD_HOSTS = ["0.0.0.0", "::"];
 
 /**
+ * A host name: labels of letters, digits and inner hyphens, 253 characters at most. Underscores
+ * too: DNS forbids them in host names, but container networks name hosts after services that have them.
+ */
+const HOST_NAME =
+  /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/i;
+
+/**
+ * HOST or METRICS_HOST: an IP address or a host name, loopback unless told otherwise (the container
+ * sets 0.0.0.0 on purpose). Whether a name resolves to an address of this machine is known only at
+ * listen (main.ts names the variable then).
+ */
+function listenHost(env: NodeJS.ProcessEnv, name: "HOST" | "METRICS_HOST"): string {
+  const value = env[name]?.trim() ?? "";
+  if (value === "") return "127.0.0.1";
+  // Digits and dots alone that are no IPv4 address (999.1.1.1) are no name either.
+  if (isIP(value) !== 0 || (HOST_NAME.test(value) && !/^[\d.]+$/.test(value))) return value;
+  const hint = value.includes("://")
+    ? ": no scheme"
+    : /^[^:]+:\d+$/.test(value)
+      ? `: the port goes in ${name === "HOST" ? "PORT" : "METRICS_PORT"}`
+      : "";
+  throw new ServiceConfigError(
+    `${name} must be an IP address or a host name of this machine (127.0.0.1, 0.0.0.0, ::), got "${value}"${hint}`,
+  );
+}
+
+/**
  * METRICS_PORT and METRICS_HOST. A port that the public listener takes on an overlapping address
  * would only fail at listen: said here, with both names.
  */
 function metricsListener(env: NodeJS.ProcessEnv, port: number, host: string) {
   const metricsPort = integer(env, "METRICS_PORT", DEFAULT_METRICS_PORT, 0, 65535);
-  const metricsHost = env.METRICS_HOST?.trim() || "127.0.0.1";
+  const metricsHost = listenHost(env, "METRICS_HOST");
   const overlapping = host === metricsHost || [host, metricsHost].some((each) => WILDCARD_HOSTS.includes(each));
   if (metricsPort !== 0 && metricsPort === port && overlapping) {
     throw new ServiceConfigError(
@@ -201,8 +261,7 @@ function metricsListener(env: NodeJS.ProcessEnv, port: number, host: string) {
 
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const port = integer(env, "PORT", 4321, 0, 65535);
-  // Loopback unless told otherwise: the container sets HOST=0.0.0.0 on purpose.
-  const host = env.HOST?.trim() || "127.0.0.1";
+  const host = listenHost(env, "HOST");
   return {
     port,
     host,
@@ -235,4 +294,42 @@ function payments(env: NodeJS.ProcessEnv): PaymentSettings | null {
     if (error instanceof PaymentSettingsError) throw new ServiceConfigError(error.message);
     throw error;
   }
+}
+
+/** The pages a STATIC_DIR must hold: the home page, and the page every unknown path answers. */
+const BUILT_PAGES = ["index.html", "404.html"];
+
+/**
+ * STATIC_DIR on disk, checked before the store opens (a typo used to open the store, then stop
+ * with a stack trace): a directory holding a built site, or empty for no pages.
+ */
+export function checkStaticDir(staticDir: string): void {
+  if (staticDir === "") return;
+  const noPages = "or set STATIC_DIR= (empty) to serve no pages";
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(staticDir).isDirectory();
+  } catch {
+    throw new ServiceConfigError(
+      `STATIC_DIR: ${staticDir} does not exist: name the built pages (npm run build writes dist/), ${noPages}`,
+    );
+  }
+  if (!isDirectory) throw new ServiceConfigError(`STATIC_DIR: ${staticDir} is not a directory: ${noPages}`);
+  const missing = BUILT_PAGES.filter((page) => !statSync(join(staticDir, page), { throwIfNoEntry: false })?.isFile());
+  if (missing.length > 0) {
+    throw new ServiceConfigError(
+      `STATIC_DIR: ${staticDir} holds no built site (${missing.join(" and ")} missing): run npm run build, ${noPages}`,
+    );
+  }
+}
+
+/** Settings that start the service but are likely not what the operator meant: logged as warnings. */
+export function configWarnings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const warnings: string[] = [];
+  if (!isBlank(env.ADMIN_SESSION_SECRET) && isBlank(env.ADMIN_PASSWORD_HASH)) {
+    warnings.push(
+      "ADMIN_SESSION_SECRET is set but ADMIN_PASSWORD_HASH is not: the operator console is off (npm run -s admin:hash prints a hash)",
+    );
+  }
+  return warnings;
 }

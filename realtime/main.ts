@@ -3,27 +3,35 @@
  * Opens the auction store (PostgreSQL with DATABASE_URL, else PGlite in DATA_DIR), then serves
  * /metrics on its own listener (METRICS_HOST:METRICS_PORT) and the pages, the /realtime socket,
  * /healthz and /readyz on the public port. SIGTERM or SIGINT drains: no new connections (on either
- * listener) or bids, the bids at the store answered, sockets closed with 1001, exit 0.
+ * listener) or bids, the bids at the store answered, sockets closed with 1001, exit 0. A signal
+ * repeated during the drain is logged and changes nothing (`npm run serve` forwards the signal a
+ * supervisor may also send the whole process group); SHUTDOWN_TIMEOUT_MS bounds the drain.
+ * A setting that stops the start exits 2 naming it; a failure starting again may cure exits 1
+ * (startFailures.ts).
  */
 import type { Server } from "node:http";
 import { createSocketServer, type SocketServer } from "./auction/socketServer.ts";
-import { readServiceConfig, ServiceConfigError } from "./config.ts";
+import { checkStaticDir, configWarnings, readServiceConfig, ServiceConfigError } from "./config.ts";
 import { createServiceLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
 import { type Payments, startPayments } from "./payments/index.ts";
 import { createAppServer, createMetricsServer } from "./server.ts";
+import { listenFailure, type StartFailure, storeFailure } from "./startFailures.ts";
+import { openLine, shownHost } from "./startLine.ts";
 import { openBidStore } from "./storage/index.ts";
 import type { BidStore } from "./storage/types.ts";
 
 let config: ReturnType<typeof readServiceConfig>;
 try {
   config = readServiceConfig();
+  checkStaticDir(config.staticDir);
 } catch (error) {
   if (!(error instanceof ServiceConfigError)) throw error;
   console.error(`Configuration error: ${error.message}`);
   process.exit(2);
 }
 const logger = await createServiceLogger(config.logLevel);
+for (const warning of configWarnings()) logger.warn(warning);
 
 let stopping = false;
 let socketServer: SocketServer | undefined;
@@ -33,8 +41,8 @@ let payments: Payments | undefined;
 
 // Handlers first: a signal while the store opens (PGlite takes seconds on a new directory) still
 // closes it cleanly instead of killing the process mid-write.
-process.once("SIGTERM", shutDown);
-process.once("SIGINT", shutDown);
+process.on("SIGTERM", shutDown);
+process.on("SIGINT", shutDown);
 
 const storeOpening = openBidStore({
   databaseUrl: config.databaseUrl ?? undefined,
@@ -45,10 +53,9 @@ const storeOpening = openBidStore({
 });
 
 async function start() {
-  const store = await storeOpening.catch((error: unknown) => {
-    logger.fatal({ err: error }, `could not open the auction store: ${(error as Error).message}`);
-    process.exit(1);
-  });
+  const store = await storeOpening.catch((error: unknown) =>
+    exitWith(storeFailure(error, config.databaseUrl, config.dataDir)),
+  );
   if (stopping) return;
   const metrics = createMetrics();
   payments = startPayments({ config, store, logger, metrics });
@@ -56,13 +63,10 @@ async function start() {
   await socketServer.start();
   if (stopping) return;
   metricsServer = createMetricsServer(metrics.registry, logger);
-  const metricsPort = await listenOrExit(
-    metricsServer,
-    config.metricsPort,
-    config.metricsHost,
-    store,
-    "METRICS_HOST:METRICS_PORT",
-  );
+  const metricsPort = await listenOrExit(metricsServer, config.metricsPort, config.metricsHost, store, {
+    host: "METRICS_HOST",
+    port: "METRICS_PORT",
+  });
   logger.info(
     { host: config.metricsHost, port: metricsPort },
     `Metrics for Prometheus at http://${shownHost(config.metricsHost)}:${metricsPort}/metrics`,
@@ -70,20 +74,29 @@ async function start() {
   if (stopping) return;
   const app = createAppServer(config, logger, { socketServer, metrics, store, payments });
   server = app;
-  const port = await listenOrExit(app, config.port, config.host, store, "HOST:PORT");
-  logger.info(
-    { host: config.host, port, metricsPort, backend: store.backend },
-    `The Nothing Store is open at http://${shownHost(config.host)}:${port}`,
-  );
+  const port = await listenOrExit(app, config.port, config.host, store, { host: "HOST", port: "PORT" });
+  const open = openLine({ config, port, metricsPort });
+  logger.info(open.fields, open.msg);
+}
+
+function exitWith({ exitCode, msg, fields }: StartFailure): never {
+  logger.fatal(fields, msg);
+  process.exit(exitCode);
 }
 
 /** Listens, resolving with the port taken (0 picks one); a failure to listen stops the process, naming the setting. */
-function listenOrExit(listener: Server, port: number, host: string, store: BidStore, setting: string) {
+function listenOrExit(
+  listener: Server,
+  port: number,
+  host: string,
+  store: BidStore,
+  settings: Parameters<typeof listenFailure>[3],
+) {
   return new Promise<number>((resolve) => {
     listener.once("error", async (error) => {
-      logger.fatal({ err: error }, `could not listen on ${host}:${port} (${setting}): ${error.message}`);
+      const failure = listenFailure(error, host, port, settings);
       await store.close().catch(() => {});
-      process.exit(1);
+      exitWith(failure);
     });
     listener.listen(port, host, () => {
       const address = listener.address();
@@ -92,11 +105,11 @@ function listenOrExit(listener: Server, port: number, host: string, store: BidSt
   });
 }
 
-function shownHost(host: string): string {
-  return host === "127.0.0.1" || host === "0.0.0.0" ? "localhost" : host;
-}
-
 async function shutDown(signal: NodeJS.Signals) {
+  if (stopping) {
+    logger.info({ signal }, "already shutting down");
+    return;
+  }
   stopping = true;
   logger.info({ signal, openSockets: socketServer?.openSockets ?? 0 }, "shutting down");
   const deadline = setTimeout(() => {

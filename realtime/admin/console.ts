@@ -122,10 +122,33 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     return hops[Math.max(0, hops.length - trustProxy)] === "https";
   }
 
+  /** The Origin a form posted from this console carries, as far as the service can tell. */
+  function ownOrigin(req: IncomingMessage): string | null {
+    const host = req.headers.host;
+    return host ? `${overHttps(req) ? "https" : "http"}://${host}` : null;
+  }
+
   function sameOrigin(req: IncomingMessage): boolean {
     const origin = req.headers.origin;
-    const host = req.headers.host;
-    return Boolean(origin && host) && origin === `${overHttps(req) ? "https" : "http"}://${host}`;
+    return Boolean(origin) && origin === ownOrigin(req);
+  }
+
+  /**
+   * Logs a form refused for its Origin. The usual cause is no attack but a proxy that ends TLS
+   * without TRUST_PROXY: the browser sends https://host, the service sees http and expects
+   * http://host, and every sign-in is refused (docs/realtime.md#operator-console).
+   */
+  function logForeignForm(req: IncomingMessage, path: string) {
+    const origin = req.headers.origin?.slice(0, 200) ?? null;
+    const expected = ownOrigin(req);
+    const httpsBehindProxy = origin !== null && expected !== null && origin === expected.replace(/^http:/, "https:");
+    const client = maskAddress(limitKey(clientAddress(req, trustProxy)));
+    logger.warn(
+      { origin, expected, path, client },
+      httpsBehindProxy
+        ? "refused a console form sent over https while the service saw http: behind a proxy that ends TLS, set TRUST_PROXY to the number of proxies"
+        : "refused a console form whose Origin is not this console's (behind a proxy that ends TLS, set TRUST_PROXY)",
+    );
   }
 
   function send(res: ServerResponse, status: number, html: string, extra: Record<string, string | number> = {}) {
@@ -282,6 +305,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
       const paymentList = payments && latest ? { latest, explorerTxUrl: payments.explorerTxUrl } : null;
       send(res, 200, consolePage({ view, before, notice: readNotice(query), payments: paymentList }));
     } else if (req.method === "POST" && !sameOrigin(req) && (path === "/admin/login" || session)) {
+      logForeignForm(req, path);
       send(res, 403, messagePage("Refused: this form was not sent from this console."));
     } else if (route === "POST /admin/login") {
       await signIn(req, res);

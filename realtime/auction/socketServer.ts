@@ -32,6 +32,7 @@ import { createKnownStanding } from "./knownStanding.ts";
 import { readOpening, readResumePoint } from "./opening.ts";
 import { isOriginAllowed } from "./originPolicy.ts";
 import { createRateLimiter } from "./rateLimiter.ts";
+import { createRefusalLog, MAX_LOGGED_CHARS } from "./refusalLog.ts";
 import { createRoundClock } from "./roundClock.ts";
 import { dropIfBacklogged } from "./slowSockets.ts";
 import { encodeMessage } from "./wire.ts";
@@ -125,6 +126,10 @@ export function createSocketServer(
   });
   let draining = false;
   let heartbeat: NodeJS.Timeout | undefined;
+  // Apart, so a flood of made-up paths cannot push a real origin's refusal out of memory.
+  const wrongPaths = createRefusalLog({ now });
+  const foreignOrigins = createRefusalLog({ now });
+  const allowed = config.allowedOrigins.length > 0 ? config.allowedOrigins : "same origin";
 
   function send(socket: WebSocket, message: ServerMessage) {
     if (socket.readyState !== socket.OPEN) return;
@@ -275,7 +280,15 @@ export function createSocketServer(
     },
 
     handleUpgrade(req, socket, head, target) {
+      const origin = req.headers.origin?.slice(0, MAX_LOGGED_CHARS) ?? null;
       if (target.path !== PROTOCOL_PATH) {
+        const path = target.path.slice(0, MAX_LOGGED_CHARS);
+        wrongPaths.note(`${path} ${origin}`, (unlogged) =>
+          logger.warn(
+            { path, origin, client: maskAddress(limitKey(clientAddress(req, config.trustProxy))), unlogged },
+            `refused a socket on a path other than ${PROTOCOL_PATH}: the pages' PUBLIC_REALTIME_URL must end in ${PROTOCOL_PATH} (logged once a minute per path and origin)`,
+          ),
+        );
         refuseUpgrade(socket, 404, "No WebSocket endpoint here; the auction is at /realtime.");
         return;
       }
@@ -286,9 +299,11 @@ export function createSocketServer(
       // The limit key, not the address: the cap and the bid limit hold an IPv6 client by its /64.
       const address = limitKey(clientAddress(req, config.trustProxy));
       if (!isOriginAllowed(req, config.allowedOrigins)) {
-        logger.warn(
-          { origin: req.headers.origin, client: maskAddress(address) },
-          "refused a socket from a foreign origin",
+        foreignOrigins.note(String(origin), (unlogged) =>
+          logger.warn(
+            { origin, allowed, client: maskAddress(address), unlogged },
+            "refused a socket from a foreign origin: if its pages are yours, add it to ALLOWED_ORIGINS (logged once a minute per origin)",
+          ),
         );
         refuseUpgrade(socket, 403, "This origin may not connect to the auction.");
         return;

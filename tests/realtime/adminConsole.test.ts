@@ -131,6 +131,38 @@ describe("the operator console", () => {
   );
 
   it(
+    "logs a sign-in refused for its Origin with the origin seen and the one expected, naming TRUST_PROXY",
+    async () => {
+      const logLines: Record<string, unknown>[] = [];
+      // A proxy that ends TLS, the service not told to trust it: the browser's Origin is https.
+      const service = await openConsole({}, logLines);
+      const { host } = new URL(service.httpUrl);
+      const overHttps = { "X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.7", Origin: `https://${host}` };
+      expect((await signIn(service, PASSWORD, overHttps)).status).toBe(403);
+      expect((await signIn(service, PASSWORD, { Origin: "https://evil.example" })).status).toBe(403);
+      const refusals = logLines.filter((line) => String(line.msg).startsWith("refused a console form"));
+      expect(refusals).toEqual([
+        expect.objectContaining({
+          level: 40,
+          origin: `https://${host}`,
+          expected: `http://${host}`,
+          path: "/admin/login",
+          client: "127.0.0.x",
+          msg: "refused a console form sent over https while the service saw http: behind a proxy that ends TLS, set TRUST_PROXY to the number of proxies",
+        }),
+        expect.objectContaining({
+          level: 40,
+          origin: "https://evil.example",
+          expected: `http://${host}`,
+          msg: "refused a console form whose Origin is not this console's (behind a proxy that ends TLS, set TRUST_PROXY)",
+        }),
+      ]);
+      expect(JSON.stringify(logLines)).not.toContain(PASSWORD);
+    },
+    STORE_HOOK_TIMEOUT_MS,
+  );
+
+  it(
     "answers a wrong password 401, and the sixth attempt within 15 minutes 429 with Retry-After, the right password included",
     async () => {
       const logLines: Record<string, unknown>[] = [];

@@ -8,6 +8,7 @@ import type { Socket } from "node:net";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../realtime/config.ts";
+import { isOpenLine } from "../../realtime/startLine.ts";
 import { openBidStore } from "../../realtime/storage/index.ts";
 import { killChild } from "../../scripts/support/childProcess.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
@@ -379,6 +380,58 @@ describe("auction service limits", () => {
   );
 
   it(
+    "logs refused upgrades once a minute: per origin naming ALLOWED_ORIGINS, per path and origin naming PUBLIC_REALTIME_URL",
+    async () => {
+      const lines: Record<string, unknown>[] = [];
+      const clock = { ms: 0 };
+      const { store } = await freshStoreForThisTest("pglite");
+      const service = await serviceForThisTest(
+        store,
+        { allowedOrigins: ["https://nothing.example"] },
+        testLogger((line) => lines.push(line)),
+        { now: () => clock.ms },
+      );
+      const refusals = () =>
+        lines.filter(
+          (line) =>
+            String(line.msg).startsWith("refused a socket on a path") ||
+            String(line.msg).startsWith("refused a socket from a foreign origin"),
+        );
+      const foreign = { origin: "https://elsewhere.example" };
+      // A PUBLIC_REALTIME_URL with a trailing slash, as every page of a misbuilt site would ask.
+      const slashed = `${service.socketUrl}/`;
+      for (let i = 0; i < 3; i++) {
+        expect((await refusal(service.socketUrl, foreign)).status).toBe(403);
+        expect((await refusal(slashed, { origin: "https://nothing.example" })).status).toBe(404);
+      }
+      clock.ms += 59_999;
+      expect((await refusal(service.socketUrl, foreign)).status).toBe(403);
+      expect((await refusal(service.socketUrl, { origin: "https://other.example" })).status).toBe(403);
+      clock.ms += 1;
+      expect((await refusal(service.socketUrl, foreign)).status).toBe(403);
+      const origin = {
+        level: 40,
+        allowed: ["https://nothing.example"],
+        client: "127.0.0.x",
+        msg: "refused a socket from a foreign origin: if its pages are yours, add it to ALLOWED_ORIGINS (logged once a minute per origin)",
+      };
+      expect(refusals()).toEqual([
+        expect.objectContaining({ ...origin, origin: "https://elsewhere.example", unlogged: 0 }),
+        expect.objectContaining({
+          level: 40,
+          path: "/realtime/",
+          origin: "https://nothing.example",
+          unlogged: 0,
+          msg: "refused a socket on a path other than /realtime: the pages' PUBLIC_REALTIME_URL must end in /realtime (logged once a minute per path and origin)",
+        }),
+        expect.objectContaining({ ...origin, origin: "https://other.example", unlogged: 0 }),
+        expect.objectContaining({ ...origin, origin: "https://elsewhere.example", unlogged: 3 }),
+      ]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "allows only the configured origins when ALLOWED_ORIGINS is set",
     async () => {
       const { service } = await openAuction("pglite", { allowedOrigins: ["https://nothing.example"] });
@@ -729,7 +782,7 @@ function listeningPort(child: ChildProcess): Promise<number> {
     });
     lines.on("line", (line) => {
       const entry = JSON.parse(line) as { msg?: string; port?: number };
-      if (entry.msg?.startsWith("The Nothing Store is open") && entry.port) {
+      if (isOpenLine(entry) && entry.port) {
         clearTimeout(timer);
         resolve(entry.port);
       }

@@ -42,7 +42,10 @@ it(
     const clients = lines.filter((line) => "client" in line).map((line) => [line.msg, line.client]);
     expect(clients).toEqual(
       expect.arrayContaining([
-        ["refused a socket from a foreign origin", "203.0.113.x"],
+        [
+          "refused a socket from a foreign origin: if its pages are yours, add it to ALLOWED_ORIGINS (logged once a minute per origin)",
+          "203.0.113.x",
+        ],
         ["refused a socket over the per-address cap", "2001:db8:85a3::x"],
         ["closing a socket that missed its heartbeat", "2001:db8:85a3::x"],
       ]),

@@ -1,23 +1,16 @@
-/**
- * /metrics off the public port (docs/design.md#9): its own listener (METRICS_PORT on
- * METRICS_HOST), guarded and parsing its request targets as the public port does, closed with the
- * public one on SIGTERM; the public port answers /metrics as any unknown path. In process for the
- * answers (a built site, PGlite), as real processes for the settings and the shutdown.
- */
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { connect, createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import type { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMetrics } from "../../realtime/metrics.ts";
 import { createMetricsServer } from "../../realtime/server.ts";
-import { killChild, withTimeout } from "../../scripts/support/childProcess.ts";
+import { withTimeout } from "../../scripts/support/childProcess.ts";
 import { connectClient } from "./support/auctionClient.ts";
 import { type ServedTestSite, serveTestSite } from "./support/auctionService.ts";
 import { NOT_FOUND_PAGE } from "./support/builtSite.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { rawRequest, UPGRADE_HEADERS } from "./support/rawHttp.ts";
-import { serviceProcessEnv, startServiceProcess } from "./support/serviceProcess.ts";
+import { accepts, serviceProcessEnv, spawnService, startServiceProcess } from "./support/serviceProcess.ts";
 import {
   cleanUpAfter,
   databaseForThisTest,
@@ -155,34 +148,6 @@ async function holdPort(): Promise<{ port: number; server: TcpServer }> {
   return { port: (server.address() as { port: number }).port, server };
 }
 
-/** `node realtime/main.ts` with the test environment and `env`, its output collected until it exits. */
-function spawnService(env: NodeJS.ProcessEnv) {
-  const child: ChildProcess = spawn(process.execPath, ["realtime/main.ts"], { env, stdio: ["ignore", "pipe", "pipe"] });
-  cleanUpAfter(() => killChild(child));
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  // "close": once its output is all read.
-  const exited = once(child, "close").then(([code]) => code as number | null);
-  return { child, exited, output: () => output };
-}
-
-/** Whether a TCP connection to the port on loopback is accepted. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
 describe("the metrics listener of a service process", () => {
   it(
     "METRICS_PORT=0 picks a free port and says which; two processes side by side each have their own",
@@ -250,7 +215,7 @@ describe("the metrics listener of a service process", () => {
       expect(service.output()).toContain(
         `could not listen on 127.0.0.1:${held.port} (METRICS_HOST:METRICS_PORT): listen EADDRINUSE`,
       );
-      expect(service.output()).not.toContain("The Nothing Store is open");
+      expect(service.output()).not.toContain(" is open at ");
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

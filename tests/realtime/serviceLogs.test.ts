@@ -11,7 +11,8 @@ import { stopChild } from "../../scripts/support/childProcess.ts";
 import { serviceProcessEnv } from "./support/serviceProcess.ts";
 import { dataDirForThisTest } from "./support/stores.ts";
 
-const OPEN_LINE = "The Nothing Store is open";
+/** What the open line says without pages (realtime/startLine.ts), whichever way it is printed. */
+const OPEN_LINE = "The Nothing Store's auction service is open at";
 
 async function serviceEnv(extra: Record<string, string> = {}) {
   const data = await dataDirForThisTest();
@@ -47,7 +48,9 @@ describe("the service's log output", () => {
     const command = `exec "${process.execPath}" realtime/main.ts`;
     const lines = await linesUntilOpen("script", ["-qfec", command, "/dev/null"], await serviceEnv());
     const text = lines.join("\n");
-    expect(text).toMatch(/\[\d\d:\d\d:\d\d\] .*INFO.*: .*The Nothing Store is open at http:\/\/localhost:\d+/);
+    expect(text).toMatch(
+      /\[\d\d:\d\d:\d\d\] .*INFO.*: .*The Nothing Store's auction service is open at http:\/\/localhost:\d+/,
+    );
     expect(text).not.toContain('"level"');
   }, 60_000);
 

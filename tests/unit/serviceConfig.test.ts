@@ -1,6 +1,8 @@
-import { resolve } from "node:path";
-import { describe, expect, it } from "vitest";
-import { readServiceConfig } from "../../realtime/config.ts";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { checkStaticDir, configWarnings, databaseLocation, readServiceConfig } from "../../realtime/config.ts";
 
 describe("service configuration", () => {
   it("defaults to port 4321 on loopback, metrics on 9464 on loopback, serving dist/, PGlite in ./data, same-origin sockets", () => {
@@ -132,6 +134,13 @@ describe("service configuration", () => {
     );
     expect(() => readServiceConfig({ DATABASE_URL: "hunter2" })).toThrow(/^DATABASE_URL must be/);
     expect(() => readServiceConfig({ DATABASE_URL: "hunter2" })).not.toThrow(/hunter2/);
+    // A port out of range, an unclosed bracket: postgres:// that does not parse.
+    for (const url of ["postgres://auction:hunter2@db:99999/x", "postgres://auction:hunter2@[db/x"]) {
+      expect(() => readServiceConfig({ DATABASE_URL: url })).toThrow(
+        "DATABASE_URL does not parse as a URL: write postgres://user:password@host:5432/database, with any of @ : / ? # [ ] % in the password percent-encoded",
+      );
+      expect(() => readServiceConfig({ DATABASE_URL: url })).not.toThrow(/hunter2/);
+    }
   });
 
   it("reads ALLOWED_ORIGINS as a comma list of normalised origins", () => {
@@ -141,12 +150,85 @@ describe("service configuration", () => {
     expect(readServiceConfig({ ALLOWED_ORIGINS: "*" }).allowedOrigins).toEqual(["*"]);
   });
 
-  it("rejects an ALLOWED_ORIGINS entry that is not an origin, naming it", () => {
-    expect(() => readServiceConfig({ ALLOWED_ORIGINS: "nothing.store" })).toThrow(
-      /ALLOWED_ORIGINS must be a comma-separated list of origins, got "nothing.store"/,
+  it("rejects an ALLOWED_ORIGINS entry that is not an origin, naming it and saying what to write", () => {
+    const cases: [string, string][] = [
+      ["localhost:45000", 'ALLOWED_ORIGINS: "localhost:45000" has no scheme: write http://localhost:45000'],
+      ["127.0.0.1:4321", 'ALLOWED_ORIGINS: "127.0.0.1:4321" has no scheme: write http://127.0.0.1:4321'],
+      ["nothing.store", 'ALLOWED_ORIGINS: "nothing.store" has no scheme: write https://nothing.store'],
+      [
+        "https://nothing.store/auction",
+        'ALLOWED_ORIGINS: "https://nothing.store/auction" has more than an origin: write https://nothing.store',
+      ],
+      [
+        "wss://auction.nothing.store",
+        "ALLOWED_ORIGINS: \"wss://auction.nothing.store\" is not a page's origin: pages are http:// or https:// (the socket's wss:// address is PUBLIC_REALTIME_URL)",
+      ],
+      ["https://[nothing", 'ALLOWED_ORIGINS: "https://[nothing" is not an origin such as https://nothing.example'],
+    ];
+    for (const [entry, message] of cases) {
+      expect(() => readServiceConfig({ ALLOWED_ORIGINS: `https://ok.example, ${entry}` }), entry).toThrow(message);
+    }
+  });
+
+  it("rejects a HOST or METRICS_HOST that is neither an IP address nor a host name, naming it", () => {
+    expect(readServiceConfig({ HOST: "::", METRICS_HOST: "metrics.internal" })).toMatchObject({
+      host: "::",
+      metricsHost: "metrics.internal",
+    });
+    expect(readServiceConfig({ HOST: "localhost" }).host).toBe("localhost");
+    expect(readServiceConfig({ HOST: "auction_service" }).host).toBe("auction_service");
+    const cases: [Record<string, string>, string][] = [
+      [
+        { HOST: "999.1.1.1" },
+        'HOST must be an IP address or a host name of this machine (127.0.0.1, 0.0.0.0, ::), got "999.1.1.1"',
+      ],
+      [{ HOST: "0.0.0.0:4321" }, 'got "0.0.0.0:4321": the port goes in PORT'],
+      [{ HOST: "http://0.0.0.0" }, 'got "http://0.0.0.0": no scheme'],
+      [
+        { METRICS_HOST: "10.0.0.1:9464" },
+        'METRICS_HOST must be an IP address or a host name of this machine (127.0.0.1, 0.0.0.0, ::), got "10.0.0.1:9464": the port goes in METRICS_PORT',
+      ],
+      [{ HOST: "my host" }, 'got "my host"'],
+    ];
+    for (const [env, message] of cases) {
+      expect(() => readServiceConfig(env), JSON.stringify(env)).toThrow(message);
+    }
+  });
+
+  it("refuses a STATIC_DIR that holds no built site, naming it and the way to serve no pages", async () => {
+    const root = await mkdtemp(join(tmpdir(), "nothing-static-dir-"));
+    onTestFinished(() => rm(root, { recursive: true, force: true }));
+    const noPages = "or set STATIC_DIR= (empty) to serve no pages";
+    expect(() => checkStaticDir(join(root, "dsit"))).toThrow(
+      `STATIC_DIR: ${join(root, "dsit")} does not exist: name the built pages (npm run build writes dist/), ${noPages}`,
     );
-    expect(() => readServiceConfig({ ALLOWED_ORIGINS: "https://nothing.store/auction" })).toThrow(
-      /ALLOWED_ORIGINS entries must be origins .* got "https:\/\/nothing.store\/auction"/,
+    await writeFile(join(root, "file"), "");
+    expect(() => checkStaticDir(join(root, "file"))).toThrow(
+      `STATIC_DIR: ${join(root, "file")} is not a directory: ${noPages}`,
+    );
+    expect(() => checkStaticDir(root)).toThrow(
+      `STATIC_DIR: ${root} holds no built site (index.html and 404.html missing): run npm run build, ${noPages}`,
+    );
+    await writeFile(join(root, "index.html"), "<!doctype html>");
+    expect(() => checkStaticDir(root)).toThrow("(404.html missing)");
+    await writeFile(join(root, "404.html"), "<!doctype html>");
+    expect(() => checkStaticDir(root)).not.toThrow();
+    expect(() => checkStaticDir("")).not.toThrow();
+  });
+
+  it("warns about ADMIN_SESSION_SECRET without ADMIN_PASSWORD_HASH: the console stays off", () => {
+    expect(configWarnings({ ADMIN_SESSION_SECRET: "s".repeat(48) })).toEqual([
+      "ADMIN_SESSION_SECRET is set but ADMIN_PASSWORD_HASH is not: the operator console is off (npm run -s admin:hash prints a hash)",
+    ]);
+    expect(configWarnings({})).toEqual([]);
+    expect(configWarnings({ ADMIN_SESSION_SECRET: " ", ADMIN_PASSWORD_HASH: "" })).toEqual([]);
+  });
+
+  it("names where DATABASE_URL points without its user's password", () => {
+    expect(databaseLocation("postgres://auction:secret@db.internal:6543/nothing")).toBe("db.internal:6543/nothing");
+    expect(databaseLocation("postgresql://auction:secret@db")).toBe("db:5432/auction");
+    expect(databaseLocation("postgres://auction@localhost/nothing?host=/run/postgresql")).toBe(
+      "/run/postgresql:5432/nothing",
     );
   });
 

@@ -103,8 +103,9 @@ export async function serviceForThisTest(
   store: BidStore,
   overrides: Partial<ServiceConfig> = {},
   logger: Logger = testLogger(),
+  options: Parameters<typeof startAuctionService>[3] = {},
 ): Promise<AuctionService> {
-  const service = await startAuctionService(store, overrides, logger);
+  const service = await startAuctionService(store, overrides, logger, options);
   cleanUpAfter(() => service.stop());
   return service;
 }

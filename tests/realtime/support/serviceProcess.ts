@@ -8,11 +8,17 @@
  *   await service.stop(); // SIGKILL if still running, then remove its data directory (afterEach)
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
+import { isOpenLine } from "../../../realtime/startLine.ts";
+import { exitStatus, hasExited, killChild } from "../../../scripts/support/childProcess.ts";
 import { LIFTED_LIMITS_ENV } from "../../../scripts/support/liftedLimits.ts";
+import { cleanUpAfter } from "./stores.ts";
 
 const START_TIMEOUT_MS = 60_000;
 
@@ -105,10 +111,10 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
         entry = { msg: line };
       }
       logs.push(entry);
-      if (String(entry.msg).startsWith("The Nothing Store is open") && typeof entry.port === "number") {
+      if (isOpenLine(entry)) {
         clearTimeout(timer);
         metricsPort = Number(entry.metricsPort);
-        resolve(entry.port);
+        resolve(Number(entry.port));
       }
     });
     void exited.then(({ code }) => {
@@ -145,4 +151,97 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export interface CollectedProcess {
+  child: ChildProcess;
+  /** The exit code (null when a signal ended it), once its output is all read. */
+  exited: Promise<number | null>;
+  stdout(): string;
+  stderr(): string;
+  /** Both, in the order they came. */
+  output(): string;
+}
+
+/**
+ * `command` with the test environment `env`, its output collected until it exits; killed when the
+ * current test ends. `group`: the process leads a process group of its own, and the whole group
+ * is killed then (npm and the service it starts).
+ */
+export function spawnCollected(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  { group = false }: { group?: boolean } = {},
+): CollectedProcess {
+  const child: ChildProcess = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: group });
+  cleanUpAfter(async () => {
+    if (group && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // The group is gone already.
+      }
+    }
+    await killChild(child);
+  });
+  let stdout = "";
+  let stderr = "";
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    stdout += chunk;
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+    output += chunk;
+  });
+  // "close": once its output is all read.
+  const exited = once(child, "close").then(([code]) => code as number | null);
+  return { child, exited, stdout: () => stdout, stderr: () => stderr, output: () => output };
+}
+
+/** `node realtime/main.ts` with the test environment `env`, its output collected until it exits. */
+export function spawnService(env: NodeJS.ProcessEnv): CollectedProcess {
+  return spawnCollected(process.execPath, ["realtime/main.ts"], env);
+}
+
+/** Whether a TCP connection to the port on loopback is accepted. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/** The JSON log lines in `text`; anything else (npm's banner) is left out. */
+export function jsonLines(text: string): Record<string, unknown>[] {
+  const lines: Record<string, unknown>[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      lines.push(JSON.parse(line));
+    } catch {
+      // A line cut where the output read so far ends: the next look reads it whole.
+    }
+  }
+  return lines;
+}
+
+/** The open line (realtime/startLine.ts) once the process logs it; fails if it exits first or takes too long. */
+export async function waitForOpenLine(started: CollectedProcess, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = jsonLines(started.stdout()).find(isOpenLine);
+    if (open) return open;
+    if (hasExited(started.child)) {
+      throw new Error(`exited (${exitStatus(started.child)}) before it was open: ${started.output()}`);
+    }
+    if (Date.now() > deadline) throw new Error(`not open within ${timeoutMs / 1000} s: ${started.output()}`);
+    await sleep(50);
+  }
 }

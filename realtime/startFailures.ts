@@ -1,0 +1,101 @@
+/**
+ * What the service says when it cannot start after its settings were read: the store would not
+ * open, or a listener would not listen. Each names the setting to look at, and the exit code says
+ * whether starting again can help (1: the database or the port may be back) or only a changed
+ * setting will (2, as for a setting refused at start). No URL or password is ever echoed.
+ */
+import { databaseLocation } from "./config.ts";
+
+export interface StartFailure {
+  exitCode: 1 | 2;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+/**
+ * SQLSTATEs only a changed DATABASE_URL fixes: a refused password or role (class 28), a database
+ * that does not exist, a user who may not create the service's tables.
+ */
+const SETTING_SQLSTATES: Record<string, string> = {
+  "28P01": "refused the password",
+  "28000": "refused the user",
+  "3D000": "has no such database",
+  "42501": "does not let this user create the service's tables and functions",
+};
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The store did not open. `databaseUrl` null: PGlite in `dataDir`. */
+export function storeFailure(error: unknown, databaseUrl: string | null, dataDir: string): StartFailure {
+  if (!databaseUrl) {
+    return {
+      exitCode: 1,
+      msg: `could not open the auction store on PGlite in DATA_DIR ${dataDir}: ${messageOf(error)}`,
+      fields: { err: error, dataDir },
+    };
+  }
+  const database = databaseLocation(databaseUrl);
+  // StoreUnavailableError carries the connection's own error as its cause.
+  const cause = (error as { cause?: unknown } | null)?.cause ?? error;
+  const code = codeOf(cause) ?? codeOf(error);
+  const refusal = code ? SETTING_SQLSTATES[code] : undefined;
+  if (refusal) {
+    return {
+      exitCode: 2,
+      msg: `DATABASE_URL: PostgreSQL at ${database} ${refusal}: ${messageOf(cause)} (${code})`,
+      fields: { database, code },
+    };
+  }
+  if (error instanceof Error && error.name === "StoreUnavailableError") {
+    return {
+      exitCode: 1,
+      msg: `DATABASE_URL: cannot reach PostgreSQL at ${database}: ${messageOf(cause)}${code ? ` (${code})` : ""}`,
+      fields: { database, code },
+    };
+  }
+  return {
+    exitCode: 1,
+    msg: `could not open the auction store on PostgreSQL at ${database} (DATABASE_URL): ${messageOf(error)}`,
+    fields: { err: error, database },
+  };
+}
+
+/**
+ * A listener did not listen on `host`:`port`. A host that does not resolve, or is no address of
+ * this machine, is a setting to change (2); a port taken may be free again (1).
+ */
+export function listenFailure(
+  error: unknown,
+  host: string,
+  port: number,
+  settings: { host: "HOST" | "METRICS_HOST"; port: "PORT" | "METRICS_PORT" },
+): StartFailure {
+  const code = codeOf(error);
+  const where = `${host}:${port}`;
+  if (code === "ENOTFOUND" || code === "EADDRNOTAVAIL") {
+    return {
+      exitCode: 2,
+      msg: `${settings.host}: cannot listen on ${where}: ${host} is not an address of this machine (${code}); 0.0.0.0 listens on every interface`,
+      fields: { host, port, code },
+    };
+  }
+  if (code === "EACCES") {
+    return {
+      exitCode: 2,
+      msg: `${settings.port}: cannot listen on ${where}: a port under 1024 needs privileges this process lacks (EACCES)`,
+      fields: { host, port, code },
+    };
+  }
+  return {
+    exitCode: 1,
+    msg: `could not listen on ${where} (${settings.host}:${settings.port}): ${messageOf(error)}`,
+    fields: { err: error, host, port },
+  };
+}
