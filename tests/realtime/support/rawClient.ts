@@ -9,7 +9,7 @@
  */
 import WebSocket from "ws";
 import { closeSocket } from "../../../scripts/support/sockets.ts";
-import type { ServerMessage, WireBid } from "../../../src/lib/auction/protocol.ts";
+import { type ServerMessage, SNAPSHOT_SIZE, type WireBid } from "../../../src/lib/auction/protocol.ts";
 import { type OpeningMessage, onServerMessages, resolveOnOpen } from "./auctionClient.ts";
 
 type Answer = Exclude<ServerMessage, { type: "bid" | "bids" | "snapshot" | "resume" | "moderated" | "roundEnded" }>;
@@ -19,6 +19,8 @@ export interface RawClient {
   socket: WebSocket;
   /** Bids broadcast to this socket so far, one by one or several in a frame (docs/design.md#10), in arrival order. */
   broadcasts: WireBid[];
+  /** The same bids frame by frame: a `bid` frame's one, a `bids` frame's several. */
+  bidFrames: WireBid[][];
   /** The moderation versions of the lists that replaced this socket's after an operator's action. */
   moderated: number[];
   /** The rounds whose end replaced this socket's state. */
@@ -36,6 +38,7 @@ const WAIT_MS = 10_000;
 export function connectRaw(url: string, options: { origin?: string } = {}): Promise<RawClient> {
   const socket = new WebSocket(url, { origin: options.origin, handshakeTimeout: WAIT_MS });
   const broadcasts: WireBid[] = [];
+  const bidFrames: WireBid[][] = [];
   const moderated: number[] = [];
   const roundsEnded: number[] = [];
   const queue: Outcome[] = [];
@@ -53,9 +56,11 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
   onServerMessages(
     socket,
     (message) => {
-      if (message.type === "bid") broadcasts.push(message.bid);
-      else if (message.type === "bids") broadcasts.push(...message.bids);
-      else if (message.type === "moderated") moderated.push(message.moderation);
+      if (message.type === "bid" || message.type === "bids") {
+        const bids = message.type === "bid" ? [message.bid] : message.bids;
+        broadcasts.push(...bids);
+        bidFrames.push(bids);
+      } else if (message.type === "moderated") moderated.push(message.moderation);
       else if (message.type === "roundEnded") roundsEnded.push(message.round.number);
       else if (message.type === "snapshot" || message.type === "resume") {
         if (firstMessage) failure ??= new Error(`a second opening message: ${JSON.stringify(message)}`);
@@ -100,6 +105,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
   const client: RawClient = {
     socket,
     broadcasts,
+    bidFrames,
     moderated,
     roundsEnded,
     opening() {
@@ -120,4 +126,41 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
   };
 
   return resolveOnOpen(socket, client);
+}
+
+type AcceptedBid = Pick<WireBid, "id" | "bidderName" | "amountCents"> & Partial<WireBid>;
+
+/**
+ * What a watcher must have heard of the accepted bids under the frame budget (docs/design.md#10):
+ * each once, in id order, the last one included; only a frame of SNAPSHOT_SIZE bids may leave out
+ * the older bids before it (the page's list would drop them anyway). Returns what breaks that.
+ */
+export function unheardBids(bidFrames: WireBid[][], accepted: readonly AcceptedBid[]): string[] {
+  const problems: string[] = [];
+  const indexOf = new Map(accepted.map((bid, index) => [bid.id, index]));
+  let next = 0;
+  for (const frame of bidFrames) {
+    const first = indexOf.get((frame[0] as WireBid).id);
+    if (first === undefined || first < next) {
+      problems.push(`a frame from bid ${frame[0]?.id}: never accepted, or heard before`);
+      continue;
+    }
+    if (first > next && frame.length < SNAPSHOT_SIZE) {
+      problems.push(
+        `bids ${accepted[next]?.id} to ${accepted[first - 1]?.id} left out before a frame of ${frame.length}`,
+      );
+    }
+    frame.forEach((bid, offset) => {
+      const expected = accepted[first + offset];
+      // Compared on the fields the accepted record has (a row read back has no createdAt).
+      const heard = JSON.stringify(
+        expected && Object.fromEntries(Object.keys(expected).map((key) => [key, bid[key as keyof WireBid]])),
+      );
+      if (heard !== JSON.stringify(expected))
+        problems.push(`heard ${JSON.stringify(bid)} where ${JSON.stringify(expected)} was accepted`);
+    });
+    next = first + frame.length;
+  }
+  if (next < accepted.length) problems.push(`the last ${accepted.length - next} accepted bids never heard`);
+  return problems;
 }
