@@ -4,7 +4,8 @@
  * real build steps: every rule of the build's `_headers` on the answers it matches, content types,
  * the precompressed files, the 404 page, its settings refused with exit 2 naming the variable, and
  * SIGTERM to npm's process stopping it. Then the nginx snippet of docs/realtime.md held to the same
- * `_headers` and the same cache rules, so the two cannot drift.
+ * `_headers` and the same cache rules, and run under Debian's nginx, every answer equal to the
+ * static host's, so the two cannot drift.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -17,9 +18,27 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEADERS_FILE, parseHeadersFile } from "../../realtime/securityHeaders.ts";
 import { builtServiceOrigins } from "../../scripts/staticHost.ts";
 import { withTimeout } from "../../scripts/support/childProcess.ts";
+import { freePort } from "../../scripts/support/ports.ts";
 import { ASSET, ASSET_PATH, buildTestSite, HOME_PAGE, NOT_FOUND_PAGE, type TestSite } from "./support/builtSite.ts";
 
 const run = promisify(execFile);
+/**
+ * A Content-Type as both servers may spell it: parameters spaced either way, JavaScript under
+ * either of its names (RFC 9239), and a charset only where it matters, on pages (nginx's mime.types
+ * names scripts application/javascript, and its `charset` adds one to them too).
+ */
+function sameType(contentType: string | null | undefined): string | null {
+  if (!contentType) return null;
+  const [essence = "", ...parameters] = contentType
+    .toLowerCase()
+    .split(";")
+    .map((part) => part.trim());
+  const type = essence === "application/javascript" ? "text/javascript" : essence;
+  return type === "text/html" ? [type, ...parameters].join(";") : type;
+}
+
+/** Debian's nginx (`.ci/run` installs it), for the docs' snippet. */
+const NGINX = "/usr/sbin/nginx";
 /** What the service and the static host send with a page (hosts revalidate pages by default too). */
 const PAGE_CACHE_CONTROL = "public, max-age=0, must-revalidate";
 const HTML = /^text\/html; ?charset=utf-8$/;
@@ -282,4 +301,94 @@ describe("the nginx snippet of docs/realtime.md", () => {
     expect(block).toContain("error_page 404 /404.html;");
     expect(block).toMatch(/location = \/_headers \{\s*return 404;\s*\}/);
   });
+
+  it("serves the build under a real nginx as npm run serve:static does: status, type, encoding and every header", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "nothing-nginx-"));
+    let nginx: ChildProcess | undefined;
+    try {
+      const included = join(dir, "headers.conf");
+      const command = String(
+        docs.split("\n").find((line) => line.startsWith("sed -n ") && line.includes("dist/_headers")),
+      );
+      await run("sh", [
+        "-c",
+        command
+          .replace("dist/_headers", join(site.dir, HEADERS_FILE))
+          .replace("/etc/nginx/nothing-store-headers.conf", included),
+      ]);
+      // The documented block as written, but for its address, folder and include file.
+      const port = await freePort();
+      const block = (/```nginx\n([\s\S]*?)```/.exec(docs)?.[1] ?? "")
+        .replace("listen 443 ssl;", `listen 127.0.0.1:${port};`)
+        .replace("root /srv/nothing-store/dist;", `root ${site.dir};`)
+        .replaceAll("/etc/nginx/nothing-store-headers.conf", included);
+      const config = join(dir, "nginx.conf");
+      await writeFile(
+        config,
+        [
+          // Run as root (CI), its workers read the test's private temp folder as root too.
+          process.getuid?.() === 0 ? "user root;" : "",
+          "daemon off;",
+          `pid ${join(dir, "nginx.pid")};`,
+          `error_log ${join(dir, "error.log")} warn;`,
+          "events {}",
+          "http {",
+          "    include /etc/nginx/mime.types;",
+          "    default_type application/octet-stream;",
+          "    access_log off;",
+          ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(
+            (kind) => `    ${kind}_temp_path ${join(dir, kind)};`,
+          ),
+          block,
+          "}",
+        ].join("\n"),
+      );
+      nginx = spawn(NGINX, ["-p", dir, "-c", config], { stdio: ["ignore", "inherit", "inherit"] });
+      const origin = `http://127.0.0.1:${port}`;
+      await expect
+        .poll(
+          () =>
+            fetch(origin).then(
+              (answer) => answer.status,
+              () => 0,
+            ),
+          { timeout: 10_000 },
+        )
+        .toBe(200);
+
+      // What each answer must agree on; Date, Server, ETag and Last-Modified are each server's own.
+      const compared = [
+        "content-type",
+        "content-encoding",
+        "cache-control",
+        ...Object.keys(parseHeadersFile(headersText)).map((name) => name.toLowerCase()),
+      ];
+      for (const [path, acceptEncoding] of [
+        ["/", "identity"],
+        ["/", "gzip"],
+        ["/leaderboard/", "identity"],
+        [ASSET_PATH, "gzip"],
+        ["/no-such-page", "identity"],
+        ["/_headers", "identity"],
+      ] as const) {
+        const [fromNginx, fromStaticHost] = await Promise.all(
+          [origin, server.origin].map(async (base) => {
+            const answer = await fetch(`${base}${path}`, { headers: { "accept-encoding": acceptEncoding } });
+            const body = await answer.text();
+            const headers = Object.fromEntries(compared.map((name) => [name, answer.headers.get(name)]));
+            return {
+              status: answer.status,
+              body,
+              headers: { ...headers, "content-type": sameType(headers["content-type"]) },
+            };
+          }),
+        );
+        expect(fromNginx, `${path} (${acceptEncoding})`).toEqual(fromStaticHost);
+      }
+    } finally {
+      nginx?.kill("SIGTERM");
+      if (nginx && nginx.exitCode === null) await withTimeout(once(nginx, "exit"), 10_000, "nginx stopping");
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
