@@ -26,7 +26,10 @@ export interface StaticHostOptions {
 }
 
 /** Serves the built site in `dir` (404.html required: a folder without it is not a build and throws). */
-export async function serveStaticHost(dir: string, { port = 0, host = "127.0.0.1", logger }: StaticHostOptions) {
+export async function serveStaticHost(
+  dir: string,
+  { port = 0, host = "127.0.0.1", logger }: StaticHostOptions,
+): Promise<StaticHost> {
   const server = createAppServer({ staticDir: dir }, logger);
   // Rejects with listen's error (a taken port, a host not of this machine), as Node's once() does.
   await once(server.listen(port, host), "listening");
@@ -40,7 +43,7 @@ export async function serveStaticHost(dir: string, { port = 0, host = "127.0.0.1
         server.close(() => resolve());
         server.closeAllConnections();
       }),
-  } satisfies StaticHost;
+  };
 }
 
 /**
