@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { integerSetting } from "../realtime/envSettings.ts";
 import { createServiceLogger } from "../realtime/logger.ts";
-import { builtServiceOrigins, serveStaticHost } from "./staticHost.ts";
+import { builtServiceOrigins, type StaticHost, serveStaticHost } from "./staticHost.ts";
 
 class StaticSettingError extends Error {}
 
@@ -36,7 +36,7 @@ if (!existsSync(join(dir, "404.html"))) {
 }
 
 const logger = await createServiceLogger("info");
-let site: Awaited<ReturnType<typeof serveStaticHost>>;
+let site: StaticHost;
 try {
   site = await serveStaticHost(dir, { port, host, logger });
 } catch (error) {

@@ -16,7 +16,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AstroIntegration } from "astro";
 import type { Plugin } from "vite";
-import { type DrawnImage, drawSiteImages, SHARE_IMAGE_ALT } from "./siteImages.ts";
+import { type DrawnImage, type DrawnImages, drawSiteImages, SHARE_IMAGE_ALT } from "./siteImages.ts";
 
 const MODULE_ID = "virtual:site-images";
 const RESOLVED_MODULE_ID = `\0${MODULE_ID}`;
@@ -107,7 +107,7 @@ async function serveImage(
   return true;
 }
 
-function publish(drawn: Awaited<ReturnType<typeof drawSiteImages>>, assetsFolder: string): Published {
+function publish(drawn: DrawnImages, assetsFolder: string): Published {
   const files = new Map<string, Buffer>();
   const place = (image: DrawnImage): SiteImage => {
     // As Vite names its assets: eight characters of a content hash.

@@ -6,6 +6,7 @@
  * and HEAD), and nothing else: no socket, no operations routes. `npm run serve:static`
  * (scripts/serve-static.ts) runs it; the split-shape e2e test serves its pages with it.
  */
+import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../realtime/logger.ts";
 import { readSiteHeaders } from "../realtime/securityHeaders.ts";
@@ -25,15 +26,13 @@ export interface StaticHostOptions {
 }
 
 /** Serves the built site in `dir` (404.html required: a folder without it is not a build and throws). */
-export async function serveStaticHost(dir: string, { port = 0, host = "127.0.0.1", logger }: StaticHostOptions) {
+export async function serveStaticHost(
+  dir: string,
+  { port = 0, host = "127.0.0.1", logger }: StaticHostOptions,
+): Promise<StaticHost> {
   const server = createAppServer({ staticDir: dir }, logger);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  // Rejects with listen's error (a taken port, a host not of this machine), as Node's once() does.
+  await once(server.listen(port, host), "listening");
   const listened = (server.address() as AddressInfo).port;
   const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   return {
@@ -44,7 +43,7 @@ export async function serveStaticHost(dir: string, { port = 0, host = "127.0.0.1
         server.close(() => resolve());
         server.closeAllConnections();
       }),
-  } satisfies StaticHost;
+  };
 }
 
 /**

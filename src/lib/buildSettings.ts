@@ -6,7 +6,7 @@
  * the pages no bytes.
  */
 import { PROTOCOL_PATH } from "./auction/protocol.ts";
-import { ConfigError, parseSiteConfig, parseSiteUrl } from "./siteConfig.ts";
+import { ConfigError, parseSiteConfig, parseSiteUrl, readSetting } from "./siteConfig.ts";
 
 type Env = Record<string, string | boolean | undefined>;
 
@@ -18,12 +18,12 @@ export interface BuildSettings {
 }
 
 export function readBuildSettings(env: Env): BuildSettings {
-  const realtime = typeof env.PUBLIC_REALTIME_URL === "string" ? env.PUBLIC_REALTIME_URL.trim() : "";
-  if (realtime !== "") checkRealtimeUrl(realtime);
+  const realtime = readSetting(env, "PUBLIC_REALTIME_URL");
+  if (realtime !== undefined) checkRealtimeUrl(realtime);
   const site = parseSiteUrl(env);
-  if (realtime !== "") checkMixedContent(site, realtime);
+  if (realtime !== undefined) checkMixedContent(site, realtime);
   const { placeholders } = parseSiteConfig(env);
-  const siteUrlUnset = typeof env.PUBLIC_SITE_URL !== "string" || env.PUBLIC_SITE_URL.trim() === "";
+  const siteUrlUnset = readSetting(env, "PUBLIC_SITE_URL") === undefined;
   return { site, placeholders: siteUrlUnset ? ["PUBLIC_SITE_URL", ...placeholders] : placeholders };
 }
 

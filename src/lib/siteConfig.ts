@@ -52,7 +52,8 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-function read(env: Env, key: string): string | undefined {
+/** The setting `key`, trimmed; undefined when unset or only white space (it takes its default). */
+export function readSetting(env: Env, key: string): string | undefined {
   const value = env[key];
   if (typeof value !== "string") return undefined;
   const trimmed = value.trim();
@@ -92,14 +93,14 @@ function origin(key: string, value: string, protocols: readonly string[] = ["htt
  * auction store ships to the browser, leaves it out.
  */
 export function parseSiteUrl(env: Env): string {
-  const value = read(env, "PUBLIC_SITE_URL");
+  const value = readSetting(env, "PUBLIC_SITE_URL");
   return value === undefined ? DEFAULT_SITE_URL : origin("PUBLIC_SITE_URL", value, ["https:", "http:"]);
 }
 
 export function parseSiteConfig(env: Env): SiteConfig {
   const placeholders: string[] = [];
   const setting = (key: string, fallback: string) => {
-    const value = read(env, key);
+    const value = readSetting(env, key);
     if (value === undefined) placeholders.push(key);
     return value ?? fallback;
   };
@@ -122,13 +123,13 @@ export function parseSiteConfig(env: Env): SiteConfig {
     videoIds[slot] = value;
   }
 
-  const realtime = read(env, "PUBLIC_REALTIME_URL");
+  const realtime = readSetting(env, "PUBLIC_REALTIME_URL");
 
   return {
     contractAddress: address("PUBLIC_CONTRACT_ADDRESS"),
     paymentAddress: address("PUBLIC_PAYMENT_ADDRESS"),
     donationAddress: address("PUBLIC_DONATION_ADDRESS"),
-    nativeCoin: read(env, "PUBLIC_NATIVE_COIN") ?? "SOL",
+    nativeCoin: readSetting(env, "PUBLIC_NATIVE_COIN") ?? "SOL",
     communityUrl: httpsUrl(
       "PUBLIC_COMMUNITY_URL",
       setting("PUBLIC_COMMUNITY_URL", PLACEHOLDER_DEFAULTS.PUBLIC_COMMUNITY_URL),
@@ -136,7 +137,7 @@ export function parseSiteConfig(env: Env): SiteConfig {
     chartUrl: httpsUrl("PUBLIC_CHART_URL", setting("PUBLIC_CHART_URL", PLACEHOLDER_DEFAULTS.PUBLIC_CHART_URL)),
     videoEmbedOrigin: origin(
       "PUBLIC_VIDEO_EMBED_ORIGIN",
-      read(env, "PUBLIC_VIDEO_EMBED_ORIGIN") ?? "https://www.youtube-nocookie.com",
+      readSetting(env, "PUBLIC_VIDEO_EMBED_ORIGIN") ?? "https://www.youtube-nocookie.com",
     ),
     videoIds,
     realtimeUrl: realtime === undefined ? "" : socketUrl("PUBLIC_REALTIME_URL", realtime),
