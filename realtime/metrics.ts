@@ -122,13 +122,22 @@ function signInFailureGauges(
   registry: Registry,
   signInLimit: { failures: () => Promise<{ failures: number; keys: number } | null> },
 ) {
+  // One query per scrape for both gauges: the registry starts every collect at once, so the
+  // second joins the read the first began.
+  let reading: Promise<{ failures: number; keys: number } | null> | null = null;
+  const readFailures = () => {
+    reading ??= signInLimit.failures().finally(() => {
+      reading = null;
+    });
+    return reading;
+  };
   const gauge = (name: string, help: string, pick: "failures" | "keys") =>
     new Gauge({
       name,
       help,
       registers: [registry],
       async collect() {
-        const read = await signInLimit.failures();
+        const read = await readFailures();
         if (read) this.set(read[pick]);
       },
     });

@@ -103,13 +103,15 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
   let held = 0;
   metrics.signInLimit.failures = () => store.admin.signInFailures(FAILURE_WINDOW_MS, at()).catch(() => null);
   metrics.signInLimit.held = () => held;
+  /** Whether the database has the session neither revoked nor expired (the signature is checked before). */
+  const isLive = (session: Session) => store.admin.isSessionLive(session.id, at());
   const moderation = createModerationDesk({
     store,
     logger,
     metrics,
     headers: HEADERS,
     now,
-    isLive: (session) => store.admin.isSessionLive(session.id, at()),
+    isLive,
     payments: payments?.store,
   });
 
@@ -181,7 +183,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
   /** The cookie's session if its signature holds and the database has it live; null otherwise. */
   async function liveSession(req: IncomingMessage): Promise<Session | null> {
     const session = readSession(admin.sessionSecret, readCookie(req, SESSION_COOKIE), now());
-    return session && (await store.admin.isSessionLive(session.id, at())) ? session : null;
+    return session && (await isLive(session)) ? session : null;
   }
 
   /**

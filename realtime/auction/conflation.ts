@@ -202,7 +202,6 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
     socket.dueAt = now + intervalMs * line.intervals;
     socket.ticket += 1;
     line.entries.push({ socket, ticket: socket.ticket });
-    arm(now);
   }
 
   /** The first entry of a line that is still current (a paused or re-queued socket's is stale). */
@@ -274,9 +273,14 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
       sendOrWait(socket, now, pass);
     }
     endPass(pass);
+    arm(now);
   }
 
-  /** Sets the timer for the socket due first; one that began a shorter wait may be due before the timer set. */
+  /**
+   * Sets the timer for the socket due first; one that began a shorter wait may be due before the timer set.
+   * Called once a pass is done, not per socket it queued: mid-pass the socket due first is one the
+   * pass has yet to reach, and a timer armed for it would wake a pass with nothing to do.
+   */
   function arm(now: number): void {
     if (stopped) return;
     const next = nextDue();
@@ -326,7 +330,9 @@ export function createConflation<S extends PacedSocket>(options: ConflationOptio
     },
     live(socket) {
       ready.delete(socket);
-      wait(socket, clock.now(), afterOneFrame);
+      const now = clock.now();
+      wait(socket, now, afterOneFrame);
+      arm(now);
     },
     pause(socket) {
       ready.delete(socket);
