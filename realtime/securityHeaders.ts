@@ -42,15 +42,24 @@ export const FALLBACK_PAGE_HEADERS: HeaderMap = {
   ...PAGE_HEADERS,
 };
 
-/** The headers file in the Netlify / Cloudflare Pages format: one rule, for every path. */
-export function formatHeadersFile(headers: HeaderMap, comment: string[]): string {
+/** The headers file in the Netlify / Cloudflare Pages format: the rule for every path, then any others. */
+export function formatHeadersFile(
+  headers: HeaderMap,
+  comment: string[],
+  otherRules: Record<string, HeaderMap> = {},
+): string {
   const lines = [
     ...comment.map((line) => `# ${line}`),
-    "/*",
-    ...Object.entries(headers).map(([n, v]) => `  ${n}: ${v}`),
+    ...Object.entries({ "/*": headers, ...otherRules }).flatMap(([pattern, ruleHeaders]) => [
+      pattern,
+      ...Object.entries(ruleHeaders).map(([n, v]) => `  ${n}: ${v}`),
+    ]),
   ];
   return `${lines.join("\n")}\n`;
 }
+
+/** Hashed assets (`/_astro/`) never change under their name: cached a year, by the service and by hosts reading `_headers`. */
+export const ASSET_CACHE_CONTROL = "public, max-age=31536000, immutable";
 
 /** The headers of the `/*` rule of a _headers file; other rules are not the service's to apply. */
 export function parseHeadersFile(text: string): HeaderMap {

@@ -33,9 +33,14 @@ import sirv from "sirv";
 import { refuseUnlessRead } from "./httpAnswers.ts";
 import type { Logger } from "./logger.ts";
 import type { RequestTarget } from "./requestTarget.ts";
-import { FALLBACK_PAGE_HEADERS, HEADERS_FILE, type HeaderMap, readSiteHeaders } from "./securityHeaders.ts";
+import {
+  ASSET_CACHE_CONTROL,
+  FALLBACK_PAGE_HEADERS,
+  HEADERS_FILE,
+  type HeaderMap,
+  readSiteHeaders,
+} from "./securityHeaders.ts";
 
-const IMMUTABLE = "public, max-age=31536000, immutable";
 const REVALIDATE = "public, max-age=0, must-revalidate";
 /** The codings the build writes beside each file (scripts/precompress.ts), the better first. */
 const CODINGS = ["br", "gzip", "identity"];
@@ -93,7 +98,7 @@ export function createStaticSite(staticDir: string, logger: Logger): StaticSite 
     if (!sendsWhole) chosen.whole.destroy();
     // A page or file is only ever read (docs/design.md#9); an unknown path stays a 404 whatever the method.
     if (refuseUnlessRead(req, res)) return;
-    const cacheControl = target.decodedPath.startsWith("/_astro/") ? IMMUTABLE : REVALIDATE;
+    const cacheControl = target.decodedPath.startsWith("/_astro/") ? ASSET_CACHE_CONTROL : REVALIDATE;
     const etag = String(chosen.headers.ETag);
     if (matchesAnyTag(req.headers["if-none-match"], etag)) {
       if (sendsWhole) chosen.whole.destroy();
