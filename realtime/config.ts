@@ -214,7 +214,8 @@ const MAX_FRAMES_PER_SECOND = 1_000;
 
 /** OpenTelemetry's Prometheus exporters listen on 9464 by default (OTEL_EXPORTER_PROMETHEUS_PORT). */
 const DEFAULT_METRICS_PORT = 9464;
-const WILDCARD_HOSTS = ["0.0.0.0", "::"];
+/** The hosts that listen on every interface. */
+export const WILDCARD_HOSTS = ["0.0.0.0", "::"];
 
 /**
  * A host name: labels of letters, digits and inner hyphens, 253 characters at most. Underscores

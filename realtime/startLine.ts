@@ -3,7 +3,7 @@
  * operator reading it knows which database holds the bids, whether `/` serves pages, whether the
  * console is on and which pages may open the socket, without reading the settings back.
  */
-import { databaseLocation, type ServiceConfig } from "./config.ts";
+import { databaseLocation, type ServiceConfig, WILDCARD_HOSTS } from "./config.ts";
 
 export interface OpenService {
   config: Pick<
@@ -23,7 +23,7 @@ export function isOpenLine(entry: { msg?: unknown; port?: unknown }): boolean {
 
 /** The address a person types: loopback and the wildcard as localhost, an IPv6 address in brackets. */
 export function shownHost(host: string): string {
-  if (host === "127.0.0.1" || host === "0.0.0.0" || host === "::") return "localhost";
+  if (host === "127.0.0.1" || WILDCARD_HOSTS.includes(host)) return "localhost";
   return host.includes(":") ? `[${host}]` : host;
 }
 

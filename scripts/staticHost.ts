@@ -8,6 +8,7 @@
  */
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
+import { WILDCARD_HOSTS } from "../realtime/config.ts";
 import type { Logger } from "../realtime/logger.ts";
 import { readSiteHeaders } from "../realtime/securityHeaders.ts";
 import { createAppServer } from "../realtime/server.ts";
@@ -34,7 +35,7 @@ export async function serveStaticHost(
   // Rejects with listen's error (a taken port, a host not of this machine), as Node's once() does.
   await once(server.listen(port, host), "listening");
   const listened = (server.address() as AddressInfo).port;
-  const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  const shownHost = WILDCARD_HOSTS.includes(host) ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   return {
     origin: `http://${shownHost}:${listened}`,
     port: listened,
