@@ -258,17 +258,22 @@ describe("the nginx snippet of docs/realtime.md", () => {
   beforeAll(async () => {
     docs = await readFile("docs/realtime.md", "utf8");
   });
+  /** The docs' `sed` line that turns the build's `_headers` into nginx's include file. */
+  const sedLine = () => docs.split("\n").find((line) => line.startsWith("sed -n ") && line.includes("dist/_headers"));
+  /** Runs that line as written, on the test's build, writing the include file to `output`. */
+  async function writeHeadersInclude(output: string): Promise<void> {
+    const adapted = String(sedLine())
+      .replace("dist/_headers", join(site.dir, HEADERS_FILE))
+      .replace("/etc/nginx/nothing-store-headers.conf", output);
+    await run("sh", ["-c", adapted]);
+  }
 
   it("writes exactly the /* rule of _headers as nginx add_header lines", async () => {
-    const command = docs.split("\n").find((line) => line.startsWith("sed -n ") && line.includes("dist/_headers"));
-    expect(command).toBeDefined();
+    expect(sedLine()).toBeDefined();
     const dir = await mkdtemp(join(tmpdir(), "nothing-nginx-"));
     try {
       const output = join(dir, "headers.conf");
-      const adapted = String(command)
-        .replace("dist/_headers", join(site.dir, HEADERS_FILE))
-        .replace("/etc/nginx/nothing-store-headers.conf", output);
-      await run("sh", ["-c", adapted]);
+      await writeHeadersInclude(output);
       const lines = (await readFile(output, "utf8")).trim().split("\n");
       const written = Object.fromEntries(
         lines.map((line) => {
@@ -307,15 +312,7 @@ describe("the nginx snippet of docs/realtime.md", () => {
     let nginx: ChildProcess | undefined;
     try {
       const included = join(dir, "headers.conf");
-      const command = String(
-        docs.split("\n").find((line) => line.startsWith("sed -n ") && line.includes("dist/_headers")),
-      );
-      await run("sh", [
-        "-c",
-        command
-          .replace("dist/_headers", join(site.dir, HEADERS_FILE))
-          .replace("/etc/nginx/nothing-store-headers.conf", included),
-      ]);
+      await writeHeadersInclude(included);
       // The documented block as written, but for its address, folder and include file.
       const port = await freePort();
       const block = (/```nginx\n([\s\S]*?)```/.exec(docs)?.[1] ?? "")
