@@ -37,7 +37,7 @@ import { RESULTS_DIR, ROOT } from "./bench-realtime/plan.ts";
 import { cpuSeconds, postgresPids, spawnNode, withTimeout } from "./bench-realtime/processes.ts";
 import { type Service, startDurableCluster, startService } from "./bench-realtime/service.ts";
 import { codeState, packageVersion } from "./support/codeState.ts";
-import { readCommandLine } from "./support/commandLine.ts";
+import { readCommandLine, wholeNumber } from "./support/commandLine.ts";
 import { describeMachine } from "./support/machine.ts";
 import type { PostgresCluster } from "./support/postgresCluster.ts";
 
@@ -79,10 +79,7 @@ function readOptions(args: string[]): { backends: Backend[]; bids: number } {
   if (values.backend !== undefined && values.backend !== "postgres" && values.backend !== "pglite") {
     throw new Error(`--backend takes postgres or pglite, got "${values.backend}"`);
   }
-  const bids = Number(values.bids);
-  if (!Number.isInteger(bids) || bids < 1 || bids > 1_000_000) {
-    throw new Error(`--bids takes a whole number from 1 to 1,000,000, got "${values.bids}"`);
-  }
+  const bids = wholeNumber("bids", values.bids, 1, 1_000_000);
   return { backends: values.backend ? [values.backend] : ["pglite", "postgres"], bids };
 }
 
