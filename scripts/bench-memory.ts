@@ -34,7 +34,7 @@ import { parseArgs } from "node:util";
 import { type BidRun, placeBids } from "./bench-memory/bidders.ts";
 import { readTree, type TreePeak, watchTree } from "./bench-memory/treeMemory.ts";
 import { RESULTS_DIR, ROOT } from "./bench-realtime/plan.ts";
-import { cpuSeconds, postgresPids, spawnNode, withTimeout } from "./bench-realtime/processes.ts";
+import { cpuSeconds, postgresPids, postmasterPid, spawnNode, withTimeout } from "./bench-realtime/processes.ts";
 import { type Service, startDurableCluster, startService } from "./bench-realtime/service.ts";
 import { codeState, packageVersion } from "./support/codeState.ts";
 import { readCommandLine, wholeNumber } from "./support/commandLine.ts";
@@ -85,9 +85,8 @@ function readOptions(args: string[]): { backends: Backend[]; bids: number } {
 
 /** Summed PSS of the cluster's processes: shared buffers counted once, not once per backend. */
 async function clusterPss(cluster: PostgresCluster): Promise<number> {
-  const postmasterPid = Number((await readFile(join(cluster.dataDir, "postmaster.pid"), "utf8")).split("\n")[0]);
   let total = 0;
-  for (const pid of await postgresPids(postmasterPid)) {
+  for (const pid of await postgresPids(await postmasterPid(cluster.dataDir))) {
     const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => "");
     total += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) * 1024;
   }
