@@ -7,21 +7,19 @@
  * `_headers` and the same cache rules, and run under Debian's nginx, every answer equal to the
  * static host's, so the two cannot drift.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEADERS_FILE, parseHeadersFile } from "../../realtime/securityHeaders.ts";
 import { builtServiceOrigins } from "../../scripts/staticHost.ts";
-import { withTimeout } from "../../scripts/support/childProcess.ts";
+import { run, withTimeout } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
 import { ASSET, ASSET_PATH, buildTestSite, HOME_PAGE, NOT_FOUND_PAGE, type TestSite } from "./support/builtSite.ts";
 
-const run = promisify(execFile);
 /**
  * A Content-Type as both servers may spell it: parameters spaced either way, JavaScript under
  * either of its names (RFC 9239), and a charset only where it matters, on pages (nginx's mime.types
