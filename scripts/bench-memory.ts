@@ -34,10 +34,10 @@ import { parseArgs } from "node:util";
 import { type BidRun, placeBids } from "./bench-memory/bidders.ts";
 import { readTree, type TreePeak, watchTree } from "./bench-memory/treeMemory.ts";
 import { RESULTS_DIR, ROOT } from "./bench-realtime/plan.ts";
-import { cpuSeconds, postgresPids, spawnNode, withTimeout } from "./bench-realtime/processes.ts";
+import { cpuSeconds, postgresPids, postmasterPid, spawnNode, withTimeout } from "./bench-realtime/processes.ts";
 import { type Service, startDurableCluster, startService } from "./bench-realtime/service.ts";
 import { codeState, packageVersion } from "./support/codeState.ts";
-import { readCommandLine } from "./support/commandLine.ts";
+import { readCommandLine, wholeNumber } from "./support/commandLine.ts";
 import { describeMachine } from "./support/machine.ts";
 import type { PostgresCluster } from "./support/postgresCluster.ts";
 
@@ -79,18 +79,14 @@ function readOptions(args: string[]): { backends: Backend[]; bids: number } {
   if (values.backend !== undefined && values.backend !== "postgres" && values.backend !== "pglite") {
     throw new Error(`--backend takes postgres or pglite, got "${values.backend}"`);
   }
-  const bids = Number(values.bids);
-  if (!Number.isInteger(bids) || bids < 1 || bids > 1_000_000) {
-    throw new Error(`--bids takes a whole number from 1 to 1,000,000, got "${values.bids}"`);
-  }
+  const bids = wholeNumber("bids", values.bids, 1, 1_000_000);
   return { backends: values.backend ? [values.backend] : ["pglite", "postgres"], bids };
 }
 
 /** Summed PSS of the cluster's processes: shared buffers counted once, not once per backend. */
 async function clusterPss(cluster: PostgresCluster): Promise<number> {
-  const postmasterPid = Number((await readFile(join(cluster.dataDir, "postmaster.pid"), "utf8")).split("\n")[0]);
   let total = 0;
-  for (const pid of await postgresPids(postmasterPid)) {
+  for (const pid of await postgresPids(await postmasterPid(cluster.dataDir))) {
     const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => "");
     total += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) * 1024;
   }

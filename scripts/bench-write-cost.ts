@@ -10,7 +10,7 @@
 import { fork } from "node:child_process";
 import { createConnection, createServer, type Socket } from "node:net";
 import { parseArgs } from "node:util";
-import { readCommandLine } from "./support/commandLine.ts";
+import { readCommandLine, wholeNumber } from "./support/commandLine.ts";
 
 interface Setting {
   framesPerSecond: number;
@@ -110,17 +110,8 @@ async function measure(sockets: number, seconds: number): Promise<void> {
   }
 }
 
-/** A whole number within bounds, or a usage error naming the option. */
-function wholeNumber(name: string, text: string, min: number, max: number): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`--${name} takes a whole number from ${min} to ${max}, got "${text}"`);
-  }
-  return value;
-}
-
-const { values } = readCommandLine("bench:write-cost", USAGE, (args) =>
-  parseArgs({
+const { sockets, seconds, writerSetting } = readCommandLine("bench:write-cost", USAGE, (args) => {
+  const { values } = parseArgs({
     args,
     options: {
       sockets: { type: "string", default: "2000" },
@@ -129,9 +120,12 @@ const { values } = readCommandLine("bench:write-cost", USAGE, (args) =>
     },
     strict: true,
     allowPositionals: false,
-  }),
-);
-const sockets = wholeNumber("sockets", values.sockets, 1, 10_000);
-const seconds = wholeNumber("seconds", values.seconds, 1, 60);
-if (values.writer === undefined) await measure(sockets, seconds);
-else await writer(sockets, seconds, JSON.parse(values.writer) as Setting);
+  });
+  return {
+    sockets: wholeNumber("sockets", values.sockets, 1, 10_000),
+    seconds: wholeNumber("seconds", values.seconds, 1, 60),
+    writerSetting: values.writer,
+  };
+});
+if (writerSetting === undefined) await measure(sockets, seconds);
+else await writer(sockets, seconds, JSON.parse(writerSetting) as Setting);

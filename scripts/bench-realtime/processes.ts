@@ -6,6 +6,7 @@
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { once } from "node:events";
 import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { stopChild, withTimeout } from "../support/childProcess.ts";
 import type { Command, CoordinatorMessage, GeneratorEvent } from "./loadGenerator.ts";
 import { ROOT } from "./plan.ts";
@@ -118,6 +119,11 @@ export async function residentBytes(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, "utf8");
   const match = /VmRSS:\s+(\d+) kB/.exec(status);
   return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+/** The PID of the cluster's postmaster: the first line of postmaster.pid in its data directory. */
+export async function postmasterPid(dataDir: string): Promise<number> {
+  return Number((await readFile(join(dataDir, "postmaster.pid"), "utf8")).split("\n")[0]);
 }
 
 /** The postmaster and every process it started (backends, walwriter, checkpointer…). */

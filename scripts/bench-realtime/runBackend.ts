@@ -14,7 +14,7 @@ import { measureStoreAlone, type StoreAloneReport } from "./phases/storeAlone.ts
 import { measureStorm, type StormReport } from "./phases/storm.ts";
 import { measureThroughput, type ThroughputReport, throughputLine } from "./phases/throughput.ts";
 import type { Backend, Plan } from "./plan.ts";
-import { postgresPids } from "./processes.ts";
+import { postgresPids, postmasterPid } from "./processes.ts";
 import { startService } from "./service.ts";
 import { waitsText } from "./waitEvents.ts";
 
@@ -44,10 +44,8 @@ export async function runBackend(
   ceiling: Ceiling | null,
 ): Promise<BackendReport> {
   const service = await startService(tempDir, cluster?.url ?? null);
-  const postmasterPid = cluster
-    ? Number((await readFile(join(cluster.dataDir, "postmaster.pid"), "utf8")).split("\n")[0])
-    : null;
-  const pgPids = postmasterPid ? await postgresPids(postmasterPid) : null;
+  const postmaster = cluster ? await postmasterPid(cluster.dataDir) : null;
+  const pgPids = postmaster ? await postgresPids(postmaster) : null;
   const fleet = new Fleet(plan.generators);
   const name = backend === "postgres" ? "PostgreSQL" : "PGlite";
   try {
@@ -65,7 +63,7 @@ export async function runBackend(
     for (const size of plan.fanOutSizes) {
       await fleet.shrinkTo(size);
       for (const load of ["10/s", "saturation"] as const) {
-        const pids = pgPids ? await postgresPids(postmasterPid ?? 0) : null;
+        const pids = pgPids ? await postgresPids(postmaster ?? 0) : null;
         const report = await measureFanOut(fleet, service, pids, load, plan.phaseMs);
         console.log(fanOutLine(name, report));
         fanOut.push(report);
@@ -106,7 +104,7 @@ export async function runBackend(
 
     const throughput: ThroughputReport[] = [];
     for (const bidders of plan.throughputBidders) {
-      const pids = pgPids ? await postgresPids(postmasterPid ?? 0) : null;
+      const pids = pgPids ? await postgresPids(postmaster ?? 0) : null;
       const report = await measureThroughput(fleet, service, pids, cluster?.url ?? null, bidders, plan.throughputMs);
       console.log(throughputLine(name, report));
       throughput.push(report);

@@ -1,7 +1,11 @@
 /** Small process helpers shared by the benchmark scripts and the tests. */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
+
+/** execFile as a promise: resolves with stdout and stderr, rejects with them on a non-zero exit. */
+export const run = promisify(execFile);
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -1,9 +1,8 @@
 /** What a results file records about the code measured: the commit, uncommitted files, package versions. */
-import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { run } from "./childProcess.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -18,7 +17,7 @@ export async function packageVersion(name: string): Promise<string> {
  */
 export async function codeState(paths: string[]): Promise<{ commit: string; modified: string[] }> {
   const git = async (args: string[]) =>
-    (await promisify(execFile)("git", args, { cwd: ROOT, timeout: 10_000 }).catch(() => ({ stdout: "" }))).stdout;
+    (await run("git", args, { cwd: ROOT, timeout: 10_000 }).catch(() => ({ stdout: "" }))).stdout;
   const commit = (await git(["rev-parse", "--short", "HEAD"])).trim() || "unknown";
   const status = await git(["status", "--porcelain", "--", ...paths]);
   return {

@@ -9,15 +9,12 @@
  *   await cluster.stop(); await cluster.start(); // the same cluster, same port: an outage
  *   await cluster.destroy();                       // stop and remove, always (afterAll)
  */
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { appendFile, chown, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { run } from "./childProcess.ts";
 import { freePort } from "./ports.ts";
-
-const run = promisify(execFile);
 
 const POSTGRES_BIN_DIR = process.env.POSTGRES_BIN_DIR ?? "/usr/lib/postgresql/15/bin";
 

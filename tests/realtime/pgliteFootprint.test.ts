@@ -5,20 +5,18 @@
  * save is measured by `npm run bench:memory`; the assertions here are on settings, never on
  * memory figures.
  */
-import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { readFunctions } from "../../realtime/storage/functions.ts";
 import { applyMigrations, readMigrations } from "../../realtime/storage/migrations.ts";
 import { rekeyNames } from "../../realtime/storage/nameKeyVersion.ts";
 import { pgliteTransaction } from "../../realtime/storage/pglite.ts";
 import { openPglite } from "../../realtime/storage/pgliteDatabase.ts";
+import { run } from "../../scripts/support/childProcess.ts";
 import { locationForThisTest, STORE_HOOK_TIMEOUT_MS, testLogger } from "./support/stores.ts";
 
-const run = promisify(execFile);
 const WORKLOAD = fileURLToPath(new URL("./support/pgliteWorkload.ts", import.meta.url));
 const MIB = 1024 * 1024;
 

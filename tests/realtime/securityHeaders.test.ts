@@ -1,15 +1,13 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatHeadersFile, PAGE_HEADERS, parseHeadersFile } from "../../realtime/securityHeaders.ts";
 import { hashSource } from "../../scripts/pagePolicy.ts";
+import { run } from "../../scripts/support/childProcess.ts";
 import { policyDirectives } from "../support/policyDirectives.ts";
 
-const run = promisify(execFile);
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 
 describe("the _headers file", () => {

@@ -7,21 +7,19 @@
  * `_headers` and the same cache rules, and run under Debian's nginx, every answer equal to the
  * static host's, so the two cannot drift.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEADERS_FILE, parseHeadersFile } from "../../realtime/securityHeaders.ts";
 import { builtServiceOrigins } from "../../scripts/staticHost.ts";
-import { withTimeout } from "../../scripts/support/childProcess.ts";
+import { run, withTimeout } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
 import { ASSET, ASSET_PATH, buildTestSite, HOME_PAGE, NOT_FOUND_PAGE, type TestSite } from "./support/builtSite.ts";
 
-const run = promisify(execFile);
 /**
  * A Content-Type as both servers may spell it: parameters spaced either way, JavaScript under
  * either of its names (RFC 9239), and a charset only where it matters, on pages (nginx's mime.types
@@ -258,17 +256,22 @@ describe("the nginx snippet of docs/realtime.md", () => {
   beforeAll(async () => {
     docs = await readFile("docs/realtime.md", "utf8");
   });
+  /** The docs' `sed` line that turns the build's `_headers` into nginx's include file. */
+  const sedLine = () => docs.split("\n").find((line) => line.startsWith("sed -n ") && line.includes("dist/_headers"));
+  /** Runs that line as written, on the test's build, writing the include file to `output`. */
+  async function writeHeadersInclude(output: string): Promise<void> {
+    const adapted = String(sedLine())
+      .replace("dist/_headers", join(site.dir, HEADERS_FILE))
+      .replace("/etc/nginx/nothing-store-headers.conf", output);
+    await run("sh", ["-c", adapted]);
+  }
 
   it("writes exactly the /* rule of _headers as nginx add_header lines", async () => {
-    const command = docs.split("\n").find((line) => line.startsWith("sed -n ") && line.includes("dist/_headers"));
-    expect(command).toBeDefined();
+    expect(sedLine()).toBeDefined();
     const dir = await mkdtemp(join(tmpdir(), "nothing-nginx-"));
     try {
       const output = join(dir, "headers.conf");
-      const adapted = String(command)
-        .replace("dist/_headers", join(site.dir, HEADERS_FILE))
-        .replace("/etc/nginx/nothing-store-headers.conf", output);
-      await run("sh", ["-c", adapted]);
+      await writeHeadersInclude(output);
       const lines = (await readFile(output, "utf8")).trim().split("\n");
       const written = Object.fromEntries(
         lines.map((line) => {
@@ -307,15 +310,7 @@ describe("the nginx snippet of docs/realtime.md", () => {
     let nginx: ChildProcess | undefined;
     try {
       const included = join(dir, "headers.conf");
-      const command = String(
-        docs.split("\n").find((line) => line.startsWith("sed -n ") && line.includes("dist/_headers")),
-      );
-      await run("sh", [
-        "-c",
-        command
-          .replace("dist/_headers", join(site.dir, HEADERS_FILE))
-          .replace("/etc/nginx/nothing-store-headers.conf", included),
-      ]);
+      await writeHeadersInclude(included);
       // The documented block as written, but for its address, folder and include file.
       const port = await freePort();
       const block = (/```nginx\n([\s\S]*?)```/.exec(docs)?.[1] ?? "")

@@ -18,7 +18,7 @@ import { latencyText, thousands } from "../format.ts";
 import { LatencyHistogram, type LatencySummary } from "../latencyHistogram.ts";
 import type { BidResult, StateComparison, WatchedState, WatchResult } from "../loadGenerator.ts";
 import { DRAIN_TIMEOUT_MS, type Plan } from "../plan.ts";
-import { cpuSeconds, postgresPids, startCpuSampling } from "../processes.ts";
+import { cpuSeconds, postgresPids, postmasterPid, startCpuSampling } from "../processes.ts";
 import { openRawSocket } from "../rawSocket.ts";
 import { type Service, startService } from "../service.ts";
 
@@ -296,7 +296,7 @@ function conflationBarLines(bars: ConflationBars, runs: ConflationRun[]): string
 
 /** The phase: a pair of instances per budget, each with the watchers and both loads. */
 export async function runConflation(plan: Plan, tempDir: string, cluster: PostgresCluster): Promise<ConflationReport> {
-  const postmasterPid = Number((await readFile(`${cluster.dataDir}/postmaster.pid`, "utf8")).split("\n")[0]);
+  const postmaster = await postmasterPid(cluster.dataDir);
   const runs: ConflationRun[] = [];
   let serviceLogs = "";
   for (const budget of CONFLATION_BUDGETS) {
@@ -309,7 +309,7 @@ export async function runConflation(plan: Plan, tempDir: string, cluster: Postgr
       const failed = connected.reduce((sum, part) => sum + part.failed, 0);
       if (failed > 0)
         throw new Error(`${failed} watchers could not connect: ${connected.flatMap((part) => part.errors)[0]}`);
-      const pgPids = await postgresPids(postmasterPid);
+      const pgPids = await postgresPids(postmaster);
       for (const load of ["10/s", "full"] as const) {
         const run = await measureRun(fleet, { a, b }, pgPids, budget, load, plan);
         console.log(conflationLine(run));

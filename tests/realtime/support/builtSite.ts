@@ -8,13 +8,10 @@
  *   ...
  *   await site.remove();
  */
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
+import { run } from "../../../scripts/support/childProcess.ts";
 
 /** Over precompress.ts's 512-byte floor, so each gets .br and .gz variants. */
 export const HOME_PAGE = `<!doctype html><title>home</title><script>home()</script>${"<p>nothing</p>".repeat(100)}`;

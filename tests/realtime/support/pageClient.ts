@@ -143,11 +143,32 @@ function pageMessage(message: ServerMessage): PageMessage | null {
   }
 }
 
+/**
+ * The full "bids" frames among a page's messages that passed over ids: the page's highest id
+ * before each (the lists of an operator's action or a round's end do not move it) and the frame's oldest.
+ */
+function passedOver(messages: PageMessage[]): [after: number, before: number][] {
+  const gaps: [number, number][] = [];
+  let highest = 0;
+  for (const message of messages) {
+    if (message.type === "moderated" || message.type === "roundEnded") continue;
+    const oldest = message.ids[0];
+    if (
+      message.type === "bids" &&
+      message.ids.length === SNAPSHOT_SIZE &&
+      oldest !== undefined &&
+      oldest > highest + 1
+    ) {
+      gaps.push([highest, oldest]);
+    }
+    highest = Math.max(highest, ...message.ids);
+  }
+  return gaps;
+}
+
 export function openPage(label: string, url: string, options: PageOptions = {}): Page {
   const statuses: ConnectionStatus[] = [];
   const received: WireBid[] = [];
-  const passedOver: [number, number][] = [];
-  const frames: Page["frames"][number][] = [];
   const acknowledged: WireBid[] = [];
   const socketUrls: string[] = [];
   const closeCodes: number[] = [];
@@ -191,14 +212,8 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
       }
       for (const bid of message.bids) take(bid);
     } else if (message.type === "bid") {
-      frames.push({ type: "bid", lastId: message.bid.id, bids: 1 });
       take(message.bid);
     } else if (message.type === "bids") {
-      frames.push({ type: "bids", lastId: message.lastId, bids: message.bids.length });
-      const oldest = message.bids[0] as WireBid;
-      if (message.bids.length === SNAPSHOT_SIZE && oldest.id > lastReceivedId + 1) {
-        passedOver.push([lastReceivedId, oldest.id]);
-      }
       for (const bid of message.bids) take(bid);
     }
   }
@@ -250,8 +265,16 @@ export function openPage(label: string, url: string, options: PageOptions = {}):
       return firstTop;
     },
     received,
-    passedOver,
-    frames,
+    get passedOver() {
+      return passedOver(messages);
+    },
+    get frames() {
+      return messages.flatMap((message) =>
+        message.type === "bid" || message.type === "bids"
+          ? [{ type: message.type, lastId: message.ids.at(-1) as number, bids: message.ids.length }]
+          : [],
+      );
+    },
     acknowledged,
     messages,
     get unexpectedSnapshots() {

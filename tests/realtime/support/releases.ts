@@ -7,11 +7,9 @@
  *
  *   await migrateAsReleased(location, releaseAt(2)); // 001 and 002 as 002 shipped them
  */
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { inject } from "vitest";
@@ -19,6 +17,7 @@ import type { Logger } from "../../../realtime/logger.ts";
 import type { InTransaction } from "../../../realtime/storage/migrations.ts";
 import { pgliteTransaction } from "../../../realtime/storage/pglite.ts";
 import { postgresTransaction } from "../../../realtime/storage/postgres.ts";
+import { run } from "../../../scripts/support/childProcess.ts";
 import { type TestLocation, testLogger } from "./stores.ts";
 
 const REPOSITORY = fileURLToPath(new URL("../../../", import.meta.url));
@@ -61,7 +60,7 @@ export function releaseAt(level: number): Release {
 
 async function git(...args: string[]): Promise<string> {
   try {
-    const { stdout } = await promisify(execFile)("git", ["-C", REPOSITORY, ...args], { maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await run("git", ["-C", REPOSITORY, ...args], { maxBuffer: 16 * 1024 * 1024 });
     return stdout;
   } catch (error) {
     throw new Error(

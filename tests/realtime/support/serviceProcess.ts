@@ -14,9 +14,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { setTimeout as sleep } from "node:timers/promises";
 import { isOpenLine } from "../../../realtime/startLine.ts";
-import { exitStatus, hasExited, killChild } from "../../../scripts/support/childProcess.ts";
+import { exitStatus, killChild } from "../../../scripts/support/childProcess.ts";
 import { LIFTED_LIMITS_ENV } from "../../../scripts/support/liftedLimits.ts";
 import { cleanUpAfter } from "./stores.ts";
 
@@ -232,16 +231,32 @@ export function jsonLines(text: string): Record<string, unknown>[] {
   return lines;
 }
 
-/** The open line (realtime/startLine.ts) once the process logs it; fails if it exits first or takes too long. */
+/**
+ * The open line (realtime/startLine.ts) once the process logs it, looked for as each piece of its
+ * output arrives; fails if it exits first or takes too long.
+ */
 export async function waitForOpenLine(started: CollectedProcess, timeoutMs = 60_000): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const stdout = started.child.stdout as NodeJS.ReadableStream;
+  const { promise, resolve, reject } = Promise.withResolvers<Record<string, unknown>>();
+  // Registered after spawnCollected's own listener, so stdout() already holds each new piece.
+  const look = () => {
     const open = jsonLines(started.stdout()).find(isOpenLine);
-    if (open) return open;
-    if (hasExited(started.child)) {
-      throw new Error(`exited (${exitStatus(started.child)}) before it was open: ${started.output()}`);
-    }
-    if (Date.now() > deadline) throw new Error(`not open within ${timeoutMs / 1000} s: ${started.output()}`);
-    await sleep(50);
+    if (open) resolve(open);
+  };
+  const timer = setTimeout(
+    () => reject(new Error(`not open within ${timeoutMs / 1000} s: ${started.output()}`)),
+    timeoutMs,
+  );
+  stdout.on("data", look);
+  void started.exited.then(() => {
+    look();
+    reject(new Error(`exited (${exitStatus(started.child)}) before it was open: ${started.output()}`));
+  });
+  look();
+  try {
+    return await promise;
+  } finally {
+    clearTimeout(timer);
+    stdout.off("data", look);
   }
 }

@@ -18,18 +18,17 @@
  * (DATABASE_URL / DATA_DIR).
  */
 
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chown, cp, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { inject, it, onTestFinished, vi } from "vitest";
 import { createLogger, type Logger } from "../../../realtime/logger.ts";
 import { openBidStore } from "../../../realtime/storage/index.ts";
 import type { BidStore, PlaceBidOutcome, RoundSettings, StoreWithPayments } from "../../../realtime/storage/types.ts";
+import { run } from "../../../scripts/support/childProcess.ts";
 import { startPostgresCluster } from "../../../scripts/support/postgresCluster.ts";
 import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
 
@@ -90,8 +89,8 @@ async function postgresUrl(): Promise<string> {
   }
   if (starter) {
     if (process.getuid?.() === 0) {
-      const { stdout } = await promisify(execFile)("id", ["-u", "postgres"]);
-      const { stdout: group } = await promisify(execFile)("id", ["-g", "postgres"]);
+      const { stdout } = await run("id", ["-u", "postgres"]);
+      const { stdout: group } = await run("id", ["-g", "postgres"]);
       await chown(dir, Number(stdout), Number(group));
     }
     try {
