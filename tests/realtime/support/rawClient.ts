@@ -17,10 +17,10 @@ export type Outcome = Answer | { type: "closed"; code: number; reason: string };
 
 export interface RawClient {
   socket: WebSocket;
-  /** Bids broadcast to this socket so far, one by one or several in a frame (docs/design.md#10), in arrival order. */
-  broadcasts: WireBid[];
-  /** The same bids frame by frame: a `bid` frame's one, a `bids` frame's several. */
+  /** Bids broadcast to this socket so far, frame by frame: a `bid` frame's one, a `bids` frame's several (docs/design.md#10). */
   bidFrames: WireBid[][];
+  /** The same bids in arrival order, read from bidFrames. */
+  readonly broadcasts: WireBid[];
   /** The moderation versions of the lists that replaced this socket's after an operator's action. */
   moderated: number[];
   /** The rounds whose end replaced this socket's state. */
@@ -37,7 +37,6 @@ const WAIT_MS = 10_000;
 
 export function connectRaw(url: string, options: { origin?: string } = {}): Promise<RawClient> {
   const socket = new WebSocket(url, { origin: options.origin, handshakeTimeout: WAIT_MS });
-  const broadcasts: WireBid[] = [];
   const bidFrames: WireBid[][] = [];
   const moderated: number[] = [];
   const roundsEnded: number[] = [];
@@ -57,9 +56,7 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
     socket,
     (message) => {
       if (message.type === "bid" || message.type === "bids") {
-        const bids = message.type === "bid" ? [message.bid] : message.bids;
-        broadcasts.push(...bids);
-        bidFrames.push(bids);
+        bidFrames.push(message.type === "bid" ? [message.bid] : message.bids);
       } else if (message.type === "moderated") moderated.push(message.moderation);
       else if (message.type === "roundEnded") roundsEnded.push(message.round.number);
       else if (message.type === "snapshot" || message.type === "resume") {
@@ -104,8 +101,10 @@ export function connectRaw(url: string, options: { origin?: string } = {}): Prom
 
   const client: RawClient = {
     socket,
-    broadcasts,
     bidFrames,
+    get broadcasts() {
+      return bidFrames.flat();
+    },
     moderated,
     roundsEnded,
     opening() {
