@@ -7,24 +7,22 @@
  * the suite's. Last, the Wall of Fame's "Auction Winners" (docs/design.md#6b) across the two origins,
  * against a service restarted with 1-second rounds, on PGlite: both backends in the split shape.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import AxeBuilder from "@axe-core/playwright";
 import { type Browser, expect, type Page, test } from "@playwright/test";
 import postgres from "postgres";
 import WebSocket from "ws";
 import { createLogger } from "../../realtime/logger.ts";
 import { type StaticHost, serveStaticHost } from "../../scripts/staticHost.ts";
-import { stopChild, waitForOk } from "../../scripts/support/childProcess.ts";
+import { run, stopChild, waitForOk } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import { auctionForm } from "./fixtures.ts";
 
-const run = promisify(execFile);
 test.describe.configure({ mode: "serial" });
 
 let workDir: string;

@@ -5,18 +5,15 @@
  * the page's CSP, and robots.txt and the sitemap naming each other. Last, a build of its own with
  * PUBLIC_SITE_URL set: every absolute URL follows it, and the images keep their names.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { type APIRequestContext, expect, test } from "@playwright/test";
 import { type DefaultTreeAdapterTypes, parse } from "parse5";
 import { loadEnv } from "vite";
+import { run } from "../../scripts/support/childProcess.ts";
 import { parseSiteUrl } from "../../src/lib/siteConfig.ts";
 import { palette } from "../../uno.config.ts";
-
-const run = promisify(execFile);
 
 /** The built pages, by file, and the path each is canonical at. */
 const PAGES = [
