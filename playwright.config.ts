@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { defineConfig, devices } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./scripts/chromium.ts";
 import { LIFTED_LIMITS_ENV } from "./scripts/support/liftedLimits.ts";
+import { E2E_EXPECT_MS, E2E_SERVER_START_MS, E2E_TEST_MS } from "./tests/support/timeBudgets.ts";
 
 const PORT = Number(process.env.E2E_PORT ?? 4329);
 const baseURL = `http://127.0.0.1:${PORT}`;
@@ -15,6 +16,9 @@ export default defineConfig({
   forbidOnly: Boolean(process.env.CI),
   workers: 2,
   retries: 0,
+  // Budgets that hold on a busy two-core machine (tests/support/timeBudgets.ts).
+  timeout: E2E_TEST_MS,
+  expect: { timeout: E2E_EXPECT_MS },
   reporter: process.env.CI ? [["list"]] : [["list"], ["html", { open: "never" }]],
   use: {
     baseURL,
@@ -61,7 +65,6 @@ export default defineConfig({
     // SIGTERM lets the service close its sockets and release the data directory's lock.
     gracefulShutdown: { signal: "SIGTERM", timeout: 5_000 },
     stdout: "pipe",
-    // A new PGlite directory takes ~4 s on a quiet machine; far longer when the two cores are busy.
-    timeout: 120_000,
+    timeout: E2E_SERVER_START_MS,
   },
 });

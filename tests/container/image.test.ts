@@ -18,6 +18,7 @@ import { waitForOk } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
 import { startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import { connectClient } from "../realtime/support/auctionClient.ts";
+import { CONTAINER_TEST_MS, scaled } from "../support/timeBudgets.ts";
 import {
   type ImageConfig,
   type ImageProcess,
@@ -31,8 +32,9 @@ import { REPO, run } from "./support/repository.ts";
 import { importStandInBase } from "./support/standInBase.ts";
 
 const IMAGE = "localhost/nothing-store:container-test";
-const BUILD_TIMEOUT_MS = 15 * 60_000;
-const START_TIMEOUT_MS = 120_000;
+/** podman's own limit on the build, inside the hook's (CONTAINER_BUILD_MS). */
+const BUILD_TIMEOUT_MS = scaled(15 * 60_000);
+const START_TIMEOUT_MS = scaled(120_000);
 
 const VIDEO_ORIGIN = "https://videos.nothing.example";
 const VIDEO_IDS = {
@@ -109,11 +111,12 @@ beforeAll(async () => {
     `container: stand-in base in ${baseSeconds.toFixed(0)} s, image built in ${buildSeconds.toFixed(0)} s; ` +
       `image ${megabytes(config.size)} (base ${megabytes(baseSize)}, the rest ${megabytes(config.size - baseSize)})`,
   );
-}, BUILD_TIMEOUT_MS);
+});
 
+// Unmounting and removing the image and podman's storage took over 10 s on a busy machine.
 afterAll(async () => {
   await podman?.destroy();
-});
+}, CONTAINER_TEST_MS);
 
 describe("the container image", () => {
   it("builds with every PUBLIC_* build argument, and the pages carry them", async () => {

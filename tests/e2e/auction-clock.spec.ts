@@ -49,7 +49,7 @@ async function bidAboveHighest(page: Page) {
     const placeholder = (await form.amount.getAttribute("placeholder")) ?? "";
     await form.amount.fill(placeholder.replace(/[$,]/g, ""));
     await form.submit.click();
-    await expect.poll(answers, { timeout: 15_000 }).toBeGreaterThan(before);
+    await expect.poll(answers).toBeGreaterThan(before);
     if ((await toast(page, "Bid Placed!").count()) > 0) return;
   }
   throw new Error("outbid 4 times in a row");
@@ -60,8 +60,8 @@ async function openAndBid(page: Page, name: string) {
   const opened = await openPage(page, "/");
   const form = auctionForm(page);
   await form.section.scrollIntoViewIfNeeded();
-  await expect(form.submit).toBeEnabled({ timeout: 15_000 });
-  await expect(form.live).toBeVisible({ timeout: 15_000 });
+  await expect(form.submit).toBeEnabled();
+  await expect(form.live).toBeVisible();
   await form.name.fill(`${name} ${Date.now() % 1_000_000}`);
   await bidAboveHighest(page);
   return { opened, form, timer: form.section.getByRole("timer") };
@@ -75,14 +75,14 @@ test("the countdown shows the service's time left, not the time by a page clock 
   await page.clock.install({ time: Date.now() - FIVE_HOURS_MS });
   const { opened, timer } = await openAndBid(page, "Clockwatcher");
   // Under an hour: a page counting on its own clock would show five hours more.
-  await expect(timer).toHaveText(/^Ends in \d{1,2}:\d{2}$/, { timeout: 10_000 });
+  await expect(timer).toHaveText(/^Ends in \d{1,2}:\d{2}$/);
   const serviceLeft = await serviceSecondsLeft(baseURL ?? "");
   await expect
-    .poll(async () => Math.abs(secondsShown(await timer.textContent()) - serviceLeft()), { timeout: 10_000 })
+    .poll(async () => Math.abs(secondsShown(await timer.textContent()) - serviceLeft()))
     .toBeLessThanOrEqual(2);
   // It ticks: a second later it reads less.
   const shown = secondsShown(await timer.textContent());
-  await expect.poll(async () => secondsShown(await timer.textContent()), { timeout: 5_000 }).toBeLessThan(shown);
+  await expect.poll(async () => secondsShown(await timer.textContent())).toBeLessThan(shown);
 
   const results = await new AxeBuilder({ page }).include("#auction").withTags(WCAG_TAGS).analyze();
   expect(results.violations.map((violation) => violation.id)).toEqual([]);
@@ -102,15 +102,15 @@ test("the countdown keeps the service's time when the page's clock is moved hour
   const sockets: string[] = [];
   page.on("websocket", (socket) => sockets.push(socket.url()));
   const { opened, form, timer } = await openAndBid(page, "Clockmover");
-  await expect(timer).toHaveText(/^Ends in /, { timeout: 10_000 });
+  await expect(timer).toHaveText(/^Ends in /);
   const serviceLeft = await serviceSecondsLeft(baseURL ?? "");
   const offBy = async () => Math.abs(secondsShown(await timer.textContent()) - serviceLeft());
-  await expect.poll(offBy, { timeout: 10_000 }).toBeLessThanOrEqual(2);
+  await expect.poll(offBy).toBeLessThanOrEqual(2);
   const placeholder = await form.amount.getAttribute("placeholder");
   /** Waits for the countdown's next tick after a move, so what it reads was computed after the move. */
   const nextTick = async () => {
     const before = await timer.textContent();
-    await expect.poll(() => timer.textContent(), { timeout: 5_000 }).not.toBe(before);
+    await expect.poll(() => timer.textContent()).not.toBe(before);
   };
 
   // Five hours back: a page counting on its wall clock would read five hours more.
@@ -132,9 +132,9 @@ test("the countdown keeps the service's time when the page's clock is moved hour
   // A wall clock that leaps ahead of the monotonic one is also what waking from sleep looks like (the
   // monotonic clock stands still in sleep on most systems), so the page asks the service for its time
   // again: a second socket, resuming after the last bid it has.
-  await expect.poll(() => sockets.length, { timeout: 10_000 }).toBe(2);
+  await expect.poll(() => sockets.length).toBe(2);
   expect(new URL(sockets[1] ?? "").searchParams.has("after")).toBe(true);
-  await expect(form.live).toBeVisible({ timeout: 10_000 });
+  await expect(form.live).toBeVisible();
   await nextTick();
   expect(await offBy()).toBeLessThanOrEqual(2);
   opened.assertNoErrors();

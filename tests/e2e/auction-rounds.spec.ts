@@ -12,20 +12,23 @@ import { type Browser, type BrowserContextOptions, expect, type Page, test } fro
 import { stopChild, waitForOk } from "../../scripts/support/childProcess.ts";
 import { LIFTED_LIMITS_ENV } from "../../scripts/support/liftedLimits.ts";
 import { freePort } from "../../scripts/support/ports.ts";
+import { scaled } from "../support/timeBudgets.ts";
 import { auctionForm, toast } from "./fixtures.ts";
 
-test.describe.configure({ mode: "serial" });
+// Its tests in order on one worker, sharing what beforeAll starts; a failed test does not skip the
+// ones after it (Playwright runs them on a new worker, after beforeAll again).
+test.describe.configure({ mode: "default" });
 
 const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 /** Long enough for a 3-second round to end and its end to reach the pages on a busy machine. */
-const ROUND_END_TIMEOUT_MS = 15_000;
+const ROUND_END_TIMEOUT_MS = scaled(30_000);
 
 let dataDir: string;
 let service: ChildProcess | undefined;
 let origin: string;
 
 test.beforeAll(async () => {
-  test.setTimeout(150_000);
+  test.setTimeout(scaled(150_000));
   dataDir = await mkdtemp(join(tmpdir(), "nothing-rounds-"));
   const port = await freePort();
   origin = `http://127.0.0.1:${port}`;
@@ -93,8 +96,8 @@ async function openVisitor(browser: Browser, options: BrowserContextOptions = {}
   await page.goto(`${origin}/`);
   const form = auctionForm(page);
   await form.section.scrollIntoViewIfNeeded();
-  await expect(form.submit).toBeEnabled({ timeout: 15_000 });
-  await expect(form.live).toBeVisible({ timeout: 15_000 });
+  await expect(form.submit).toBeEnabled();
+  await expect(form.live).toBeVisible();
   return {
     page,
     ...form,
@@ -110,7 +113,7 @@ async function bid(visitor: { page: Page } & ReturnType<typeof auctionForm>, nam
   await visitor.name.fill(name);
   await visitor.amount.fill(dollars);
   await visitor.submit.click();
-  await expect(toast(visitor.page, "Bid Placed!")).toBeVisible({ timeout: 10_000 });
+  await expect(toast(visitor.page, "Bid Placed!")).toBeVisible();
 }
 
 async function expectNoAxeViolations(page: Page) {
@@ -121,7 +124,6 @@ async function expectNoAxeViolations(page: Page) {
 test("a round ends on every page: Sold to the winner, once, with confetti on the winner's page only; the next bid opens round 2", async ({
   browser,
 }) => {
-  test.setTimeout(90_000);
   const winner = await openVisitor(browser);
   const watcher = await openVisitor(browser);
   try {
@@ -146,7 +148,7 @@ test("a round ends on every page: Sold to the winner, once, with confetti on the
     await expect(winner.confetti.locator(".confetti-dot")).toHaveCount(50);
     await expect(watcher.confetti).toBeHidden();
     await expectNoAxeViolations(watcher.page);
-    await expect(winner.confetti).toBeHidden({ timeout: 6_000 });
+    await expect(winner.confetti).toBeHidden();
     // Announced once: nothing more came while the confetti fell.
     for (const visitor of [winner, watcher]) expect((await visitor.celebrations()).sold).toHaveLength(1);
     expect((await watcher.celebrations()).confetti).toEqual([]);
@@ -154,7 +156,7 @@ test("a round ends on every page: Sold to the winner, once, with confetti on the
     // Any amount opens the next round, even one below the last winning bid.
     await bid(watcher, "Wanda", "1.00");
     for (const visitor of [winner, watcher]) {
-      await expect(visitor.section.getByText("1 Bidder", { exact: true })).toBeVisible({ timeout: 10_000 });
+      await expect(visitor.section.getByText("1 Bidder", { exact: true })).toBeVisible();
       await expect(visitor.recent.getByRole("listitem")).toHaveCount(1);
       await expect(visitor.recent.getByRole("listitem")).toContainText("Wanda");
       await expect(visitor.recent).not.toContainText("Winnie");
@@ -179,7 +181,6 @@ test("a round ends on every page: Sold to the winner, once, with confetti on the
 });
 
 test("under reduced motion the winner gets the Sold! toast and no confetti at all", async ({ browser }) => {
-  test.setTimeout(60_000);
   const visitor = await openVisitor(browser, { reducedMotion: "reduce" });
   try {
     // The last round has ended (or is about to): any amount opens the next, or beats its highest.

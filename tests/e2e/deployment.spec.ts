@@ -21,9 +21,12 @@ import { type StaticHost, serveStaticHost } from "../../scripts/staticHost.ts";
 import { run, stopChild, waitForOk } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
+import { scaled } from "../support/timeBudgets.ts";
 import { auctionForm } from "./fixtures.ts";
 
-test.describe.configure({ mode: "serial" });
+// Its tests in order on one worker, sharing what beforeAll starts; a failed test does not skip the
+// ones after it (Playwright runs them on a new worker, after beforeAll again).
+test.describe.configure({ mode: "default" });
 
 let workDir: string;
 let service: ChildProcess;
@@ -34,7 +37,7 @@ let cluster: PostgresCluster;
 
 test.beforeAll(async () => {
   // A build of its own (~30 s, far more on a busy machine) and a PostgreSQL cluster of its own.
-  test.setTimeout(300_000);
+  test.setTimeout(scaled(300_000));
   workDir = await mkdtemp(join(tmpdir(), "nothing-deploy-"));
   const servicePort = await freePort();
   serviceOrigin = `http://127.0.0.1:${servicePort}`;
@@ -42,7 +45,7 @@ test.beforeAll(async () => {
   [, cluster] = await Promise.all([
     run("npm", ["run", "build"], {
       env: { ...process.env, ASTRO_OUT_DIR: site, PUBLIC_REALTIME_URL: `ws://127.0.0.1:${servicePort}/realtime` },
-      timeout: 280_000,
+      timeout: scaled(280_000),
     }),
     startPostgresCluster(),
   ]);
@@ -170,7 +173,7 @@ test.describe("the Wall of Fame's auction winners, fetched from the service on i
   const TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 
   test.beforeAll(async () => {
-    test.setTimeout(180_000);
+    test.setTimeout(scaled(180_000));
     // A fresh auction with 1-second rounds, on PGlite: a round opened by a bid ends within the test.
     await stopChild(service);
     service = await startService(join(workDir, "rounds-data"), {
@@ -242,9 +245,7 @@ test.describe("the Wall of Fame's auction winners, fetched from the service on i
     await bidThroughSocket(WINNER, 12.5);
     // The service records the round's end on time, about a second after the bid.
     await expect
-      .poll(async () => (await (await fetch(`${serviceOrigin}/auction/winners`)).json()).winners.length, {
-        timeout: 15_000,
-      })
+      .poll(async () => (await (await fetch(`${serviceOrigin}/auction/winners`)).json()).winners.length)
       .toBe(1);
 
     const after = await openLeaderboard(browser);

@@ -14,6 +14,7 @@ import { loadEnv } from "vite";
 import { run } from "../../scripts/support/childProcess.ts";
 import { parseSiteUrl } from "../../src/lib/siteConfig.ts";
 import { palette } from "../../uno.config.ts";
+import { scaled } from "../support/timeBudgets.ts";
 
 /** The built pages, by file, and the path each is canonical at. */
 const PAGES = [
@@ -213,13 +214,13 @@ test("robots.txt names the sitemap by its absolute URL, and the sitemap lists ev
 
 test("a build with PUBLIC_SITE_URL starts every absolute URL with it, and draws the same images under the same names", async () => {
   // A build of its own (seconds on a quiet machine, far more on a busy one).
-  test.setTimeout(300_000);
+  test.setTimeout(scaled(300_000));
   const site = "https://nothing-store.example";
   const outDir = await mkdtemp(join(tmpdir(), "nothing-previews-"));
   try {
     await run("npm", ["run", "build"], {
       env: { ...process.env, ASTRO_OUT_DIR: outDir, PUBLIC_SITE_URL: site },
-      timeout: 280_000,
+      timeout: scaled(280_000),
     });
     for (const { file, path } of PAGES) {
       const head = await readBuiltHead(outDir, file);

@@ -8,13 +8,16 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test, type WebSocketRoute } from "@playwright/test";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
+import { scaled } from "../support/timeBudgets.ts";
 import { toast } from "./fixtures.ts";
 import { watchViolations } from "./support/cspViolations.ts";
 import { type PaymentShop, startPaymentShop } from "./support/paymentShop.ts";
 
 const TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 
-test.describe.configure({ mode: "serial" });
+// One shop for the file (beforeAll), its tests in order on one worker; a failed test does not skip
+// the ones after it (Playwright starts them on a new worker, with a new shop).
+test.describe.configure({ mode: "default" });
 
 let shop: PaymentShop;
 let origin: string;
@@ -22,7 +25,7 @@ let recipient: string;
 let mint: string;
 
 test.beforeAll(async () => {
-  test.setTimeout(180_000);
+  test.setTimeout(scaled(180_000));
   shop = await startPaymentShop({ pollMs: 200 });
   ({ origin, recipient, mint } = shop);
 });
@@ -76,32 +79,18 @@ async function spinsShown(page: Page) {
   return counter;
 }
 
-test("Buy opens the payment dialog, the chain's payment confirms it within 3 s, and the spins are credited", async ({
+test("Buy opens the payment dialog: a request with its QR code, wallet link, address and copy button, axe-clean", async ({
   page,
-  browser,
 }) => {
-  const otherVisitor = await (await browser.newContext()).newPage();
-  await otherVisitor.goto(`${origin}/`);
-  // Its socket opens when the page is idle, or at once when the auction card shows.
-  await otherVisitor.locator("#auction").scrollIntoViewIfNeeded();
-  await expect(otherVisitor.locator("#auction [data-connection]")).toHaveAttribute("data-connection", "live", {
-    timeout: 15_000,
-  });
-  // The dialog, its QR code, the copy button and the toast all work under the service's CSP.
+  // The dialog, its QR code and the copy button all work under the service's CSP.
   const violations = await watchViolations(page.context());
-  const alerts: string[] = [];
-  page.on("dialog", (dialog) => {
-    alerts.push(dialog.message());
-    void dialog.accept();
-  });
   await page.goto(`${origin}/`);
-  await expect(await spinsShown(page)).toHaveText("1 Spin Remaining");
-  const { buy, dialog } = await openBuyDialog(page);
+  const { dialog } = await openBuyDialog(page);
   await expect(dialog).toContainText("Congratulations! You selected Deluxe Nothing for 100 $ZN!");
   await expect(dialog).toContainText("Once payment is confirmed, you'll receive +7 lottery spins!");
   await expect(dialog).toContainText("Because nothing is worth everything.");
 
-  const created = await requestPayment(page, "Patron Pat");
+  const created = await requestPayment(page, "");
   const qr = dialog.getByRole("img", { name: /QR code/ });
   await expect(qr).toBeVisible();
   const box = await qr.locator("svg").boundingBox();
@@ -119,19 +108,41 @@ test("Buy opens the payment dialog, the chain's payment confirms it within 3 s, 
   await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin });
   await copy.click();
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(recipient);
+  await expect(dialog.locator("[data-payment-status]")).toHaveText("Waiting for your payment…");
+  await expectAxeClean(page);
+  expect(await violations.events(page)).toEqual([]);
+  expect(violations.console).toEqual([]);
+});
+
+test("the chain's payment confirms the request: the spins are credited once, and other visitors hear of it", async ({
+  page,
+  browser,
+}) => {
+  const otherVisitor = await (await browser.newContext()).newPage();
+  await otherVisitor.goto(`${origin}/`);
+  // Its socket opens when the page is idle, or at once when the auction card shows.
+  await otherVisitor.locator("#auction").scrollIntoViewIfNeeded();
+  await expect(otherVisitor.locator("#auction [data-connection]")).toHaveAttribute("data-connection", "live");
+  // The confirmation and its toast work under the service's CSP, with no alert.
+  const violations = await watchViolations(page.context());
+  const alerts: string[] = [];
+  page.on("dialog", (dialog) => {
+    alerts.push(dialog.message());
+    void dialog.accept();
+  });
+  await page.goto(`${origin}/`);
+  await expect(await spinsShown(page)).toHaveText("1 Spin Remaining");
+  const { buy, dialog } = await openBuyDialog(page);
+  const created = await requestPayment(page, "Patron Pat");
   const status = dialog.locator("[data-payment-status]");
   await expect(status).toHaveText("Waiting for your payment…");
-  await expectAxeClean(page);
 
   await pay(created.reference);
-  const paidAt = Date.now();
+  // How soon it confirms is the product's promise, measured by npm run bench:payments; here it
+  // only has to arrive.
   await expect(toast(page, "Payment Confirmed!")).toContainText(
     "+7 lottery spins. Because nothing is worth everything.",
-    {
-      timeout: 3_000,
-    },
   );
-  console.log(`payment on the local chain to the page's toast: ${Date.now() - paidAt} ms`);
   await expect(status).toHaveText("Payment confirmed!");
   await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
   await expect(toast(otherVisitor, "Patron Pat just bought Deluxe Nothing!")).toBeVisible();
@@ -154,7 +165,7 @@ test("a confirmed payment with a name shows on the Wall of Fame's Verified Patro
   await openBuyDialog(page);
   const created = await requestPayment(page, "Verified Vera");
   await pay(created.reference);
-  await expect(toast(page, "Payment Confirmed!")).toBeVisible({ timeout: 3_000 });
+  await expect(toast(page, "Payment Confirmed!")).toBeVisible();
   const confirmed = (await (await fetch(`${origin}/payments/${created.reference}`)).json()) as PaymentStatusBody;
   expect(confirmed.status).toBe("confirmed");
   const signature = confirmed.signature ?? "";
@@ -165,8 +176,8 @@ test("a confirmed payment with a name shows on the Wall of Fame's Verified Patro
   // The service keeps its answer for up to 5 s (docs/design.md#8): a page loaded in between may miss it.
   await expect(async () => {
     await page.goto(`${origin}/leaderboard`);
-    await expect(row).toBeVisible({ timeout: 1_000 });
-  }).toPass({ timeout: 15_000 });
+    await expect(row).toBeVisible({ timeout: 5_000 });
+  }).toPass({ timeout: scaled(30_000) });
   await expect(section.locator("service-list")).toHaveAttribute("data-state", "ready");
   await expect(row).toContainText("100 $ZN");
   const link = row.getByRole("link", { name: "Latest transaction of Verified Vera (opens in a new tab)", exact: true });
@@ -188,7 +199,7 @@ test("a reload while waiting comes back to the request: its confirmation still c
   await page.keyboard.press("Escape");
 
   await pay(created.reference);
-  await expect(toast(page, "Payment Confirmed!")).toBeVisible({ timeout: 3_000 });
+  await expect(toast(page, "Payment Confirmed!")).toBeVisible();
   await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
   await page.reload();
   await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
@@ -249,7 +260,7 @@ test("an expired request says so, and a payment the service confirms later still
 
   // Expired is not final for the page: a payment made before the end may be confirmed after it.
   await pay(created.reference);
-  await expect(toast(page, "Payment Confirmed!")).toBeVisible({ timeout: 3_000 });
+  await expect(toast(page, "Payment Confirmed!")).toBeVisible();
   await expect(status).toHaveText("Payment confirmed!");
   await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
 });

@@ -42,7 +42,7 @@ describe("npm run admin:hash", () => {
     const stored = parsePasswordHash(stdout);
     expect(await verifyPassword("correct horse battery", stored)).toBe(true);
     expect(await verifyPassword("correct horse battery\n", stored)).toBe(false);
-  }, 30_000);
+  });
 
   it("takes no password from the command line, and refuses a short one", async () => {
     expect(await adminHash("", ["correct horse battery"])).toEqual({
@@ -55,7 +55,7 @@ describe("npm run admin:hash", () => {
       stdout: "",
       stderr: "admin:hash: the password must have at least 12 characters\n",
     });
-  }, 30_000);
+  });
 
   it("captured in a script as docs/realtime.md writes it (npm run -s), gives the hash alone, which verifies", async () => {
     // The documented line, with the password piped in as a script would.
@@ -66,7 +66,7 @@ describe("npm run admin:hash", () => {
     expect(stdout).toMatch(/^scrypt:17:8:1:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/);
     const config = readServiceConfig({ ADMIN_PASSWORD_HASH: stdout, ADMIN_SESSION_SECRET: SECRET });
     expect(await verifyPassword("correct horse battery", config.admin?.passwordHash as PasswordHash)).toBe(true);
-  }, 30_000);
+  });
 
   it("captured without -s, holds npm's banner too, and the service refuses it saying to add -s", async () => {
     const { code, stdout } = await inShell(
@@ -77,5 +77,5 @@ describe("npm run admin:hash", () => {
     expect(() => readServiceConfig({ ADMIN_PASSWORD_HASH: stdout, ADMIN_SESSION_SECRET: SECRET })).toThrow(
       "ADMIN_PASSWORD_HASH holds npm's banner lines besides the hash: capture it with npm run -s admin:hash",
     );
-  }, 30_000);
+  });
 });

@@ -17,13 +17,11 @@ import {
   BACKENDS,
   createTestLocation,
   openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
   type TestLocation,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
 
-const TEST_TIMEOUT_MS = 60_000;
 const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
 
 /** docs/realtime.md's messages. */
@@ -395,11 +393,11 @@ describe.each(BACKENDS)("adversarial catalogue on %s", (backend) => {
   let auction: Auction;
   beforeAll(async () => {
     auction = await openAuction(backend);
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
   afterAll(async () => {
     await auction?.stop();
     await auction?.location.remove();
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 
   describe.each([
     ["frames the socket refuses", FRAMES],
@@ -414,25 +412,18 @@ describe.each(BACKENDS)("adversarial catalogue on %s", (backend) => {
     });
   });
 
-  it(
-    "broadcast every accepted bid once, in order, and stored each name exactly as accepted",
-    async () => {
-      await waitFor(
-        "the last broadcast",
-        () => auction.bystander.broadcasts.at(-1)?.id === auction.accepted.at(-1)?.id,
-      );
-      expect(unheardBids(auction.bystander.bidFrames, auction.accepted)).toEqual([]);
-      await auction.stop();
-      const rows = await withDirectSql(auction.location, (query) =>
-        query("SELECT id::int AS id, bidder_name, (amount * 100)::bigint::text AS cents FROM auction_bids ORDER BY 1"),
-      );
-      expect(rows.map((row) => [row.id, row.bidder_name, Number(row.cents)])).toEqual(
-        auction.accepted.map((bid) => [bid.id, bid.bidderName, bid.amountCents]),
-      );
-      expect(rows.map((row) => row.bidder_name)).toContain("<script>alert(1)</script>");
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("broadcast every accepted bid once, in order, and stored each name exactly as accepted", async () => {
+    await waitFor("the last broadcast", () => auction.bystander.broadcasts.at(-1)?.id === auction.accepted.at(-1)?.id);
+    expect(unheardBids(auction.bystander.bidFrames, auction.accepted)).toEqual([]);
+    await auction.stop();
+    const rows = await withDirectSql(auction.location, (query) =>
+      query("SELECT id::int AS id, bidder_name, (amount * 100)::bigint::text AS cents FROM auction_bids ORDER BY 1"),
+    );
+    expect(rows.map((row) => [row.id, row.bidder_name, Number(row.cents)])).toEqual(
+      auction.accepted.map((bid) => [bid.id, bid.bidderName, bid.amountCents]),
+    );
+    expect(rows.map((row) => row.bidder_name)).toContain("<script>alert(1)</script>");
+  });
 });
 
 // ---- Limits at the door and over time (in front of the store, so one backend) ----------------
@@ -442,7 +433,7 @@ describe("adversarial catalogue: the limits", () => {
   afterAll(async () => {
     await auction?.stop();
     await auction?.location.remove();
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 
   async function refusal(url: string, options: Parameters<typeof connectClient>[1]) {
     const error = await connectClient(url, options).then(
@@ -456,103 +447,84 @@ describe("adversarial catalogue: the limits", () => {
     return [error.status, error.body];
   }
 
-  it(
-    "refuses a foreign Origin, and a null one, with 403 at the upgrade",
-    async () => {
-      auction = await openAuction("pglite", { bidRateLimit: 5, bidRateWindowMs: 600_000, maxSocketsPerAddress: 4 });
-      const forbidden = [403, "This origin may not connect to the auction."];
-      expect(await refusal(auction.service.socketUrl, { origin: "https://evil.example" })).toEqual(forbidden);
-      expect(await refusal(auction.service.socketUrl, { origin: "null" })).toEqual(forbidden);
-      expect(await refusal(auction.service.socketUrl, { origin: "http://127.0.0.1.evil.example" })).toEqual(forbidden);
-      await expectUnharmed(auction);
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("refuses a foreign Origin, and a null one, with 403 at the upgrade", async () => {
+    auction = await openAuction("pglite", { bidRateLimit: 5, bidRateWindowMs: 600_000, maxSocketsPerAddress: 4 });
+    const forbidden = [403, "This origin may not connect to the auction."];
+    expect(await refusal(auction.service.socketUrl, { origin: "https://evil.example" })).toEqual(forbidden);
+    expect(await refusal(auction.service.socketUrl, { origin: "null" })).toEqual(forbidden);
+    expect(await refusal(auction.service.socketUrl, { origin: "http://127.0.0.1.evil.example" })).toEqual(forbidden);
+    await expectUnharmed(auction);
+  });
 
-  it(
-    "refuses sockets over the per-address cap with 429, and keeps the open ones",
-    async () => {
-      if (!auction) throw new Error("the auction of the first case is missing");
-      // The bystander and the sender hold 2 of the 4 slots.
-      const more = [await connectRaw(auction.service.socketUrl), await connectRaw(auction.service.socketUrl)];
-      try {
-        for (let attempt = 0; attempt < 3; attempt++) {
-          expect(await refusal(auction.service.socketUrl, {})).toEqual([
-            429,
-            "Too many connections from your address.",
-          ]);
-        }
-        await expectUnharmed(auction);
-      } finally {
-        await Promise.all(more.map((client) => client.close()));
+  it("refuses sockets over the per-address cap with 429, and keeps the open ones", async () => {
+    if (!auction) throw new Error("the auction of the first case is missing");
+    // The bystander and the sender hold 2 of the 4 slots.
+    const more = [await connectRaw(auction.service.socketUrl), await connectRaw(auction.service.socketUrl)];
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        expect(await refusal(auction.service.socketUrl, {})).toEqual([429, "Too many connections from your address."]);
       }
-    },
-    TEST_TIMEOUT_MS,
-  );
+      await expectUnharmed(auction);
+    } finally {
+      await Promise.all(more.map((client) => client.close()));
+    }
+  });
 
-  it(
-    "answers a bid flood over the rate limit with rate_limited, accepting exactly the limit",
-    async () => {
-      if (!auction) throw new Error("the auction of the first case is missing");
-      // A fresh socket, with its whole frame budget: twice the rate limit, 10 frames (docs/design.md#11).
-      await auction.sender.close();
-      auction.sender = await connectRaw(auction.service.socketUrl);
-      await auction.sender.opening();
-      // Refusals before the limit do not count against it (they do against the frame budget): 3 bad names first.
-      const badNames = [];
-      for (let i = 0; i < 3; i++) badNames.push(await send(auction, bid({ bidderName: "" }).frame));
-      expect(new Set(badNames.map((answer) => answer.type === "error" && answer.code))).toEqual(
-        new Set(["invalid_name"]),
-      );
+  it("answers a bid flood over the rate limit with rate_limited, accepting exactly the limit", async () => {
+    if (!auction) throw new Error("the auction of the first case is missing");
+    // A fresh socket, with its whole frame budget: twice the rate limit, 10 frames (docs/design.md#11).
+    await auction.sender.close();
+    auction.sender = await connectRaw(auction.service.socketUrl);
+    await auction.sender.opening();
+    // Refusals before the limit do not count against it (they do against the frame budget): 3 bad names first.
+    const badNames = [];
+    for (let i = 0; i < 3; i++) badNames.push(await send(auction, bid({ bidderName: "" }).frame));
+    expect(new Set(badNames.map((answer) => answer.type === "error" && answer.code))).toEqual(
+      new Set(["invalid_name"]),
+    );
 
-      // expectUnharmed of the earlier cases placed 2 bids; the window allows 5.
-      const start = (auction.highestCents ?? 0) + 1;
-      const flood = Array.from({ length: 7 }, (_, index) =>
-        JSON.stringify({
-          type: "bid",
-          requestId: `flood-${index}`,
-          bidderName: "Flooder",
-          amount: (start + index) / 100,
-        }),
-      );
-      for (const frame of flood) auction.sender.socket.send(frame);
-      const answers: Outcome[] = [];
-      for (let i = 0; i < flood.length; i++) answers.push(await auction.sender.next());
-      const accepted = answers.filter((answer) => answer.type === "accepted");
-      const limited = answers.filter((answer) => answer.type === "error" && answer.code === "rate_limited");
-      expect([accepted.length, limited.length]).toEqual([3, 4]);
-      expect(limited[0]).toMatchObject({ message: MESSAGES.rate_limited });
-      const lastAccepted = accepted.at(-1);
-      if (lastAccepted?.type !== "accepted") throw new Error("no bid accepted");
-      await waitFor(
-        "the bystander to hear the flood's bids",
-        () => auction?.bystander.broadcasts.at(-1)?.id === lastAccepted.bid.id,
-      );
-      expect(auction.bystander.broadcasts.filter((heard) => heard.bidderName === "Flooder")).toHaveLength(3);
-      const health = await fetch(`${auction.service.httpUrl}/healthz`);
-      expect(health.status).toBe(200);
-    },
-    TEST_TIMEOUT_MS,
-  );
+    // expectUnharmed of the earlier cases placed 2 bids; the window allows 5.
+    const start = (auction.highestCents ?? 0) + 1;
+    const flood = Array.from({ length: 7 }, (_, index) =>
+      JSON.stringify({
+        type: "bid",
+        requestId: `flood-${index}`,
+        bidderName: "Flooder",
+        amount: (start + index) / 100,
+      }),
+    );
+    for (const frame of flood) auction.sender.socket.send(frame);
+    const answers: Outcome[] = [];
+    for (let i = 0; i < flood.length; i++) answers.push(await auction.sender.next());
+    const accepted = answers.filter((answer) => answer.type === "accepted");
+    const limited = answers.filter((answer) => answer.type === "error" && answer.code === "rate_limited");
+    expect([accepted.length, limited.length]).toEqual([3, 4]);
+    expect(limited[0]).toMatchObject({ message: MESSAGES.rate_limited });
+    const lastAccepted = accepted.at(-1);
+    if (lastAccepted?.type !== "accepted") throw new Error("no bid accepted");
+    await waitFor(
+      "the bystander to hear the flood's bids",
+      () => auction?.bystander.broadcasts.at(-1)?.id === lastAccepted.bid.id,
+    );
+    expect(auction.bystander.broadcasts.filter((heard) => heard.bidderName === "Flooder")).toHaveLength(3);
+    const health = await fetch(`${auction.service.httpUrl}/healthz`);
+    expect(health.status).toBe(200);
+  });
 
-  it(
-    "closes a socket over its frame budget with 1008, pings included, and answers the others",
-    async () => {
-      if (!auction) throw new Error("the auction of the first case is missing");
-      // The flood's socket has spent its budget: one more frame, a ping, closes it.
-      auction.sender.socket.send('{"type":"ping"}');
-      const overBudget = { type: "closed", code: 1008, reason: "Too many messages" };
-      expect(await auction.sender.next()).toEqual(overBudget);
-      // A fresh socket's flood of pings, which the rate limit does not cover: the budget's pongs, then the close.
-      const pinger = await connectRaw(auction.service.socketUrl);
-      await pinger.opening();
-      for (let i = 0; i < 2_000; i++) pinger.socket.send('{"type":"ping"}');
-      for (let i = 0; i < 10; i++) expect(await pinger.next()).toEqual({ type: "pong" });
-      expect(await pinger.next()).toEqual(overBudget);
-      expect((await fetch(`${auction.service.httpUrl}/healthz`)).status).toBe(200);
-      const bystander = auction.bystander.socket;
-      expect(bystander.readyState).toBe(bystander.OPEN);
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("closes a socket over its frame budget with 1008, pings included, and answers the others", async () => {
+    if (!auction) throw new Error("the auction of the first case is missing");
+    // The flood's socket has spent its budget: one more frame, a ping, closes it.
+    auction.sender.socket.send('{"type":"ping"}');
+    const overBudget = { type: "closed", code: 1008, reason: "Too many messages" };
+    expect(await auction.sender.next()).toEqual(overBudget);
+    // A fresh socket's flood of pings, which the rate limit does not cover: the budget's pongs, then the close.
+    const pinger = await connectRaw(auction.service.socketUrl);
+    await pinger.opening();
+    for (let i = 0; i < 2_000; i++) pinger.socket.send('{"type":"ping"}');
+    for (let i = 0; i < 10; i++) expect(await pinger.next()).toEqual({ type: "pong" });
+    expect(await pinger.next()).toEqual(overBudget);
+    expect((await fetch(`${auction.service.httpUrl}/healthz`)).status).toBe(200);
+    const bystander = auction.bystander.socket;
+    expect(bystander.readyState).toBe(bystander.OPEN);
+  });
 });

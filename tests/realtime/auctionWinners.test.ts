@@ -11,7 +11,7 @@ import { SERVICE_HEADERS } from "../../realtime/securityHeaders.ts";
 import type { BidStore, PlaceBidOutcome, StoredBid } from "../../realtime/storage/types.ts";
 import { parseWinners, WINNERS_PATH } from "../../src/lib/auctionWinners.ts";
 import { type AuctionService, serviceForThisTest } from "./support/auctionService.ts";
-import { BACKENDS, freshStoreForThisTest, STORE_HOOK_TIMEOUT_MS, testLogger, waitFor } from "./support/stores.ts";
+import { BACKENDS, freshStoreForThisTest, testLogger, waitFor } from "./support/stores.ts";
 
 const PAGES_ORIGIN = "https://nothing.example";
 
@@ -25,7 +25,7 @@ describe.each(BACKENDS)("GET /auction/winners on %s", (backend) => {
 
   beforeEach(async () => {
     ({ store } = await freshStoreForThisTest(backend, { rounds: { roundSeconds: 1, softCloseSeconds: 0 } }));
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 
   function start(overrides: Partial<ServiceConfig> = {}, logger?: Logger) {
     return serviceForThisTest(store, overrides, logger);

@@ -18,14 +18,8 @@ import { createNameFilter } from "../../realtime/names/nameFilter.ts";
 import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
 import { seededRuns } from "../support/seededRuns.ts";
-import {
-  freshStoreForThisTest,
-  STORE_HOOK_TIMEOUT_MS,
-  type TestLocation,
-  testLogger,
-  waitFor,
-  withDirectSql,
-} from "./support/stores.ts";
+import { scaled } from "../support/timeBudgets.ts";
+import { freshStoreForThisTest, type TestLocation, testLogger, waitFor, withDirectSql } from "./support/stores.ts";
 
 const RATE_LIMIT = 12;
 const ADDRESS = "203.0.113.7";
@@ -117,7 +111,7 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
       // The bursts did go to the database in batches, not one by one.
       expect(largestBatch).toBeGreaterThan(1);
     },
-    STORE_HOOK_TIMEOUT_MS * 2,
+    scaled(240_000),
   );
 
   it("notifies every accepted bid of a batch once, in id order, after its one commit", async () => {

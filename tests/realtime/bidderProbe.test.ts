@@ -8,39 +8,33 @@
  */
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import { cleanUpAfter, freshStoreForThisTest, placeRisingBids, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
+import { cleanUpAfter, freshStoreForThisTest, placeRisingBids } from "./support/stores.ts";
 
 const BIDS = 4_000;
 const NAMES = 4;
 
 describe("the known-bidder lookup on PostgreSQL", () => {
-  it(
-    "probes the (round, name) index for a new name and a frequent one, after ANALYZE has seen a few names bid thousands of times",
-    async () => {
-      const { location, store } = await freshStoreForThisTest("postgres");
-      await placeRisingBids(store, BIDS, (cents) => `Regular ${cents % NAMES}`);
+  it("probes the (round, name) index for a new name and a frequent one, after ANALYZE has seen a few names bid thousands of times", async () => {
+    const { location, store } = await freshStoreForThisTest("postgres");
+    await placeRisingBids(store, BIDS, (cents) => `Regular ${cents % NAMES}`);
 
-      const notices: string[] = [];
-      const sql = postgres(location.databaseUrl as string, {
-        max: 1,
-        onnotice: (notice) => notices.push(String(notice.message)),
-      });
-      cleanUpAfter(() => sql.end());
-      await sql.unsafe("ANALYZE auction_bids");
-      await sql.unsafe("LOAD 'auto_explain'");
-      await sql.unsafe(
-        "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice",
-      );
-      const [row] = await sql.unsafe(
-        "SELECT auction_round_known_bidders(1, ARRAY['Nobody new', 'Regular 1']) AS known",
-      );
-      expect(row?.known).toEqual(["Regular 1"]);
+    const notices: string[] = [];
+    const sql = postgres(location.databaseUrl as string, {
+      max: 1,
+      onnotice: (notice) => notices.push(String(notice.message)),
+    });
+    cleanUpAfter(() => sql.end());
+    await sql.unsafe("ANALYZE auction_bids");
+    await sql.unsafe("LOAD 'auto_explain'");
+    await sql.unsafe(
+      "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice",
+    );
+    const [row] = await sql.unsafe("SELECT auction_round_known_bidders(1, ARRAY['Nobody new', 'Regular 1']) AS known");
+    expect(row?.known).toEqual(["Regular 1"]);
 
-      const probe = notices.find((notice) => notice.includes("FROM auction_bids b"));
-      expect(probe, notices.join("\n---\n")).toBeDefined();
-      expect(probe).toContain("auction_bids_round_bidder_name_idx");
-      expect(probe).not.toContain("Seq Scan on auction_bids");
-    },
-    STORE_HOOK_TIMEOUT_MS,
-  );
+    const probe = notices.find((notice) => notice.includes("FROM auction_bids b"));
+    expect(probe, notices.join("\n---\n")).toBeDefined();
+    expect(probe).toContain("auction_bids_round_bidder_name_idx");
+    expect(probe).not.toContain("Seq Scan on auction_bids");
+  });
 });

@@ -15,7 +15,6 @@ import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { openPage } from "./support/pageClient.ts";
 import { BACKENDS, cleanUpAfter, freshStoreForThisTest, waitFor } from "./support/stores.ts";
 
-const TEST_TIMEOUT_MS = 120_000;
 /** Bidders' names of 40 four-byte emoji: about 290-byte bid frames, so buffers fill with few bids. */
 const LONG_NAME = "💸".repeat(40);
 
@@ -59,64 +58,60 @@ function expectExactFrames(client: TestClient, lastId: number) {
 }
 
 describe.each(BACKENDS)("the frame budget for bids sent, on %s", (backend) => {
-  it(
-    "resumes a page after a conflated frame with nothing missed and nothing repeated",
-    async () => {
-      const { store } = await freshStoreForThisTest(backend);
-      // Two frames a second: each burst's bids after its first share a frame.
-      const service = await serviceForThisTest(store, { ...LIFTED_LIMITS, maxFramesPerSecond: 2 });
-      const relay = await startCuttableProxy(Number(new URL(service.httpUrl).port));
-      cleanUpAfter(() => relay.close());
-      // The product's own page: it works out where to resume itself.
-      const page = openPage("watcher", `ws://127.0.0.1:${relay.port}/realtime`, {
-        heartbeatIntervalMs: 200,
-        heartbeatTimeoutMs: 300,
-      });
-      cleanUpAfter(async () => page.stop());
-      await waitFor("the page to be live", () => page.isLive());
-      const bidder = await connect(service.socketUrl);
+  it("resumes a page after a conflated frame with nothing missed and nothing repeated", async () => {
+    const { store } = await freshStoreForThisTest(backend);
+    // Two frames a second: each burst's bids after its first share a frame.
+    const service = await serviceForThisTest(store, { ...LIFTED_LIMITS, maxFramesPerSecond: 2 });
+    const relay = await startCuttableProxy(Number(new URL(service.httpUrl).port));
+    cleanUpAfter(() => relay.close());
+    // The product's own page: it works out where to resume itself.
+    const page = openPage("watcher", `ws://127.0.0.1:${relay.port}/realtime`, {
+      heartbeatIntervalMs: 200,
+      heartbeatTimeoutMs: 300,
+    });
+    cleanUpAfter(async () => page.stop());
+    await waitFor("the page to be live", () => page.isLive());
+    const bidder = await connect(service.socketUrl);
 
-      const placed: WireBid[] = [];
-      let cents = 100;
-      const placeBurst = async (name: string) => {
-        placed.push(...(await burst(bidder, name, 30, cents)));
-        cents += 30;
-      };
-      const heardAll = () => {
-        const newest = placed.at(-1)?.id;
-        return waitFor(`the page to hear bid ${newest}`, () => page.lastReceivedId() === newest, 15_000);
-      };
-      // Until the page's last frame is a conflated one (a burst's bids may straddle frames).
-      for (let tries = 0; tries < 5 && page.frames.at(-1)?.type !== "bids"; tries++) {
-        await placeBurst("Before");
-        await heardAll();
-      }
-      const conflated = page.frames.at(-1);
-      expect(conflated).toMatchObject({ type: "bids", lastId: placed.at(-1)?.id });
-
-      relay.cutAll();
-      await placeBurst("Away");
-      await waitFor("the page to resume", () => page.reopenings === 1 && page.isLive(), 15_000);
-      await placeBurst("After");
+    const placed: WireBid[] = [];
+    let cents = 100;
+    const placeBurst = async (name: string) => {
+      placed.push(...(await burst(bidder, name, 30, cents)));
+      cents += 30;
+    };
+    const heardAll = () => {
+      const newest = placed.at(-1)?.id;
+      return waitFor(`the page to hear bid ${newest}`, () => page.lastReceivedId() === newest, 15_000);
+    };
+    // Until the page's last frame is a conflated one (a burst's bids may straddle frames).
+    for (let tries = 0; tries < 5 && page.frames.at(-1)?.type !== "bids"; tries++) {
+      await placeBurst("Before");
       await heardAll();
+    }
+    const conflated = page.frames.at(-1);
+    expect(conflated).toMatchObject({ type: "bids", lastId: placed.at(-1)?.id });
 
-      const resumedFrom = new URL(page.socketUrls[1] as string).searchParams.get("after");
-      expect(resumedFrom).toBe(String(conflated?.lastId));
-      expect(page.unexpectedSnapshots).toBe(0);
-      expect(page.passedOver).toEqual([]);
-      expect(page.received.map((bid) => bid.id)).toEqual(placed.map((bid) => bid.id));
-      // And it shows what the database holds, as a page opening now sees it.
-      const fresh = await connect(service.socketUrl);
-      const snapshot = await fresh.opening();
-      const { bids, highest, bidders } = page.state();
-      expect({ bids, highest, bidders }).toEqual({
-        bids: snapshot.bids,
-        highest: snapshot.highest,
-        bidders: snapshot.bidders,
-      });
-    },
-    TEST_TIMEOUT_MS,
-  );
+    relay.cutAll();
+    await placeBurst("Away");
+    await waitFor("the page to resume", () => page.reopenings === 1 && page.isLive(), 15_000);
+    await placeBurst("After");
+    await heardAll();
+
+    const resumedFrom = new URL(page.socketUrls[1] as string).searchParams.get("after");
+    expect(resumedFrom).toBe(String(conflated?.lastId));
+    expect(page.unexpectedSnapshots).toBe(0);
+    expect(page.passedOver).toEqual([]);
+    expect(page.received.map((bid) => bid.id)).toEqual(placed.map((bid) => bid.id));
+    // And it shows what the database holds, as a page opening now sees it.
+    const fresh = await connect(service.socketUrl);
+    const snapshot = await fresh.opening();
+    const { bids, highest, bidders } = page.state();
+    expect({ bids, highest, bidders }).toEqual({
+      bids: snapshot.bids,
+      highest: snapshot.highest,
+      bidders: snapshot.bidders,
+    });
+  });
 });
 
 /**
@@ -176,50 +171,42 @@ async function slowWatcherRun(overrides: Partial<ServiceConfig>) {
 }
 
 describe("a watcher that reads slowly, on postgres", () => {
-  it(
-    "gets fewer, larger frames within the budget and is not dropped while it reads on",
-    async () => {
-      const run = await slowWatcherRun({ maxFramesPerSecond: 20 });
-      const { quick, slow, lastId } = run;
-      await waitFor(
-        "the slow watcher to catch up",
-        () => bidFrames(slow).some((frame) => newestOf(frame) === lastId),
-        30_000,
-      );
+  it("gets fewer, larger frames within the budget and is not dropped while it reads on", async () => {
+    const run = await slowWatcherRun({ maxFramesPerSecond: 20 });
+    const { quick, slow, lastId } = run;
+    await waitFor(
+      "the slow watcher to catch up",
+      () => bidFrames(slow).some((frame) => newestOf(frame) === lastId),
+      30_000,
+    );
 
-      expect(run.droppedWhileFull).toBe(false);
-      expect(slow.socket.readyState).toBe(slow.socket.OPEN);
-      expect(run.slowSide.destroyed).toBe(false);
-      expect(await run.service.metrics.slowSocketsDropped.get()).toMatchObject({ values: [{ value: 0 }] });
-      // While its buffers were full, nothing more was added to them.
-      expect(run.writtenWhileFull).toBe(0);
-      const [quickFrames, slowFrames] = [bidFrames(quick), bidFrames(slow)];
-      expect(slowFrames.length).toBeLessThan(quickFrames.length);
-      // Its first frame once it read again: every bid it had waited for, the newest of them as a full list.
-      const caughtUp = slowFrames[0] as BidFrame;
-      expect(newestOf(caughtUp)).toBeGreaterThanOrEqual(run.placed[599]?.id ?? Number.NaN);
-      expect(carriedBy(caughtUp)).toHaveLength(SNAPSHOT_SIZE);
-      const meanCovered = (frames: BidFrame[]) => lastId / frames.length;
-      expect(meanCovered(slowFrames)).toBeGreaterThan(meanCovered(quickFrames));
-      expect(quickFrames.length).toBeLessThanOrEqual(20 * run.elapsedSeconds + 1);
-      expectExactFrames(quick, lastId);
-      expectExactFrames(slow, lastId);
-      console.info(
-        `800 bids in ${run.elapsedSeconds.toFixed(1)} s: quick watcher ${quickFrames.length} frames, slow watcher ${slowFrames.length}`,
-      );
-    },
-    TEST_TIMEOUT_MS,
-  );
+    expect(run.droppedWhileFull).toBe(false);
+    expect(slow.socket.readyState).toBe(slow.socket.OPEN);
+    expect(run.slowSide.destroyed).toBe(false);
+    expect(await run.service.metrics.slowSocketsDropped.get()).toMatchObject({ values: [{ value: 0 }] });
+    // While its buffers were full, nothing more was added to them.
+    expect(run.writtenWhileFull).toBe(0);
+    const [quickFrames, slowFrames] = [bidFrames(quick), bidFrames(slow)];
+    expect(slowFrames.length).toBeLessThan(quickFrames.length);
+    // Its first frame once it read again: every bid it had waited for, the newest of them as a full list.
+    const caughtUp = slowFrames[0] as BidFrame;
+    expect(newestOf(caughtUp)).toBeGreaterThanOrEqual(run.placed[599]?.id ?? Number.NaN);
+    expect(carriedBy(caughtUp)).toHaveLength(SNAPSHOT_SIZE);
+    const meanCovered = (frames: BidFrame[]) => lastId / frames.length;
+    expect(meanCovered(slowFrames)).toBeGreaterThan(meanCovered(quickFrames));
+    expect(quickFrames.length).toBeLessThanOrEqual(20 * run.elapsedSeconds + 1);
+    expectExactFrames(quick, lastId);
+    expectExactFrames(slow, lastId);
+    console.info(
+      `800 bids in ${run.elapsedSeconds.toFixed(1)} s: quick watcher ${quickFrames.length} frames, slow watcher ${slowFrames.length}`,
+    );
+  });
 
-  it(
-    "is dropped without the budget, as soon as the bids pass the bound on unsent bytes",
-    async () => {
-      const run = await slowWatcherRun({ maxFramesPerSecond: 0 });
-      expect(run.droppedWhileFull).toBe(true);
-      expect(await run.service.metrics.slowSocketsDropped.get()).toMatchObject({ values: [{ value: 1 }] });
-      // One frame per bid to the quick watcher.
-      expect(bidFrames(run.quick).map(newestOf)).toEqual(run.placed.map((placed) => placed.id));
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("is dropped without the budget, as soon as the bids pass the bound on unsent bytes", async () => {
+    const run = await slowWatcherRun({ maxFramesPerSecond: 0 });
+    expect(run.droppedWhileFull).toBe(true);
+    expect(await run.service.metrics.slowSocketsDropped.get()).toMatchObject({ values: [{ value: 1 }] });
+    // One frame per bid to the quick watcher.
+    expect(bidFrames(run.quick).map(newestOf)).toEqual(run.placed.map((placed) => placed.id));
+  });
 });

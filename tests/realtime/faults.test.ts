@@ -16,6 +16,7 @@ import { describe, expect, it } from "vitest";
 import { hashPassword } from "../../realtime/admin/password.ts";
 import { postgresBinariesPresent, startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
 import { CLOSE_CODES } from "../../src/lib/auction/protocol.ts";
+import { SERVICE_TEST_MS, scaled } from "../support/timeBudgets.ts";
 import {
   acknowledged,
   auditAuction,
@@ -45,7 +46,7 @@ const scale = {
   /** Acknowledged bids to wait for before each fault and after the last. */
   acksBetweenFaults: SOAK ? 200 : 25,
 };
-const TEST_TIMEOUT_MS = SOAK ? 600_000 : 120_000;
+const TEST_TIMEOUT_MS = SOAK ? scaled(600_000) : SERVICE_TEST_MS;
 /** A steady rate per page: about 25 bids/s each with the answer's round trip. */
 const BID_INTERVAL_MS = 40;
 const OUTAGE_MS = 1_500;

@@ -85,7 +85,7 @@ describe("a socket's frame budget through the service", () => {
     );
     expect(answer).toMatchObject({ type: "accepted" });
     await waitFor("the bystander to hear the bid", () => bystander.broadcasts.length === 1);
-  }, 60_000);
+  });
 
   it("counts pings too: a ping flood is closed with 1008 after the budget's pongs", async () => {
     const service = await openAuction(() => 0);
@@ -93,7 +93,7 @@ describe("a socket's frame budget through the service", () => {
     for (let i = 0; i < 2_000; i++) flooder.socket.send('{"type":"ping"}');
     for (let i = 0; i < BUDGET; i++) expect(await flooder.next()).toEqual({ type: "pong" });
     expect(await flooder.next()).toEqual({ type: "closed", code: 1008, reason: "Too many messages" });
-  }, 60_000);
+  });
 
   it("never closes the page bidding at the rate limit with its heartbeat, for half an hour of its clock", async () => {
     const timers = new ManualTimers();
@@ -136,5 +136,5 @@ describe("a socket's frame budget through the service", () => {
     expect(frames).toBeGreaterThan(50 * BUDGET);
     expect(statuses.filter((status) => status !== "live")).toEqual(["connecting"]);
     expect((await service.metrics.socketsOverFrameBudget.get()).values[0]?.value).toBe(0);
-  }, 120_000);
+  });
 });

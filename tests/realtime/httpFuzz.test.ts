@@ -28,14 +28,7 @@ import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import { ASSET_PATH, buildTestSite, type TestSite } from "./support/builtSite.ts";
 import { RAW_TIMEOUT_MS, type RawAnswer, rawRequest, UPGRADE_HEADERS } from "./support/rawHttp.ts";
-import {
-  BACKENDS,
-  type Backend,
-  openStoreOnNewLocation,
-  STORE_HOOK_TIMEOUT_MS,
-  type SuiteStore,
-  testLogger,
-} from "./support/stores.ts";
+import { BACKENDS, type Backend, openStoreOnNewLocation, type SuiteStore, testLogger } from "./support/stores.ts";
 
 const SEED = Number(process.env.FC_SEED ?? 20_261_201);
 /** `npm run fuzz:http` sets one or both; `npm test` runs a few seconds' worth. */
@@ -351,7 +344,7 @@ beforeAll(async () => {
   site = await buildTestSite();
   // The lowest cost the parser accepts: a fuzzed sign-in must not take a tenth of a second.
   hash = await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 });
-}, STORE_HOOK_TIMEOUT_MS);
+});
 afterAll(async () => {
   await site?.remove();
 });
@@ -416,12 +409,12 @@ describe.each(BACKENDS)("HTTP hostile input on %s", (backend: Backend) => {
     );
     port = Number(new URL(started.httpUrl).port);
     service = started;
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 
   afterAll(async () => {
     await service?.stop();
     await auction?.remove();
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 
   // A budget is split between the backends; a number of batches takes well under 100 ms each.
   const testTimeoutMs = BUDGET_SECONDS > 0 ? BUDGET_SECONDS * 1_000 + 60_000 : Math.max(60_000, RUNS * 100);

@@ -25,7 +25,7 @@ import type { BidStore } from "../../realtime/storage/types.ts";
 import { type ServedTestSite, serveTestSite } from "./support/auctionService.ts";
 import { ASSET, ASSET_PATH, HOME_PAGE, NOT_FOUND_PAGE } from "./support/builtSite.ts";
 import { type RawAnswer, rawRequest, UPGRADE_HEADERS } from "./support/rawHttp.ts";
-import { STORE_HOOK_TIMEOUT_MS, testLogger } from "./support/stores.ts";
+import { testLogger } from "./support/stores.ts";
 
 const HASH = await hashPassword("correct horse battery", { logN: 14, r: 8, p: 1 });
 const SECRET = "a session secret of at least thirty-two bytes";
@@ -48,9 +48,9 @@ beforeAll(async () => {
       }),
   });
   port = served.port;
-}, STORE_HOOK_TIMEOUT_MS);
+});
 
-afterAll(() => served?.remove(), STORE_HOOK_TIMEOUT_MS);
+afterAll(() => served?.remove());
 
 const get = (target: string, headers: Record<string, string> = {}) =>
   rawRequest(port, `GET ${target} HTTP/1.1`, { Host: `127.0.0.1:${port}`, ...headers });

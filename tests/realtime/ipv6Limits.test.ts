@@ -12,7 +12,6 @@ import { type BidAnswer, connectClient, type TestClient, UpgradeRefused } from "
 import { startAuctionService } from "./support/auctionService.ts";
 import { cleanUpAfter, createTestLocation, openTestStore } from "./support/stores.ts";
 
-const TEST_TIMEOUT_MS = 120_000;
 const PASSWORD = "correct horse battery";
 
 async function openAuction(overrides: Partial<ServiceConfig>) {
@@ -49,60 +48,48 @@ async function refusedStatus(url: string, address: string): Promise<number> {
 const refusalCode = (answer: BidAnswer) => (answer.type === "error" ? answer.code : null);
 
 describe("the per-address limits for IPv6 clients", () => {
-  it(
-    "cap open sockets per /64, whatever the address in it and however it is written",
-    async () => {
-      const service = await openAuction({ ...LIFTED_LIMITS, maxSocketsPerAddress: 2 });
-      await connect(service.socketUrl, "2001:db8:1:2::a");
-      await connect(service.socketUrl, "2001:db8:1:2:ffff:ffff:ffff:ffff");
-      expect(await refusedStatus(service.socketUrl, "2001:db8:1:2::b")).toBe(429);
-      expect(await refusedStatus(service.socketUrl, "2001:0DB8:0001:0002:0000:0000:0000:000c")).toBe(429);
-      // The next /64 is another client.
-      await connect(service.socketUrl, "2001:db8:1:3::a");
-      // IPv4-mapped IPv6 is the IPv4 address.
-      await connect(service.socketUrl, "198.51.100.7");
-      await connect(service.socketUrl, "::ffff:198.51.100.7");
-      expect(await refusedStatus(service.socketUrl, "::ffff:c633:6407")).toBe(429);
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("cap open sockets per /64, whatever the address in it and however it is written", async () => {
+    const service = await openAuction({ ...LIFTED_LIMITS, maxSocketsPerAddress: 2 });
+    await connect(service.socketUrl, "2001:db8:1:2::a");
+    await connect(service.socketUrl, "2001:db8:1:2:ffff:ffff:ffff:ffff");
+    expect(await refusedStatus(service.socketUrl, "2001:db8:1:2::b")).toBe(429);
+    expect(await refusedStatus(service.socketUrl, "2001:0DB8:0001:0002:0000:0000:0000:000c")).toBe(429);
+    // The next /64 is another client.
+    await connect(service.socketUrl, "2001:db8:1:3::a");
+    // IPv4-mapped IPv6 is the IPv4 address.
+    await connect(service.socketUrl, "198.51.100.7");
+    await connect(service.socketUrl, "::ffff:198.51.100.7");
+    expect(await refusedStatus(service.socketUrl, "::ffff:c633:6407")).toBe(429);
+  });
 
-  it(
-    "limit bids per /64 across its sockets",
-    async () => {
-      const service = await openAuction({ ...LIFTED_LIMITS, bidRateLimit: 2, bidRateWindowMs: 600_000 });
-      const first = await connect(service.socketUrl, "2001:db8:1:2::a");
-      const second = await connect(service.socketUrl, "2001:db8:1:2::b");
-      const neighbour = await connect(service.socketUrl, "2001:db8:1:3::a");
-      expect(refusalCode(await first.bid("Alice", 1))).toBeNull();
-      expect(refusalCode(await second.bid("Bob", 2))).toBeNull();
-      expect(refusalCode(await second.bid("Bob", 3))).toBe("rate_limited");
-      expect(refusalCode(await first.bid("Alice", 4))).toBe("rate_limited");
-      expect(refusalCode(await neighbour.bid("Carol", 5))).toBeNull();
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("limit bids per /64 across its sockets", async () => {
+    const service = await openAuction({ ...LIFTED_LIMITS, bidRateLimit: 2, bidRateWindowMs: 600_000 });
+    const first = await connect(service.socketUrl, "2001:db8:1:2::a");
+    const second = await connect(service.socketUrl, "2001:db8:1:2::b");
+    const neighbour = await connect(service.socketUrl, "2001:db8:1:3::a");
+    expect(refusalCode(await first.bid("Alice", 1))).toBeNull();
+    expect(refusalCode(await second.bid("Bob", 2))).toBeNull();
+    expect(refusalCode(await second.bid("Bob", 3))).toBe("rate_limited");
+    expect(refusalCode(await first.bid("Alice", 4))).toBe("rate_limited");
+    expect(refusalCode(await neighbour.bid("Carol", 5))).toBeNull();
+  });
 
-  it(
-    "limit operator sign-ins per /64: the sixth failure from anywhere in it is 429",
-    async () => {
-      const passwordHash = parsePasswordHash(await hashPassword(PASSWORD, { logN: 10, r: 8, p: 1 }));
-      const service = await openAuction({ admin: { passwordHash, sessionSecret: "s".repeat(32) } });
-      const signIn = (address: string, password = "wrong guess") =>
-        fetch(`${service.httpUrl}/admin/login`, {
-          method: "POST",
-          redirect: "manual",
-          headers: {
-            "Content-Type": "application/x-www-form-urlencoded",
-            Origin: service.httpUrl,
-            "X-Forwarded-For": address,
-          },
-          body: new URLSearchParams({ password }).toString(),
-        }).then((response) => response.status);
-      for (let host = 1; host <= 5; host++) expect(await signIn(`2001:db8:1:2::${host}`)).toBe(401);
-      expect(await signIn("2001:db8:1:2:abcd::6", PASSWORD)).toBe(429);
-      expect(await signIn("2001:db8:1:3::1", PASSWORD)).toBe(303);
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("limit operator sign-ins per /64: the sixth failure from anywhere in it is 429", async () => {
+    const passwordHash = parsePasswordHash(await hashPassword(PASSWORD, { logN: 10, r: 8, p: 1 }));
+    const service = await openAuction({ admin: { passwordHash, sessionSecret: "s".repeat(32) } });
+    const signIn = (address: string, password = "wrong guess") =>
+      fetch(`${service.httpUrl}/admin/login`, {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          "Content-Type": "application/x-www-form-urlencoded",
+          Origin: service.httpUrl,
+          "X-Forwarded-For": address,
+        },
+        body: new URLSearchParams({ password }).toString(),
+      }).then((response) => response.status);
+    for (let host = 1; host <= 5; host++) expect(await signIn(`2001:db8:1:2::${host}`)).toBe(401);
+    expect(await signIn("2001:db8:1:2:abcd::6", PASSWORD)).toBe(429);
+    expect(await signIn("2001:db8:1:3::1", PASSWORD)).toBe(303);
+  });
 });

@@ -11,7 +11,7 @@ import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { type WebSocket, WebSocket as WebSocketClient, WebSocketServer } from "ws";
 import { createCoalescedWrites } from "../../realtime/auction/coalescedWrites.ts";
 import { prebuiltTextFrame, tcpSocketOf } from "../../realtime/auction/wire.ts";
-import { databaseForThisTest, STORE_HOOK_TIMEOUT_MS } from "./support/stores.ts";
+import { databaseForThisTest } from "./support/stores.ts";
 
 /** vi.waitFor's own limit is a second: too short for a loaded machine, and these wait on sockets. */
 const ARRIVAL = { timeout: 10_000 };
@@ -76,26 +76,22 @@ describe("ws internals behind the broadcast fan-out", () => {
 });
 
 describe("postgres.js internals behind LISTEN", () => {
-  it(
-    "delivers every notification to the onnotify option, with its channel and payload",
-    async () => {
-      const database = await databaseForThisTest();
-      const notifications: [string, string][] = [];
-      const listener = postgres(database.url, {
-        max: 1,
-        // The option postgres.js's own listen() uses; realtime/storage/postgres.ts passes it the same way.
-        ...({ onnotify: (channel: string, payload: string) => notifications.push([channel, payload]) } as object),
-      });
-      const notifier = postgres(database.url, { max: 1 });
-      onTestFinished(() => Promise.all([listener.end(), notifier.end()]).then(() => {}));
-      await listener.unsafe("LISTEN pinned_channel");
-      await notifier`SELECT pg_notify('pinned_channel', 'first'), pg_notify('pinned_channel', 'second')`;
-      await vi.waitFor(() => expect(notifications).toHaveLength(2), ARRIVAL);
-      expect(notifications).toEqual([
-        ["pinned_channel", "first"],
-        ["pinned_channel", "second"],
-      ]);
-    },
-    STORE_HOOK_TIMEOUT_MS,
-  );
+  it("delivers every notification to the onnotify option, with its channel and payload", async () => {
+    const database = await databaseForThisTest();
+    const notifications: [string, string][] = [];
+    const listener = postgres(database.url, {
+      max: 1,
+      // The option postgres.js's own listen() uses; realtime/storage/postgres.ts passes it the same way.
+      ...({ onnotify: (channel: string, payload: string) => notifications.push([channel, payload]) } as object),
+    });
+    const notifier = postgres(database.url, { max: 1 });
+    onTestFinished(() => Promise.all([listener.end(), notifier.end()]).then(() => {}));
+    await listener.unsafe("LISTEN pinned_channel");
+    await notifier`SELECT pg_notify('pinned_channel', 'first'), pg_notify('pinned_channel', 'second')`;
+    await vi.waitFor(() => expect(notifications).toHaveLength(2), ARRIVAL);
+    expect(notifications).toEqual([
+      ["pinned_channel", "first"],
+      ["pinned_channel", "second"],
+    ]);
+  });
 });

@@ -11,16 +11,8 @@ import { NOT_FOUND_PAGE } from "./support/builtSite.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { rawRequest, UPGRADE_HEADERS } from "./support/rawHttp.ts";
 import { accepts, serviceProcessEnv, spawnService, startServiceProcess } from "./support/serviceProcess.ts";
-import {
-  cleanUpAfter,
-  databaseForThisTest,
-  dataDirForThisTest,
-  STORE_HOOK_TIMEOUT_MS,
-  testLogger,
-  waitFor,
-} from "./support/stores.ts";
+import { cleanUpAfter, databaseForThisTest, dataDirForThisTest, testLogger, waitFor } from "./support/stores.ts";
 
-const PROCESS_TEST_TIMEOUT_MS = 90_000;
 const PROMETHEUS_TEXT = /^text\/plain; version=0\.0\.4/;
 
 describe("the metrics listener, in process", () => {
@@ -31,9 +23,9 @@ describe("the metrics listener, in process", () => {
   beforeAll(async () => {
     served = await serveTestSite({ logger: testLogger((line) => logs.push(line)) });
     metricsPort = Number(new URL(served.service.metricsUrl).port);
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 
-  afterAll(() => served?.remove(), STORE_HOOK_TIMEOUT_MS);
+  afterAll(() => served?.remove());
 
   const onMetricsPort = (requestLine: string, headers: Record<string, string> = {}) =>
     rawRequest(metricsPort, requestLine, { Host: `127.0.0.1:${metricsPort}`, ...headers });
@@ -149,114 +141,96 @@ async function holdPort(): Promise<{ port: number; server: TcpServer }> {
 }
 
 describe("the metrics listener of a service process", () => {
-  it(
-    "METRICS_PORT=0 picks a free port and says which; two processes side by side each have their own",
-    async () => {
-      const database = await databaseForThisTest();
-      const first = await startServiceProcess({ databaseUrl: database.url });
-      cleanUpAfter(() => first.stop());
-      const second = await startServiceProcess({ databaseUrl: database.url });
-      cleanUpAfter(() => second.stop());
-      const ports = [first, second].map((service) => Number(new URL(service.metricsUrl).port));
-      expect(ports.every((port) => port > 0)).toBe(true);
-      expect(new Set([...ports, first.port, second.port]).size).toBe(4);
-      for (const service of [first, second]) {
-        const port = Number(new URL(service.metricsUrl).port);
-        expect(service.logs).toContainEqual(
-          expect.objectContaining({
-            level: 30,
-            host: "127.0.0.1",
-            port,
-            msg: `Metrics for Prometheus at http://localhost:${port}/metrics`,
-          }),
-        );
-      }
-      // Each listener is its own process's: a socket open on the first shows on its figures only.
-      const client = await connectClient(first.socketUrl);
-      cleanUpAfter(() => client.close());
-      await client.opening();
-      const openSockets = async (url: string) =>
-        /^auction_open_sockets (\d+)$/m.exec(await (await fetch(url)).text())?.[1];
-      expect([await openSockets(first.metricsUrl), await openSockets(second.metricsUrl)]).toEqual(["1", "0"]);
-      expect((await fetch(`${first.httpUrl}/metrics`)).status).toBe(404);
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
-
-  it(
-    "refuses a METRICS_PORT that is not a port with exit code 2, naming it, before opening anything",
-    async () => {
-      const data = await dataDirForThisTest();
-      const cases: [string, string][] = [
-        ["ninety", 'METRICS_PORT must be an integer from 0 to 65535, got "ninety"'],
-        ["4321", 'METRICS_PORT must differ from PORT (4321): /metrics has a listener of its own, got "4321"'],
-      ];
-      for (const [value, message] of cases) {
-        const service = spawnService(
-          serviceProcessEnv({ dataDir: data.dir, port: 4321, env: { METRICS_PORT: value } }),
-        );
-        expect(await withTimeout(service.exited, 30_000, "the service exiting"), value).toBe(2);
-        expect(service.output(), value).toContain(`Configuration error: ${message}`);
-      }
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
-
-  it(
-    "stops with exit code 1 naming the setting when METRICS_PORT is taken, and never opens the public port",
-    async () => {
-      const database = await databaseForThisTest();
-      const held = await holdPort();
-      const data = await dataDirForThisTest();
-      const service = spawnService(
-        serviceProcessEnv({ dataDir: data.dir, databaseUrl: database.url, env: { METRICS_PORT: String(held.port) } }),
+  it("METRICS_PORT=0 picks a free port and says which; two processes side by side each have their own", async () => {
+    const database = await databaseForThisTest();
+    const first = await startServiceProcess({ databaseUrl: database.url });
+    cleanUpAfter(() => first.stop());
+    const second = await startServiceProcess({ databaseUrl: database.url });
+    cleanUpAfter(() => second.stop());
+    const ports = [first, second].map((service) => Number(new URL(service.metricsUrl).port));
+    expect(ports.every((port) => port > 0)).toBe(true);
+    expect(new Set([...ports, first.port, second.port]).size).toBe(4);
+    for (const service of [first, second]) {
+      const port = Number(new URL(service.metricsUrl).port);
+      expect(service.logs).toContainEqual(
+        expect.objectContaining({
+          level: 30,
+          host: "127.0.0.1",
+          port,
+          msg: `Metrics for Prometheus at http://localhost:${port}/metrics`,
+        }),
       );
-      expect(await withTimeout(service.exited, 60_000, "the service exiting")).toBe(1);
-      expect(service.output()).toContain(
-        `could not listen on 127.0.0.1:${held.port} (METRICS_HOST:METRICS_PORT): listen EADDRINUSE`,
-      );
-      expect(service.output()).not.toContain(" is open at ");
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
+    }
+    // Each listener is its own process's: a socket open on the first shows on its figures only.
+    const client = await connectClient(first.socketUrl);
+    cleanUpAfter(() => client.close());
+    await client.opening();
+    const openSockets = async (url: string) =>
+      /^auction_open_sockets (\d+)$/m.exec(await (await fetch(url)).text())?.[1];
+    expect([await openSockets(first.metricsUrl), await openSockets(second.metricsUrl)]).toEqual(["1", "0"]);
+    expect((await fetch(`${first.httpUrl}/metrics`)).status).toBe(404);
+  });
 
-  it(
-    "closes the metrics listener with the public one on SIGTERM, while the drain still runs",
-    async () => {
-      // The database behind a relay that can go silent: a bid sent then waits at the store, and
-      // the drain waits for it (up to SHUTDOWN_TIMEOUT_MS), so the process outlives its listeners.
-      const database = await databaseForThisTest();
-      const databaseUrl = new URL(database.url);
-      const relay = await startCuttableProxy(Number(databaseUrl.port));
-      cleanUpAfter(() => relay.close());
-      databaseUrl.port = String(relay.port);
-      const service = await startServiceProcess({
-        databaseUrl: databaseUrl.href,
-        env: { SHUTDOWN_TIMEOUT_MS: "20000" },
-      });
-      cleanUpAfter(() => service.stop());
-      const metricsPort = Number(new URL(service.metricsUrl).port);
-      // A scraper's idle keep-alive connection, let go at once by the shutdown.
-      const scraper = connect(metricsPort, "127.0.0.1");
-      await once(scraper, "connect");
-      scraper.write(`GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:${metricsPort}\r\n\r\n`);
-      await once(scraper, "data");
-      const scraperClosed = once(scraper, "close");
-      const client = await connectClient(service.socketUrl);
-      cleanUpAfter(() => client.close());
-      await client.opening();
+  it("refuses a METRICS_PORT that is not a port with exit code 2, naming it, before opening anything", async () => {
+    const data = await dataDirForThisTest();
+    const cases: [string, string][] = [
+      ["ninety", 'METRICS_PORT must be an integer from 0 to 65535, got "ninety"'],
+      ["4321", 'METRICS_PORT must differ from PORT (4321): /metrics has a listener of its own, got "4321"'],
+    ];
+    for (const [value, message] of cases) {
+      const service = spawnService(serviceProcessEnv({ dataDir: data.dir, port: 4321, env: { METRICS_PORT: value } }));
+      expect(await withTimeout(service.exited, 30_000, "the service exiting"), value).toBe(2);
+      expect(service.output(), value).toContain(`Configuration error: ${message}`);
+    }
+  });
 
-      relay.cutAll();
-      client.sendBid("Last Orders", 5);
-      service.signal("SIGTERM");
-      await waitFor("the shutdown to begin", () => service.logs.some((line) => line.msg === "shutting down"));
-      await withTimeout(scraperClosed, 10_000, "the scraper's connection closing");
-      expect(await accepts(metricsPort)).toBe(false);
-      expect(await accepts(service.port)).toBe(false);
-      // Still draining: the bid at the silent database is unanswered and the process alive.
-      expect(service.child.exitCode).toBeNull();
-      expect(service.logs.some((line) => line.msg === "stopped")).toBe(false);
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
+  it("stops with exit code 1 naming the setting when METRICS_PORT is taken, and never opens the public port", async () => {
+    const database = await databaseForThisTest();
+    const held = await holdPort();
+    const data = await dataDirForThisTest();
+    const service = spawnService(
+      serviceProcessEnv({ dataDir: data.dir, databaseUrl: database.url, env: { METRICS_PORT: String(held.port) } }),
+    );
+    expect(await withTimeout(service.exited, 60_000, "the service exiting")).toBe(1);
+    expect(service.output()).toContain(
+      `could not listen on 127.0.0.1:${held.port} (METRICS_HOST:METRICS_PORT): listen EADDRINUSE`,
+    );
+    expect(service.output()).not.toContain(" is open at ");
+  });
+
+  it("closes the metrics listener with the public one on SIGTERM, while the drain still runs", async () => {
+    // The database behind a relay that can go silent: a bid sent then waits at the store, and
+    // the drain waits for it (up to SHUTDOWN_TIMEOUT_MS), so the process outlives its listeners.
+    const database = await databaseForThisTest();
+    const databaseUrl = new URL(database.url);
+    const relay = await startCuttableProxy(Number(databaseUrl.port));
+    cleanUpAfter(() => relay.close());
+    databaseUrl.port = String(relay.port);
+    const service = await startServiceProcess({
+      databaseUrl: databaseUrl.href,
+      env: { SHUTDOWN_TIMEOUT_MS: "20000" },
+    });
+    cleanUpAfter(() => service.stop());
+    const metricsPort = Number(new URL(service.metricsUrl).port);
+    // A scraper's idle keep-alive connection, let go at once by the shutdown.
+    const scraper = connect(metricsPort, "127.0.0.1");
+    await once(scraper, "connect");
+    scraper.write(`GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:${metricsPort}\r\n\r\n`);
+    await once(scraper, "data");
+    const scraperClosed = once(scraper, "close");
+    const client = await connectClient(service.socketUrl);
+    cleanUpAfter(() => client.close());
+    await client.opening();
+
+    relay.cutAll();
+    client.sendBid("Last Orders", 5);
+    service.signal("SIGTERM");
+    await waitFor("the shutdown to begin", () => service.logs.some((line) => line.msg === "shutting down"));
+    await withTimeout(scraperClosed, 10_000, "the scraper's connection closing");
+    expect(await accepts(metricsPort)).toBe(false);
+    expect(await accepts(service.port)).toBe(false);
+    // Still draining: the bid at the silent database is unanswered and the process alive.
+    expect(service.child.exitCode).toBeNull();
+    expect(service.logs.some((line) => line.msg === "stopped")).toBe(false);
+  });
 });

@@ -73,5 +73,5 @@ describe.each(BACKENDS)("a blocked name's disguises on %s", (backend) => {
     const batch = await store.placeBids(DISGUISES.map((bidderName) => ({ bidderName, amountCents: 300 })));
     expect(batch.map((outcome) => !outcome.accepted && outcome.code)).toEqual(DISGUISES.map(() => "name_not_allowed"));
     expect(await page.bid("Alice", 100)).toMatchObject({ type: "accepted" });
-  }, 60_000);
+  });
 });

@@ -19,7 +19,6 @@ import {
 } from "./support/serviceProcess.ts";
 import { cleanUpAfter, databaseForThisTest, dataDirForThisTest } from "./support/stores.ts";
 
-const PROCESS_TEST_TIMEOUT_MS = 90_000;
 /** Never printed, whatever fails: it stands for the password in every DATABASE_URL here. */
 const PASSWORD = "hunter2-not-printed";
 
@@ -67,23 +66,15 @@ async function expectDrainedAfter(npm: CollectedProcess, send: () => void) {
 }
 
 describe("npm run serve under a supervisor", () => {
-  it(
-    "passes a SIGTERM sent to npm on to the service, which drains and exits, leaving no process behind",
-    async () => {
-      const npm = await npmRunServe();
-      await expectDrainedAfter(npm, () => npm.child.kill("SIGTERM"));
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
+  it("passes a SIGTERM sent to npm on to the service, which drains and exits, leaving no process behind", async () => {
+    const npm = await npmRunServe();
+    await expectDrainedAfter(npm, () => npm.child.kill("SIGTERM"));
+  });
 
-  it(
-    "drains once when the whole process group is signalled (the service hears it twice: directly and through npm)",
-    async () => {
-      const npm = await npmRunServe();
-      await expectDrainedAfter(npm, () => process.kill(-(npm.child.pid as number), "SIGTERM"));
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
+  it("drains once when the whole process group is signalled (the service hears it twice: directly and through npm)", async () => {
+    const npm = await npmRunServe();
+    await expectDrainedAfter(npm, () => process.kill(-(npm.child.pid as number), "SIGTERM"));
+  });
 });
 
 describe("a bad setting stops the start with exit code 2, naming its variable", () => {
@@ -98,151 +89,131 @@ describe("a bad setting stops the start with exit code 2, naming its variable", 
     return { code, output: service.output(), fatal: fatal?.msg };
   }
 
-  it(
-    "refuses settings it can read wrong before opening anything: STATIC_DIR, HOST, ALLOWED_ORIGINS, DATABASE_URL",
-    async () => {
-      const cases: [Record<string, string>, string][] = [
-        [{ STATIC_DIR: "dsit" }, `Configuration error: STATIC_DIR: ${process.cwd()}/dsit does not exist`],
-        [{ HOST: "999.1.1.1" }, "Configuration error: HOST must be an IP address or a host name of this machine"],
-        [
-          { ALLOWED_ORIGINS: "localhost:45000" },
-          'Configuration error: ALLOWED_ORIGINS: "localhost:45000" has no scheme: write http://localhost:45000',
-        ],
-        [
-          { DATABASE_URL: `postgres://auction:${PASSWORD}@[db/nothing` },
-          "Configuration error: DATABASE_URL does not parse as a URL",
-        ],
-      ];
-      for (const [env, message] of cases) {
-        const { code, output } = await refusedStart(env);
-        expect(code, message).toBe(2);
-        expect(output, message).toContain(message);
-        // Refused before the store opened: no migration ran, no directory was touched.
-        expect(output, message).not.toContain("auction store open");
-      }
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
+  it("refuses settings it can read wrong before opening anything: STATIC_DIR, HOST, ALLOWED_ORIGINS, DATABASE_URL", async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ STATIC_DIR: "dsit" }, `Configuration error: STATIC_DIR: ${process.cwd()}/dsit does not exist`],
+      [{ HOST: "999.1.1.1" }, "Configuration error: HOST must be an IP address or a host name of this machine"],
+      [
+        { ALLOWED_ORIGINS: "localhost:45000" },
+        'Configuration error: ALLOWED_ORIGINS: "localhost:45000" has no scheme: write http://localhost:45000',
+      ],
+      [
+        { DATABASE_URL: `postgres://auction:${PASSWORD}@[db/nothing` },
+        "Configuration error: DATABASE_URL does not parse as a URL",
+      ],
+    ];
+    for (const [env, message] of cases) {
+      const { code, output } = await refusedStart(env);
+      expect(code, message).toBe(2);
+      expect(output, message).toContain(message);
+      // Refused before the store opened: no migration ran, no directory was touched.
+      expect(output, message).not.toContain("auction store open");
+    }
+  });
 
-  it(
-    "names HOST when it is no address of this machine, found at listen",
-    async () => {
-      // 192.0.2.1 (TEST-NET-1, RFC 5737) is assigned to no interface here.
-      const { code, output } = await refusedStart({ HOST: "192.0.2.1" });
-      expect(code).toBe(2);
-      expect(output).toContain(
-        "HOST: cannot listen on 192.0.2.1:0: 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL)",
-      );
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
+  it("names HOST when it is no address of this machine, found at listen", async () => {
+    // 192.0.2.1 (TEST-NET-1, RFC 5737) is assigned to no interface here.
+    const { code, output } = await refusedStart({ HOST: "192.0.2.1" });
+    expect(code).toBe(2);
+    expect(output).toContain(
+      "HOST: cannot listen on 192.0.2.1:0: 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL)",
+    );
+  });
 
-  it(
-    "names DATABASE_URL and what failed, without its password: 2 for a wrong database or user, 1 for a database out of reach",
-    async () => {
-      const base = await urlWithPassword();
-      const at = (change: (url: URL) => void) => {
-        const url = new URL(base);
-        change(url);
-        return url.toString();
-      };
-      const { hostname, port, pathname } = base;
-      const wrongDatabase = await refusedStart(
-        {},
-        at((url) => {
-          url.pathname = "/no_such_database";
-        }),
-      );
-      expect(wrongDatabase.code).toBe(2);
-      expect(wrongDatabase.fatal).toBe(
-        `DATABASE_URL: PostgreSQL at ${hostname}:${port}/no_such_database has no such database: database "no_such_database" does not exist (3D000)`,
-      );
-      const wrongUser = await refusedStart(
-        {},
-        at((url) => {
-          url.username = "nobody_here";
-        }),
-      );
-      expect(wrongUser.code).toBe(2);
-      expect(wrongUser.fatal).toMatch(
-        /^DATABASE_URL: PostgreSQL at .* refused the user: role "nobody_here" does not exist \(28000\)$/,
-      );
+  it("names DATABASE_URL and what failed, without its password: 2 for a wrong database or user, 1 for a database out of reach", async () => {
+    const base = await urlWithPassword();
+    const at = (change: (url: URL) => void) => {
+      const url = new URL(base);
+      change(url);
+      return url.toString();
+    };
+    const { hostname, port, pathname } = base;
+    const wrongDatabase = await refusedStart(
+      {},
+      at((url) => {
+        url.pathname = "/no_such_database";
+      }),
+    );
+    expect(wrongDatabase.code).toBe(2);
+    expect(wrongDatabase.fatal).toBe(
+      `DATABASE_URL: PostgreSQL at ${hostname}:${port}/no_such_database has no such database: database "no_such_database" does not exist (3D000)`,
+    );
+    const wrongUser = await refusedStart(
+      {},
+      at((url) => {
+        url.username = "nobody_here";
+      }),
+    );
+    expect(wrongUser.code).toBe(2);
+    expect(wrongUser.fatal).toMatch(
+      /^DATABASE_URL: PostgreSQL at .* refused the user: role "nobody_here" does not exist \(28000\)$/,
+    );
 
-      const closedPort = await freePort();
-      const unreachable = await refusedStart(
-        {},
-        at((url) => {
-          url.port = String(closedPort);
-        }),
-      );
-      expect(unreachable.code).toBe(1);
-      expect(unreachable.fatal).toBe(
-        `DATABASE_URL: cannot reach PostgreSQL at 127.0.0.1:${closedPort}${pathname}: connect ECONNREFUSED 127.0.0.1:${closedPort} (ECONNREFUSED)`,
-      );
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
+    const closedPort = await freePort();
+    const unreachable = await refusedStart(
+      {},
+      at((url) => {
+        url.port = String(closedPort);
+      }),
+    );
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.fatal).toBe(
+      `DATABASE_URL: cannot reach PostgreSQL at 127.0.0.1:${closedPort}${pathname}: connect ECONNREFUSED 127.0.0.1:${closedPort} (ECONNREFUSED)`,
+    );
+  });
 });
 
 describe("the open line says what is running", () => {
-  it(
-    "on PostgreSQL without pages: the database but not its password, no pages, the console off with a warning, the origins",
-    async () => {
-      const [url, data] = await Promise.all([urlWithPassword(), dataDirForThisTest()]);
-      const service = spawnService(
-        serviceProcessEnv({
-          dataDir: data.dir,
-          databaseUrl: url.toString(),
-          env: { ALLOWED_ORIGINS: "https://nothing.example", ADMIN_SESSION_SECRET: "s".repeat(48) },
-        }),
-      );
-      const open = await waitForOpenLine(service);
-      expect(open).toMatchObject({
-        backend: "postgres",
-        database: `${url.hostname}:${url.port}${url.pathname}`,
-        pages: null,
-        console: false,
-        payments: false,
-        allowedOrigins: ["https://nothing.example"],
-        pid: service.child.pid,
-      });
-      expect(open.msg).toMatch(
-        /^The Nothing Store's auction service is open at http:\/\/localhost:\d+, serving no pages/,
-      );
-      expect(jsonLines(service.stdout())).toContainEqual(
-        expect.objectContaining({
-          level: 40,
-          msg: "ADMIN_SESSION_SECRET is set but ADMIN_PASSWORD_HASH is not: the operator console is off (npm run -s admin:hash prints a hash)",
-        }),
-      );
-      expect(service.output()).not.toContain(PASSWORD);
-      // What the line says: / is the service's not_found, not a page.
-      const home = await fetch(`http://127.0.0.1:${open.port}/`);
-      expect([home.status, await home.json()]).toEqual([404, { error: "not_found" }]);
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
-
-  it(
-    "on PGlite with pages: the pages' directory and the data directory",
-    async () => {
-      const [site, data] = await Promise.all([buildTestSite(), dataDirForThisTest()]);
-      cleanUpAfter(() => site.remove());
-      const service = spawnService(serviceProcessEnv({ dataDir: data.dir, env: { STATIC_DIR: site.dir } }));
-      const open = await waitForOpenLine(service);
-      expect(open).toMatchObject({
-        backend: "pglite",
+  it("on PostgreSQL without pages: the database but not its password, no pages, the console off with a warning, the origins", async () => {
+    const [url, data] = await Promise.all([urlWithPassword(), dataDirForThisTest()]);
+    const service = spawnService(
+      serviceProcessEnv({
         dataDir: data.dir,
-        pages: site.dir,
-        allowedOrigins: "same origin",
-      });
-      expect(open.msg).toMatch(
-        new RegExp(
-          `^The Nothing Store is open at http://localhost:\\d+: pages from ${site.dir}, bids in PGlite at ${data.dir}, operator console off`,
-        ),
-      );
-      expect((await fetch(`http://127.0.0.1:${open.port}/`)).status).toBe(200);
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
+        databaseUrl: url.toString(),
+        env: { ALLOWED_ORIGINS: "https://nothing.example", ADMIN_SESSION_SECRET: "s".repeat(48) },
+      }),
+    );
+    const open = await waitForOpenLine(service);
+    expect(open).toMatchObject({
+      backend: "postgres",
+      database: `${url.hostname}:${url.port}${url.pathname}`,
+      pages: null,
+      console: false,
+      payments: false,
+      allowedOrigins: ["https://nothing.example"],
+      pid: service.child.pid,
+    });
+    expect(open.msg).toMatch(
+      /^The Nothing Store's auction service is open at http:\/\/localhost:\d+, serving no pages/,
+    );
+    expect(jsonLines(service.stdout())).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        msg: "ADMIN_SESSION_SECRET is set but ADMIN_PASSWORD_HASH is not: the operator console is off (npm run -s admin:hash prints a hash)",
+      }),
+    );
+    expect(service.output()).not.toContain(PASSWORD);
+    // What the line says: / is the service's not_found, not a page.
+    const home = await fetch(`http://127.0.0.1:${open.port}/`);
+    expect([home.status, await home.json()]).toEqual([404, { error: "not_found" }]);
+  });
+
+  it("on PGlite with pages: the pages' directory and the data directory", async () => {
+    const [site, data] = await Promise.all([buildTestSite(), dataDirForThisTest()]);
+    cleanUpAfter(() => site.remove());
+    const service = spawnService(serviceProcessEnv({ dataDir: data.dir, env: { STATIC_DIR: site.dir } }));
+    const open = await waitForOpenLine(service);
+    expect(open).toMatchObject({
+      backend: "pglite",
+      dataDir: data.dir,
+      pages: site.dir,
+      allowedOrigins: "same origin",
+    });
+    expect(open.msg).toMatch(
+      new RegExp(
+        `^The Nothing Store is open at http://localhost:\\d+: pages from ${site.dir}, bids in PGlite at ${data.dir}, operator console off`,
+      ),
+    );
+    expect((await fetch(`http://127.0.0.1:${open.port}/`)).status).toBe(200);
+  });
 });

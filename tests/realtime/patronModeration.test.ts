@@ -21,13 +21,11 @@ import {
   cleanUpAfter,
   locationForThisTest,
   openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
   type TestLocation,
   testLogger,
   waitFor,
 } from "./support/stores.ts";
 
-const TEST_TIMEOUT_MS = 60_000;
 const DECIMALS = 6;
 const PASSWORD = "correct horse battery";
 // A cheap hash, passed in code (ADMIN_PASSWORD_HASH itself must cost 2^17).
@@ -142,132 +140,118 @@ describe.each(BACKENDS)("patron moderation on %s", (backend) => {
   let location: TestLocation;
   beforeEach(async () => {
     location = await locationForThisTest(backend);
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 
-  it(
-    "lists the payments, hides a patron (every spelling, every payment) and restores it, audited",
-    async () => {
-      const shop = await openAvailableShop(location);
-      const nobody = await shop.buy("Mr. Nobody");
-      await shop.buy("Ms. Somebody");
-      const waiting = await shop.buy("MR. NOBODY", false);
-      await shop.buy(null, false);
-      const cookie = await signIn(shop);
-      const session = shop.logs.find((line) => line.msg === "operator signed in")?.session;
-      expect(session).toEqual(expect.any(String));
+  it("lists the payments, hides a patron (every spelling, every payment) and restores it, audited", async () => {
+    const shop = await openAvailableShop(location);
+    const nobody = await shop.buy("Mr. Nobody");
+    await shop.buy("Ms. Somebody");
+    const waiting = await shop.buy("MR. NOBODY", false);
+    await shop.buy(null, false);
+    const cookie = await signIn(shop);
+    const session = shop.logs.find((line) => line.msg === "operator signed in")?.session;
+    expect(session).toEqual(expect.any(String));
 
-      const listed = await consoleHtml(shop, cookie);
-      expect(listed).toContain('<h2 id="payments-heading">Payments</h2>');
-      expect(listed).toContain("<caption>The newest 4 payments, newest first</caption>");
-      const signature = nobody.signature ?? "";
-      expect(listed).toContain(
-        `<a href="https://explorer.example/tx/${signature}?cluster=local" rel="noopener noreferrer" target="_blank" title="${signature}">${signature.slice(0, 6)}…${signature.slice(-6)}</a>`,
-      );
-      const nobodyRow = listed.match(new RegExp(`<tr id="payment-${nobody.reference}".*?</tr>`))?.[0] ?? "";
-      expect(nobodyRow).toContain("<td>Deluxe Nothing</td><td>100 $ZN</td><td>confirmed</td><td>100 $ZN</td>");
-      expect(nobodyRow).toContain('<button type="submit" id="hide-patron-');
-      expect(nobodyRow).toContain(">Hide patron Mr. Nobody</button>");
-      const waitingRow = listed.match(new RegExp(`<tr id="payment-${waiting.reference}".*?</tr>`))?.[0] ?? "";
-      expect(waitingRow).toContain("<td>waiting</td><td>—</td><td><span>MR. NOBODY</span></td><td>—</td>");
-      // The anonymous request: "—" for its name and no button.
-      expect(listed).toMatch(/<td>waiting<\/td><td>—<\/td><td>—<\/td><td>—<\/td><td><\/td><\/tr>/);
-      expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
+    const listed = await consoleHtml(shop, cookie);
+    expect(listed).toContain('<h2 id="payments-heading">Payments</h2>');
+    expect(listed).toContain("<caption>The newest 4 payments, newest first</caption>");
+    const signature = nobody.signature ?? "";
+    expect(listed).toContain(
+      `<a href="https://explorer.example/tx/${signature}?cluster=local" rel="noopener noreferrer" target="_blank" title="${signature}">${signature.slice(0, 6)}…${signature.slice(-6)}</a>`,
+    );
+    const nobodyRow = listed.match(new RegExp(`<tr id="payment-${nobody.reference}".*?</tr>`))?.[0] ?? "";
+    expect(nobodyRow).toContain("<td>Deluxe Nothing</td><td>100 $ZN</td><td>confirmed</td><td>100 $ZN</td>");
+    expect(nobodyRow).toContain('<button type="submit" id="hide-patron-');
+    expect(nobodyRow).toContain(">Hide patron Mr. Nobody</button>");
+    const waitingRow = listed.match(new RegExp(`<tr id="payment-${waiting.reference}".*?</tr>`))?.[0] ?? "";
+    expect(waitingRow).toContain("<td>waiting</td><td>—</td><td><span>MR. NOBODY</span></td><td>—</td>");
+    // The anonymous request: "—" for its name and no button.
+    expect(listed).toMatch(/<td>waiting<\/td><td>—<\/td><td>—<\/td><td>—<\/td><td><\/td><\/tr>/);
+    expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
 
-      const hidden = await post(
-        shop,
-        "/admin/patrons/hide",
-        { name: "Mr. Nobody", reason: "asked to" },
-        { Cookie: cookie },
-      );
-      expect(hidden.status).toBe(303);
-      expect(hidden.headers.get("location")).toBe("/admin?done=patron_hidden");
-      expect(await paymentStates(shop, cookie)).toEqual([
-        { name: null, hidden: false },
-        { name: "MR. NOBODY", hidden: true },
-        { name: "Ms. Somebody", hidden: false },
-        { name: "Mr. Nobody", hidden: true },
-      ]);
-      expect(await auditRows(shop, cookie)).toEqual([
-        { what: "Hid patron <span>Mr. Nobody</span>", reason: "asked to", session },
-      ]);
-      expect(shop.logs).toContainEqual(
-        expect.objectContaining({ msg: "moderation: hide_patron done", session, payments: 2, reason: "asked to" }),
-      );
-      // Verified Patrons is cached for 5 s: the old list until then.
-      expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
-      shop.advance(5_000);
-      expect(await patronNames(shop)).toEqual(["Ms. Somebody"]);
+    const hidden = await post(
+      shop,
+      "/admin/patrons/hide",
+      { name: "Mr. Nobody", reason: "asked to" },
+      { Cookie: cookie },
+    );
+    expect(hidden.status).toBe(303);
+    expect(hidden.headers.get("location")).toBe("/admin?done=patron_hidden");
+    expect(await paymentStates(shop, cookie)).toEqual([
+      { name: null, hidden: false },
+      { name: "MR. NOBODY", hidden: true },
+      { name: "Ms. Somebody", hidden: false },
+      { name: "Mr. Nobody", hidden: true },
+    ]);
+    expect(await auditRows(shop, cookie)).toEqual([
+      { what: "Hid patron <span>Mr. Nobody</span>", reason: "asked to", session },
+    ]);
+    expect(shop.logs).toContainEqual(
+      expect.objectContaining({ msg: "moderation: hide_patron done", session, payments: 2, reason: "asked to" }),
+    );
+    // Verified Patrons is cached for 5 s: the old list until then.
+    expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
+    shop.advance(5_000);
+    expect(await patronNames(shop)).toEqual(["Ms. Somebody"]);
 
-      const after = await consoleHtml(shop, cookie);
-      expect(after).toContain(">Restore patron Mr. Nobody</button>");
-      expect(after).toContain(">Restore patron MR. NOBODY</button>");
-      expect(after).toContain(">Hide patron Ms. Somebody</button>");
-      expect(after).toContain("<td>Hid patron <span>Mr. Nobody</span></td><td>asked to</td>");
+    const after = await consoleHtml(shop, cookie);
+    expect(after).toContain(">Restore patron Mr. Nobody</button>");
+    expect(after).toContain(">Restore patron MR. NOBODY</button>");
+    expect(after).toContain(">Hide patron Ms. Somebody</button>");
+    expect(after).toContain("<td>Hid patron <span>Mr. Nobody</span></td><td>asked to</td>");
 
-      // A hidden patron stays hidden: a new payment of the name is hidden as it is made.
-      const later = await shop.buy("mr. nobody", false);
-      const laterRow = (await consoleHtml(shop, cookie)).match(
-        new RegExp(`<tr id="payment-${later.reference}".*?</tr>`),
-      );
-      expect(laterRow?.[0]).toContain(">Restore patron mr. nobody</button>");
+    // A hidden patron stays hidden: a new payment of the name is hidden as it is made.
+    const later = await shop.buy("mr. nobody", false);
+    const laterRow = (await consoleHtml(shop, cookie)).match(new RegExp(`<tr id="payment-${later.reference}".*?</tr>`));
+    expect(laterRow?.[0]).toContain(">Restore patron mr. nobody</button>");
 
-      const again = await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" }, { Cookie: cookie });
-      expect(again.headers.get("location")).toBe("/admin?done=patron_already_hidden");
-      const unknown = await post(shop, "/admin/patrons/hide", { name: "Nobody At All" }, { Cookie: cookie });
-      expect(unknown.headers.get("location")).toBe("/admin?done=no_such_patron");
-      const invalid = await post(shop, "/admin/patrons/hide", { name: "" }, { Cookie: cookie });
-      expect(invalid.headers.get("location")).toBe("/admin?done=invalid_name");
-      expect(await auditRows(shop, cookie)).toHaveLength(1);
+    const again = await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" }, { Cookie: cookie });
+    expect(again.headers.get("location")).toBe("/admin?done=patron_already_hidden");
+    const unknown = await post(shop, "/admin/patrons/hide", { name: "Nobody At All" }, { Cookie: cookie });
+    expect(unknown.headers.get("location")).toBe("/admin?done=no_such_patron");
+    const invalid = await post(shop, "/admin/patrons/hide", { name: "" }, { Cookie: cookie });
+    expect(invalid.headers.get("location")).toBe("/admin?done=invalid_name");
+    expect(await auditRows(shop, cookie)).toHaveLength(1);
 
-      const restored = await post(shop, "/admin/patrons/restore", { name: "MR. NOBODY" }, { Cookie: cookie });
-      expect(restored.headers.get("location")).toBe("/admin?done=patron_restored");
-      expect((await paymentStates(shop, cookie)).map((row) => row.hidden)).toEqual([false, false, false, false, false]);
-      expect((await auditRows(shop, cookie))[0]).toEqual({
-        what: "Restored patron <span>MR. NOBODY</span>",
-        reason: "",
-        session,
-      });
-      const notHidden = await post(shop, "/admin/patrons/restore", { name: "Mr. Nobody" }, { Cookie: cookie });
-      expect(notHidden.headers.get("location")).toBe("/admin?done=patron_not_hidden");
-      shop.advance(5_000);
-      expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
-    },
-    TEST_TIMEOUT_MS,
-  );
+    const restored = await post(shop, "/admin/patrons/restore", { name: "MR. NOBODY" }, { Cookie: cookie });
+    expect(restored.headers.get("location")).toBe("/admin?done=patron_restored");
+    expect((await paymentStates(shop, cookie)).map((row) => row.hidden)).toEqual([false, false, false, false, false]);
+    expect((await auditRows(shop, cookie))[0]).toEqual({
+      what: "Restored patron <span>MR. NOBODY</span>",
+      reason: "",
+      session,
+    });
+    const notHidden = await post(shop, "/admin/patrons/restore", { name: "Mr. Nobody" }, { Cookie: cookie });
+    expect(notHidden.headers.get("location")).toBe("/admin?done=patron_not_hidden");
+    shop.advance(5_000);
+    expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
+  });
 
-  it(
-    "refuses a patron action without a session (401) and from another origin (403), changing nothing",
-    async () => {
-      const shop = await openAvailableShop(location);
-      await shop.buy("Mr. Nobody", false);
-      const cookie = await signIn(shop);
-      expect((await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" })).status).toBe(401);
-      const foreign = await post(
-        shop,
-        "/admin/patrons/hide",
-        { name: "Mr. Nobody" },
-        { Cookie: cookie, Origin: "https://elsewhere.example" },
-      );
-      expect(foreign.status).toBe(403);
-      expect((await post(shop, "/admin/patrons/restore", { name: "Mr. Nobody" }, { Origin: "null" })).status).toBe(401);
-      expect(await paymentStates(shop, cookie)).toEqual([{ name: "Mr. Nobody", hidden: false }]);
-      expect(await auditRows(shop, cookie)).toEqual([]);
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("refuses a patron action without a session (401) and from another origin (403), changing nothing", async () => {
+    const shop = await openAvailableShop(location);
+    await shop.buy("Mr. Nobody", false);
+    const cookie = await signIn(shop);
+    expect((await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" })).status).toBe(401);
+    const foreign = await post(
+      shop,
+      "/admin/patrons/hide",
+      { name: "Mr. Nobody" },
+      { Cookie: cookie, Origin: "https://elsewhere.example" },
+    );
+    expect(foreign.status).toBe(403);
+    expect((await post(shop, "/admin/patrons/restore", { name: "Mr. Nobody" }, { Origin: "null" })).status).toBe(401);
+    expect(await paymentStates(shop, cookie)).toEqual([{ name: "Mr. Nobody", hidden: false }]);
+    expect(await auditRows(shop, cookie)).toEqual([]);
+  });
 });
 
 describe("patron moderation while payments are off", () => {
-  it(
-    "has no Payments section and no patron actions (404)",
-    async () => {
-      const shop = await openShop(await locationForThisTest("pglite"), { payments: false });
-      const cookie = await signIn(shop);
-      const page = await consoleHtml(shop, cookie);
-      expect(page).toContain("<h1>Operator console</h1>");
-      expect(page).not.toContain("Payments");
-      expect((await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" }, { Cookie: cookie })).status).toBe(404);
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("has no Payments section and no patron actions (404)", async () => {
+    const shop = await openShop(await locationForThisTest("pglite"), { payments: false });
+    const cookie = await signIn(shop);
+    const page = await consoleHtml(shop, cookie);
+    expect(page).toContain("<h1>Operator console</h1>");
+    expect(page).not.toContain("Payments");
+    expect((await post(shop, "/admin/patrons/hide", { name: "Mr. Nobody" }, { Cookie: cookie })).status).toBe(404);
+  });
 });

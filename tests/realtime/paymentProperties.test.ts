@@ -11,6 +11,7 @@ import type { Address } from "@solana/kit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { EXPIRY_GRACE_MS } from "../../realtime/payments/watcher.ts";
+import { scaled } from "../support/timeBudgets.ts";
 import { createPaymentBench, type PaymentBench } from "./support/paymentBench.ts";
 import { BACKENDS, cleanUpAfter, createTestLocation, openTestStore } from "./support/stores.ts";
 
@@ -171,29 +172,33 @@ async function run(bench: PaymentBench, commands: Command[]): Promise<void> {
 }
 
 describe.each(BACKENDS)("payments against the model on %s", (backend) => {
-  it("credit every request as the model does, whatever the interleaving of requests, transfers, faults, expiries and polls", async () => {
-    console.log(`payment property seed (${backend}): ${SEED} (PAYMENT_PROPERTY_SEED=${SEED} to replay)`);
-    const location = await createTestLocation(backend);
-    cleanUpAfter(() => location.remove());
-    const store = await openTestStore(location);
-    cleanUpAfter(() => store.close());
-    let runs = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.array(command, { minLength: 10, maxLength: MAX_COMMANDS }), async (commands) => {
-        runs += 1;
-        // A chain, mint and recipient of its own per run: its requests and cursor are its own.
-        const bench = await createPaymentBench(store, { seed: runs * 1_000 });
-        try {
-          await run(bench, commands);
-        } finally {
-          await bench.close();
-        }
-      }),
-      { seed: SEED, numRuns: RUNS },
-    );
-    console.log(`payment property outcomes (${backend}, ${runs} runs): ${JSON.stringify(Object.fromEntries(tally))}`);
-    // Every outcome is reached, or the interleavings test less than they seem to.
-    expect([...tally.keys()].sort()).toEqual(["confirmed", "expired", "expired, paid late", "underpaid"]);
-    tally.clear();
-  }, 300_000);
+  it(
+    "credit every request as the model does, whatever the interleaving of requests, transfers, faults, expiries and polls",
+    async () => {
+      console.log(`payment property seed (${backend}): ${SEED} (PAYMENT_PROPERTY_SEED=${SEED} to replay)`);
+      const location = await createTestLocation(backend);
+      cleanUpAfter(() => location.remove());
+      const store = await openTestStore(location);
+      cleanUpAfter(() => store.close());
+      let runs = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(command, { minLength: 10, maxLength: MAX_COMMANDS }), async (commands) => {
+          runs += 1;
+          // A chain, mint and recipient of its own per run: its requests and cursor are its own.
+          const bench = await createPaymentBench(store, { seed: runs * 1_000 });
+          try {
+            await run(bench, commands);
+          } finally {
+            await bench.close();
+          }
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+      console.log(`payment property outcomes (${backend}, ${runs} runs): ${JSON.stringify(Object.fromEntries(tally))}`);
+      // Every outcome is reached, or the interleavings test less than they seem to.
+      expect([...tally.keys()].sort()).toEqual(["confirmed", "expired", "expired, paid late", "underpaid"]);
+      tally.clear();
+    },
+    scaled(300_000),
+  );
 });

@@ -14,7 +14,7 @@ import {
   initialiseInChild,
   prepareDataDir,
 } from "../../realtime/storage/pgliteTemplate.ts";
-import { cleanUpAfter, createTestDataDir, NO_BIDS, STORE_HOOK_TIMEOUT_MS, testLogger } from "./support/stores.ts";
+import { cleanUpAfter, createTestDataDir, NO_BIDS, testLogger } from "./support/stores.ts";
 
 /** Every file below `dir` with its size, by path: what a copy must reproduce. */
 async function listing(dir: string, skip: string[] = []): Promise<Record<string, number>> {
@@ -45,7 +45,7 @@ async function expectStoreOpens(dataDir: string, templateDir: string): Promise<v
 }
 
 // Each may build the run's templates, or initialise a directory: seconds, more on a loaded machine.
-describe("a new PGlite data directory", { timeout: STORE_HOOK_TIMEOUT_MS }, () => {
+describe("a new PGlite data directory", () => {
   it("is a copy of the template, and the store opens it", async () => {
     const template = await testDataDir({ unmigrated: true });
     const dataDir = await testDataDir({ empty: true });
@@ -101,7 +101,7 @@ describe("a new PGlite data directory", { timeout: STORE_HOOK_TIMEOUT_MS }, () =
   });
 });
 
-describe("the PGlite template", { timeout: STORE_HOOK_TIMEOUT_MS }, () => {
+describe("the PGlite template", () => {
   it("is made once, where a new release or other settings would not find it", async () => {
     // Its folders are made as needed (node_modules/.cache is there only once a tool made it).
     const dir = join(await testDataDir({ empty: true }), "cache", "nothing-store", "template");

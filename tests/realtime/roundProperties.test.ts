@@ -34,7 +34,6 @@ import {
 
 /** Generated sequences per backend, each of 4 to 40 commands. */
 const RUNS: Record<Backend, number> = { postgres: 150, pglite: 100 };
-const TEST_TIMEOUT_MS = 120_000;
 /** Past winners a view carries (queries.ts). */
 const PAST_WINNERS_IN_VIEW = 5;
 const READ_LIMIT = 100;
@@ -439,18 +438,14 @@ async function runAgainstModel(query: DirectQuery, run: Run): Promise<void> {
 }
 
 describe.each(BACKENDS)("rounds against a model on %s", (backend) => {
-  it(
-    "answers every bid, settlement and moderation as the model does, and ends with its rounds, bids and winners",
-    async () => {
-      // Driven on one connection of its own.
-      const location = await migratedLocationForThisTest(backend);
-      await withDirectSql(location, (query) =>
-        fc.assert(
-          fc.asyncProperty(runSpec, (run) => runAgainstModel(query, run)),
-          seededRuns(20_261_123, RUNS[backend], backend),
-        ),
-      );
-    },
-    TEST_TIMEOUT_MS,
-  );
+  it("answers every bid, settlement and moderation as the model does, and ends with its rounds, bids and winners", async () => {
+    // Driven on one connection of its own.
+    const location = await migratedLocationForThisTest(backend);
+    await withDirectSql(location, (query) =>
+      fc.assert(
+        fc.asyncProperty(runSpec, (run) => runAgainstModel(query, run)),
+        seededRuns(20_261_123, RUNS[backend], backend),
+      ),
+    );
+  });
 });

@@ -41,7 +41,7 @@ describe("the service's log output", () => {
       service: "nothing-store",
       backend: "pglite",
     });
-  }, 60_000);
+  });
 
   it("prints readable lines when stdout is a terminal", async () => {
     // `script` gives the service a pseudo-terminal as stdout and copies what it prints to ours.
@@ -52,7 +52,7 @@ describe("the service's log output", () => {
       /\[\d\d:\d\d:\d\d\] .*INFO.*: .*The Nothing Store's auction service is open at http:\/\/localhost:\d+/,
     );
     expect(text).not.toContain('"level"');
-  }, 60_000);
+  });
 
   it("refuses an unknown LOG_LEVEL with exit code 2 and a message naming it", async () => {
     const child = spawn(process.execPath, ["realtime/main.ts"], {
@@ -68,5 +68,5 @@ describe("the service's log output", () => {
     expect(stderr).toContain(
       'Configuration error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
     );
-  }, 60_000);
+  });
 });

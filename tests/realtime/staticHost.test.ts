@@ -115,7 +115,7 @@ beforeAll(async () => {
   site = await buildTestSite();
   headersText = await readFile(join(site.dir, HEADERS_FILE), "utf8");
   server = await startStaticServer({ ASTRO_OUT_DIR: site.dir });
-}, 60_000);
+});
 
 /** SIGKILL to the server's whole process group (npm and node), whatever is left of it. */
 function killGroup(server: StaticServer | undefined): void {
@@ -234,7 +234,7 @@ describe("npm run serve:static", () => {
     const { code, stderr } = await refusedStart({ ASTRO_OUT_DIR: site.dir, PORT: taken });
     expect(stderr).toContain(`Could not listen on 127.0.0.1:${taken} (HOST:PORT): the port is taken`);
     expect(code).toBe(1);
-  }, 30_000);
+  });
 
   it("stops when npm's own process gets SIGTERM, as a supervisor sends it", async () => {
     const second = await startStaticServer({ ASTRO_OUT_DIR: site.dir });
@@ -248,7 +248,7 @@ describe("npm run serve:static", () => {
     } finally {
       killGroup(second);
     }
-  }, 60_000);
+  });
 });
 
 describe("the nginx snippet of docs/realtime.md", () => {
@@ -385,5 +385,5 @@ describe("the nginx snippet of docs/realtime.md", () => {
       if (nginx && nginx.exitCode === null) await withTimeout(once(nginx, "exit"), 10_000, "nginx stopping");
       await rm(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

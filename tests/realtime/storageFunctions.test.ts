@@ -18,14 +18,11 @@ import {
   type DirectQuery,
   databaseForThisTest,
   locationForThisTest,
-  STORE_HOOK_TIMEOUT_MS,
   storeForThisTest,
   type TestLocation,
   testLogger,
   withDirectSql,
 } from "./support/stores.ts";
-
-const TEST_TIMEOUT_MS = 60_000;
 
 type Line = Record<string, unknown>;
 
@@ -54,111 +51,107 @@ async function functionRowVersions(query: DirectQuery): Promise<string> {
   return String(row?.rows);
 }
 
-describe.each(BACKENDS)(
-  "the functions' version on %s",
-  (backend) => {
-    let location: TestLocation;
-    let store: BidStore | undefined;
-    let today: FunctionSet;
-    let lines: Line[];
+describe.each(BACKENDS)("the functions' version on %s", (backend) => {
+  let location: TestLocation;
+  let store: BidStore | undefined;
+  let today: FunctionSet;
+  let lines: Line[];
 
-    async function open(functions: FunctionSet, migrations?: Migration[]): Promise<BidStore> {
-      await store?.close();
-      lines = [];
-      const logger = testLogger((line) => lines.push(line));
-      const options = { logger, functions, migrations: migrations ?? (await readMigrations()) };
-      const opened = location.databaseUrl
-        ? await openPostgresStore({ ...options, databaseUrl: location.databaseUrl, poolSize: 2 })
-        : await openPgliteStore({ ...options, dataDir: location.dataDir });
-      cleanUpAfter(() => opened.close());
-      store = opened;
-      return opened;
-    }
+  async function open(functions: FunctionSet, migrations?: Migration[]): Promise<BidStore> {
+    await store?.close();
+    lines = [];
+    const logger = testLogger((line) => lines.push(line));
+    const options = { logger, functions, migrations: migrations ?? (await readMigrations()) };
+    const opened = location.databaseUrl
+      ? await openPostgresStore({ ...options, databaseUrl: location.databaseUrl, poolSize: 2 })
+      : await openPgliteStore({ ...options, dataDir: location.dataDir });
+    cleanUpAfter(() => opened.close());
+    store = opened;
+    return opened;
+  }
 
-    async function closeAnd<T>(work: (query: DirectQuery) => Promise<T>): Promise<T> {
-      await store?.close();
-      store = undefined;
-      return withDirectSql(location, work);
-    }
+  async function closeAnd<T>(work: (query: DirectQuery) => Promise<T>): Promise<T> {
+    await store?.close();
+    store = undefined;
+    return withDirectSql(location, work);
+  }
 
-    const applied = () => lines.filter((line) => line.msg === "functions applied");
+  const applied = () => lines.filter((line) => line.msg === "functions applied");
 
-    beforeEach(async () => {
-      store = undefined;
-      location = await locationForThisTest(backend, { unmigrated: true });
-      today = await readFunctions();
-    }, STORE_HOOK_TIMEOUT_MS);
+  beforeEach(async () => {
+    store = undefined;
+    location = await locationForThisTest(backend, { unmigrated: true });
+    today = await readFunctions();
+  });
 
-    it("are applied to a new database after its migrations, with their version recorded", async () => {
-      await open(today);
-      expect(applied()).toMatchObject([{ version: today.version, files: today.files.map((file) => file.name) }]);
-      expect(await store?.placeBid("Alice", 100)).toMatchObject({ accepted: true });
-      const recorded = await closeAnd((query) => query("SELECT version, digest FROM schema_functions"));
-      expect(recorded).toEqual([{ version: today.version, digest: today.digest }]);
-    });
+  it("are applied to a new database after its migrations, with their version recorded", async () => {
+    await open(today);
+    expect(applied()).toMatchObject([{ version: today.version, files: today.files.map((file) => file.name) }]);
+    expect(await store?.placeBid("Alice", 100)).toMatchObject({ accepted: true });
+    const recorded = await closeAnd((query) => query("SELECT version, digest FROM schema_functions"));
+    expect(recorded).toEqual([{ version: today.version, digest: today.digest }]);
+  });
 
-    it("are not applied again while the database holds them: a restart replaces no function", async () => {
-      await open(release(today, 2));
-      const before = await closeAnd(functionRowVersions);
-      await open(release(today, 2));
-      expect(applied()).toEqual([]);
-      expect(await closeAnd(functionRowVersions)).toBe(before);
-    });
+  it("are not applied again while the database holds them: a restart replaces no function", async () => {
+    await open(release(today, 2));
+    const before = await closeAnd(functionRowVersions);
+    await open(release(today, 2));
+    expect(applied()).toEqual([]);
+    expect(await closeAnd(functionRowVersions)).toBe(before);
+  });
 
-    it("replace an older release's, and the same version's if their text changed", async () => {
-      await open(release(today, 1));
-      await open(release(today, 2));
-      expect(applied()).toMatchObject([{ version: 2 }]);
-      expect(await closeAnd(heldRelease)).toBe(2);
+  it("replace an older release's, and the same version's if their text changed", async () => {
+    await open(release(today, 1));
+    await open(release(today, 2));
+    expect(applied()).toMatchObject([{ version: 2 }]);
+    expect(await closeAnd(heldRelease)).toBe(2);
 
-      // The same version with other text (edited without a new version): applied again.
-      await open({ ...release(today, 5), version: 2, digest: "edited" });
-      expect(applied()).toMatchObject([{ version: 2 }]);
-      const held = await closeAnd(async (query) => ({
-        release: await heldRelease(query),
-        recorded: await query("SELECT version, digest FROM schema_functions ORDER BY version"),
-      }));
-      expect(held.release).toBe(5);
-      expect(held.recorded).toMatchObject([
-        { version: 1, digest: "digest of release 1" },
-        { version: 2, digest: "edited" },
-      ]);
-    });
+    // The same version with other text (edited without a new version): applied again.
+    await open({ ...release(today, 5), version: 2, digest: "edited" });
+    expect(applied()).toMatchObject([{ version: 2 }]);
+    const held = await closeAnd(async (query) => ({
+      release: await heldRelease(query),
+      recorded: await query("SELECT version, digest FROM schema_functions ORDER BY version"),
+    }));
+    expect(held.release).toBe(5);
+    expect(held.recorded).toMatchObject([
+      { version: 1, digest: "digest of release 1" },
+      { version: 2, digest: "edited" },
+    ]);
+  });
 
-    it("are applied again after a migration ran, which may have dropped one of them", async () => {
-      await open(release(today, 2));
-      const dropping: Migration = {
-        version: 10_000,
-        name: "10000_drop_a_function.sql",
-        sql: "DROP FUNCTION auction_release();",
-      };
-      await open(release(today, 2), [...(await readMigrations()), dropping]);
-      expect(applied()).toMatchObject([{ version: 2 }]);
-      expect(await closeAnd(heldRelease)).toBe(2);
-    });
+  it("are applied again after a migration ran, which may have dropped one of them", async () => {
+    await open(release(today, 2));
+    const dropping: Migration = {
+      version: 10_000,
+      name: "10000_drop_a_function.sql",
+      sql: "DROP FUNCTION auction_release();",
+    };
+    await open(release(today, 2), [...(await readMigrations()), dropping]);
+    expect(applied()).toMatchObject([{ version: 2 }]);
+    expect(await closeAnd(heldRelease)).toBe(2);
+  });
 
-    it("of a newer release are left in place by an older one, which still works with them", async () => {
-      await open(release(today, 3));
-      const restarted = await open(release(today, 2));
-      expect(applied()).toEqual([]);
-      expect(lines).toContainEqual(
-        expect.objectContaining({
-          level: 40,
-          held: 3,
-          own: 2,
-          msg: "the database has functions of a newer release: leaving them in place",
-        }),
-      );
-      expect(await restarted.placeBid("Alice", 100)).toMatchObject({ accepted: true, bid: { bidderName: "Alice" } });
-      const held = await closeAnd(async (query) => ({
-        release: await heldRelease(query),
-        versions: await query("SELECT version FROM schema_functions ORDER BY version"),
-      }));
-      expect(held).toEqual({ release: 3, versions: [{ version: 3 }] });
-    });
-  },
-  TEST_TIMEOUT_MS,
-);
+  it("of a newer release are left in place by an older one, which still works with them", async () => {
+    await open(release(today, 3));
+    const restarted = await open(release(today, 2));
+    expect(applied()).toEqual([]);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        held: 3,
+        own: 2,
+        msg: "the database has functions of a newer release: leaving them in place",
+      }),
+    );
+    expect(await restarted.placeBid("Alice", 100)).toMatchObject({ accepted: true, bid: { bidderName: "Alice" } });
+    const held = await closeAnd(async (query) => ({
+      release: await heldRelease(query),
+      versions: await query("SELECT version FROM schema_functions ORDER BY version"),
+    }));
+    expect(held).toEqual({ release: 3, versions: [{ version: 3 }] });
+  });
+});
 
 describe("the functions on PostgreSQL", () => {
   it("are applied once when two instances start together on a new database", async () => {

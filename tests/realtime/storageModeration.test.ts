@@ -6,14 +6,7 @@
 import postgres from "postgres";
 import { describe, expect } from "vitest";
 import type { BidNotice, ModerationNotice, ModerationRequest, PlaceBidOutcome } from "../../realtime/storage/types.ts";
-import {
-  BACKENDS,
-  STORE_HOOK_TIMEOUT_MS,
-  storeForThisTest,
-  storeTestOn,
-  waitFor,
-  withDirectSql,
-} from "./support/stores.ts";
+import { BACKENDS, storeForThisTest, storeTestOn, waitFor, withDirectSql } from "./support/stores.ts";
 
 const MAX_CENTS = 100_000_000_000;
 const SESSION = "session-1";
@@ -256,38 +249,34 @@ describe.each(BACKENDS)(
   120_000,
 );
 
-describe(
-  "a block that commits while a bid waits for the lock (PostgreSQL)",
-  () => {
-    const storeTest = storeTestOn("postgres");
+describe("a block that commits while a bid waits for the lock (PostgreSQL)", () => {
+  const storeTest = storeTestOn("postgres");
 
-    storeTest("refuses the bid as name_not_allowed and stores nothing of it", async ({ location, store }) => {
-      accepted(await store.placeBid("Alice", 100));
-      // One connection for the paused block, one to watch the bid wait.
-      const sql = postgres(location.databaseUrl as string, { max: 2, onnotice: () => {} });
-      try {
-        // A block's transaction as moderate_auction runs it, paused while it holds the lock.
-        const blocking = sql.begin(async (tx) => {
-          await tx.unsafe("SELECT 1 FROM auction_state FOR UPDATE");
-          await tx.unsafe("INSERT INTO auction_blocked_names (name_key, bidder_name) VALUES ('troll', 'Troll')");
-          const bid = store.placeBid("Troll", 500);
-          // The bid is past its pre-check (the block is not committed) and waits for the lock.
-          await waitFor(
-            "the bid waiting for the lock",
-            async () =>
-              (
-                await sql`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%place_auction_bid%'`
-              ).length === 1,
-          );
-          return { bid };
-        });
-        const outcome = await (await blocking).bid;
-        expect(outcome).toMatchObject({ accepted: false, code: "name_not_allowed", highestCents: 100 });
-        expect((await store.view(50)).bids.map((bid) => bid.bidderName)).toEqual(["Alice"]);
-      } finally {
-        await sql.end();
-      }
-    });
-  },
-  STORE_HOOK_TIMEOUT_MS,
-);
+  storeTest("refuses the bid as name_not_allowed and stores nothing of it", async ({ location, store }) => {
+    accepted(await store.placeBid("Alice", 100));
+    // One connection for the paused block, one to watch the bid wait.
+    const sql = postgres(location.databaseUrl as string, { max: 2, onnotice: () => {} });
+    try {
+      // A block's transaction as moderate_auction runs it, paused while it holds the lock.
+      const blocking = sql.begin(async (tx) => {
+        await tx.unsafe("SELECT 1 FROM auction_state FOR UPDATE");
+        await tx.unsafe("INSERT INTO auction_blocked_names (name_key, bidder_name) VALUES ('troll', 'Troll')");
+        const bid = store.placeBid("Troll", 500);
+        // The bid is past its pre-check (the block is not committed) and waits for the lock.
+        await waitFor(
+          "the bid waiting for the lock",
+          async () =>
+            (
+              await sql`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%place_auction_bid%'`
+            ).length === 1,
+        );
+        return { bid };
+      });
+      const outcome = await (await blocking).bid;
+      expect(outcome).toMatchObject({ accepted: false, code: "name_not_allowed", highestCents: 100 });
+      expect((await store.view(50)).bids.map((bid) => bid.bidderName)).toEqual(["Alice"]);
+    } finally {
+      await sql.end();
+    }
+  });
+});

@@ -188,5 +188,5 @@ describe("the name key's version on PostgreSQL, two instances starting together"
       version: NAME_KEY_VERSION,
       moderation: moderation + 1,
     });
-  }, 60_000);
+  });
 });

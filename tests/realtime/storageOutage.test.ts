@@ -14,7 +14,7 @@ import {
   postgresBinariesPresent,
   startPostgresCluster,
 } from "../../scripts/support/postgresCluster.ts";
-import { openTestStore, STORE_HOOK_TIMEOUT_MS, testLogger, waitFor } from "./support/stores.ts";
+import { openTestStore, testLogger, waitFor } from "./support/stores.ts";
 
 // Refused connections fail at once; this bounds the worst case (a server mid-shutdown).
 const UNAVAILABLE_WITHIN_MS = 3_000;
@@ -26,12 +26,12 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
 
   beforeAll(async () => {
     cluster = await startPostgresCluster();
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 
   afterAll(async () => {
     await store?.close();
     await cluster?.destroy();
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 
   it("reports not ready, refuses bids quickly, then recovers with LISTEN and every acknowledged bid", async () => {
     store = await openTestStore({ backend: "postgres", databaseUrl: cluster.url, dataDir: "", remove: async () => {} });
@@ -95,7 +95,7 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
     expect(fresh.accepted).toBe(true);
     await waitFor("the notice of the store's own bid", () => notices.at(-1)?.bid.bidderName === "through the store");
     await store.close();
-  }, 60_000);
+  });
 
   it("replaces a LISTEN connection that stops answering without closing", async () => {
     // 1 s rather than less: a heartbeat slowed by a busy machine must not look like a frozen backend.
@@ -129,7 +129,7 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
       await admin.end();
       await store.close();
     }
-  }, 30_000);
+  });
 
   it("answers every bid of a batch caught by an outage: none stored, or each once, never half of it", async () => {
     store = await openTestStore({ backend: "postgres", databaseUrl: cluster.url, dataDir: "", remove: async () => {} });
@@ -173,7 +173,7 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
     }
     expect(names.filter((name) => name === "before the outage")).toHaveLength(1);
     await store.close();
-  }, 60_000);
+  });
 
   it("fails to open with StoreUnavailableError when the server is down", async () => {
     await cluster.stop();
@@ -186,5 +186,5 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
     ).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(Date.now() - started).toBeLessThan(UNAVAILABLE_WITHIN_MS);
     await cluster.start();
-  }, 30_000);
+  });
 });

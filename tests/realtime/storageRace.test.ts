@@ -151,5 +151,5 @@ describe("concurrent bids", () => {
       await pool.end();
     }
     expect(brokenRounds).toBeGreaterThan(0);
-  }, 60_000);
+  });
 });

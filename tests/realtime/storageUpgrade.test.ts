@@ -15,12 +15,9 @@ import {
   createTestLocation,
   type DirectQuery,
   openTestStore,
-  STORE_HOOK_TIMEOUT_MS,
   testLogger,
   withDirectSql,
 } from "./support/stores.ts";
-
-const TEST_TIMEOUT_MS = 60_000;
 
 /**
  * The database's catalog in the public schema, each object as one line of text, sorted: what a
@@ -234,109 +231,104 @@ function asBefore(table: string, before: Row[], after: Row[]): { before: Row[]; 
   return { before: before.map(pick), after: after.map(pick) };
 }
 
-describe.each(BACKENDS)(
-  "a database of every earlier release, upgraded on %s",
-  (backend) => {
-    let fresh: { schema: Record<string, string[]>; migrations: Row[] };
+describe.each(BACKENDS)("a database of every earlier release, upgraded on %s", (backend) => {
+  let fresh: { schema: Record<string, string[]>; migrations: Row[] };
 
-    beforeAll(async () => {
-      const location = await createTestLocation(backend, { unmigrated: true });
-      try {
-        await (await openTestStore(location)).close();
-        fresh = await withDirectSql(location, async (query) => ({
-          schema: await schemaOf(query),
-          migrations: await query("SELECT version, name FROM schema_migrations ORDER BY version"),
-        }));
-      } finally {
-        await location.remove();
-      }
-    }, STORE_HOOK_TIMEOUT_MS);
+  beforeAll(async () => {
+    const location = await createTestLocation(backend, { unmigrated: true });
+    try {
+      await (await openTestStore(location)).close();
+      fresh = await withDirectSql(location, async (query) => ({
+        schema: await schemaOf(query),
+        migrations: await query("SELECT version, name FROM schema_migrations ORDER BY version"),
+      }));
+    } finally {
+      await location.remove();
+    }
+  });
 
-    it("compares catalogs that tell a difference apart", async () => {
-      // A new database with one function's body changed and one index more: the comparison sees both.
+  it("compares catalogs that tell a difference apart", async () => {
+    // A new database with one function's body changed and one index more: the comparison sees both.
+    const location = await createTestLocation(backend, { unmigrated: true });
+    cleanUpAfter(() => location.remove());
+    await (await openTestStore(location)).close();
+    const changed = await withDirectSql(location, async (query) => {
+      await query(
+        "CREATE OR REPLACE FUNCTION auction_time_text(p_time timestamptz) RETURNS text LANGUAGE sql STABLE AS $$ SELECT p_time::text $$",
+      );
+      await query("CREATE INDEX auction_bids_amount_idx ON auction_bids (amount)");
+      return schemaOf(query);
+    });
+    expect(changed.functions).not.toEqual(fresh.schema.functions);
+    expect(changed.indexes).not.toEqual(fresh.schema.indexes);
+    // Every kind is read (the schema has no trigger of its own, only its foreign keys' internal ones).
+    for (const [kind, lines] of Object.entries(fresh.schema)) {
+      if (kind !== "triggers") expect(lines, kind).not.toEqual([]);
+    }
+  });
+
+  it.each(RELEASES)(
+    "level $level, $change ($commit): upgraded to a new database's schema, its rows intact",
+    async (release) => {
       const location = await createTestLocation(backend, { unmigrated: true });
       cleanUpAfter(() => location.remove());
-      await (await openTestStore(location)).close();
-      const changed = await withDirectSql(location, async (query) => {
-        await query(
-          "CREATE OR REPLACE FUNCTION auction_time_text(p_time timestamptz) RETURNS text LANGUAGE sql STABLE AS $$ SELECT p_time::text $$",
-        );
-        await query("CREATE INDEX auction_bids_amount_idx ON auction_bids (amount)");
-        return schemaOf(query);
+      await migrateAsReleased(location, release);
+      const before = await withDirectSql(location, async (query) => {
+        await placeAsReleased(query, release.level);
+        return rowsOf(query);
       });
-      expect(changed.functions).not.toEqual(fresh.schema.functions);
-      expect(changed.indexes).not.toEqual(fresh.schema.indexes);
-      // Every kind is read (the schema has no trigger of its own, only its foreign keys' internal ones).
-      for (const [kind, lines] of Object.entries(fresh.schema)) {
-        if (kind !== "triggers") expect(lines, kind).not.toEqual([]);
+      expect(before.schema_migrations?.map((row) => row.version)).toEqual(
+        fresh.migrations.map((row) => row.version).filter((version) => Number(version) <= release.level),
+      );
+
+      const lines: Row[] = [];
+      await (await openTestStore(location, { logger: testLogger((line) => lines.push(line)) })).close();
+      expect(lines.filter((line) => line.msg === "functions applied")).toHaveLength(1);
+
+      const after = await withDirectSql(location, async (query) => ({
+        schema: await schemaOf(query),
+        rows: await rowsOf(query),
+        migrations: await query("SELECT version, name FROM schema_migrations ORDER BY version"),
+      }));
+      expect(after.schema).toEqual(fresh.schema);
+      expect(after.migrations).toEqual(fresh.migrations);
+
+      for (const [table, rows] of Object.entries(before)) {
+        const held = after.rows[table] ?? [];
+        const compared = asBefore(table, rows, held);
+        if (table === "schema_migrations") {
+          expect(compared.after, table).toEqual(expect.arrayContaining(compared.before));
+        } else if (table === "auction_state" && (before.auction_blocked_names ?? []).length > 0) {
+          // Re-keying the blocks (realtime/storage/nameKeyVersion.ts) is a moderation action: the
+          // pages' version rises once; the highest, its round and the count stay as they were.
+          const version = (rows: Row[]) => rows.map((row) => Number(row.moderation_version));
+          const rest = (rows: Row[]) => rows.map(({ moderation_version: _, ...row }) => row);
+          expect(version(compared.after), table).toEqual(version(compared.before).map((v) => v + 1));
+          expect(rest(compared.after), table).toEqual(rest(compared.before));
+        } else {
+          expect(compared.after, table).toEqual(compared.before);
+        }
       }
-    });
+      // Every key as today's code computes it, so blocks find the bids they should.
+      for (const bid of after.rows.auction_bids ?? []) {
+        expect(bid.bidder_key, String(bid.bidder_name)).toBe(nameKey(String(bid.bidder_name)));
+      }
+      for (const blocked of after.rows.auction_blocked_names ?? []) {
+        expect(blocked.name_key, String(blocked.bidder_name)).toBe(nameKey(String(blocked.bidder_name)));
+      }
 
-    it.each(RELEASES)(
-      "level $level, $change ($commit): upgraded to a new database's schema, its rows intact",
-      async (release) => {
-        const location = await createTestLocation(backend, { unmigrated: true });
-        cleanUpAfter(() => location.remove());
-        await migrateAsReleased(location, release);
-        const before = await withDirectSql(location, async (query) => {
-          await placeAsReleased(query, release.level);
-          return rowsOf(query);
-        });
-        expect(before.schema_migrations?.map((row) => row.version)).toEqual(
-          fresh.migrations.map((row) => row.version).filter((version) => Number(version) <= release.level),
-        );
-
-        const lines: Row[] = [];
-        await (await openTestStore(location, { logger: testLogger((line) => lines.push(line)) })).close();
-        expect(lines.filter((line) => line.msg === "functions applied")).toHaveLength(1);
-
-        const after = await withDirectSql(location, async (query) => ({
-          schema: await schemaOf(query),
-          rows: await rowsOf(query),
-          migrations: await query("SELECT version, name FROM schema_migrations ORDER BY version"),
-        }));
-        expect(after.schema).toEqual(fresh.schema);
-        expect(after.migrations).toEqual(fresh.migrations);
-
-        for (const [table, rows] of Object.entries(before)) {
-          const held = after.rows[table] ?? [];
-          const compared = asBefore(table, rows, held);
-          if (table === "schema_migrations") {
-            expect(compared.after, table).toEqual(expect.arrayContaining(compared.before));
-          } else if (table === "auction_state" && (before.auction_blocked_names ?? []).length > 0) {
-            // Re-keying the blocks (realtime/storage/nameKeyVersion.ts) is a moderation action: the
-            // pages' version rises once; the highest, its round and the count stay as they were.
-            const version = (rows: Row[]) => rows.map((row) => Number(row.moderation_version));
-            const rest = (rows: Row[]) => rows.map(({ moderation_version: _, ...row }) => row);
-            expect(version(compared.after), table).toEqual(version(compared.before).map((v) => v + 1));
-            expect(rest(compared.after), table).toEqual(rest(compared.before));
-          } else {
-            expect(compared.after, table).toEqual(compared.before);
-          }
-        }
-        // Every key as today's code computes it, so blocks find the bids they should.
-        for (const bid of after.rows.auction_bids ?? []) {
-          expect(bid.bidder_key, String(bid.bidder_name)).toBe(nameKey(String(bid.bidder_name)));
-        }
-        for (const blocked of after.rows.auction_blocked_names ?? []) {
-          expect(blocked.name_key, String(blocked.bidder_name)).toBe(nameKey(String(blocked.bidder_name)));
-        }
-
-        // And the store works on it: the next bid follows the last id, and a reopen applies nothing.
-        lines.length = 0;
-        const store = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
-        try {
-          expect(lines.filter((line) => /applied/.test(String(line.msg)))).toEqual([]);
-          const lastId = Math.max(...(before.auction_bids ?? []).map((bid) => Number(bid.id)));
-          const placed = await store.placeBid("After the upgrade", 999_999_999);
-          expect(placed).toMatchObject({ accepted: true, bid: { id: lastId + 1 } });
-          expect((await store.view(1)).highest?.id).toBe(lastId + 1);
-        } finally {
-          await store.close();
-        }
-      },
-      TEST_TIMEOUT_MS,
-    );
-  },
-  TEST_TIMEOUT_MS,
-);
+      // And the store works on it: the next bid follows the last id, and a reopen applies nothing.
+      lines.length = 0;
+      const store = await openTestStore(location, { logger: testLogger((line) => lines.push(line)) });
+      try {
+        expect(lines.filter((line) => /applied/.test(String(line.msg)))).toEqual([]);
+        const lastId = Math.max(...(before.auction_bids ?? []).map((bid) => Number(bid.id)));
+        const placed = await store.placeBid("After the upgrade", 999_999_999);
+        expect(placed).toMatchObject({ accepted: true, bid: { id: lastId + 1 } });
+        expect((await store.view(1)).highest?.id).toBe(lastId + 1);
+      } finally {
+        await store.close();
+      }
+    },
+  );
+});

@@ -11,9 +11,6 @@ import { type DrawnImages, drawSiteImages } from "../../scripts/siteImages.ts";
 import { palette } from "../../uno.config.ts";
 
 const PUBLIC_DIR = join(import.meta.dirname, "../../public");
-// Drawing takes a second or two on a busy machine.
-const DRAW_TIMEOUT_MS = 60_000;
-
 interface Pixels {
   width: number;
   height: number;
@@ -46,7 +43,7 @@ const near = (pixel: readonly number[], colour: readonly [number, number, number
 let images: DrawnImages;
 beforeAll(async () => {
   images = await drawSiteImages(PUBLIC_DIR);
-}, DRAW_TIMEOUT_MS);
+});
 
 describe("the site's PNG images", () => {
   it("are PNGs of the sizes they declare: share 1200×630, icons 192, 512, maskable 512, apple-touch 180", async () => {
@@ -71,16 +68,12 @@ describe("the site's PNG images", () => {
     }
   });
 
-  it(
-    "are the same bytes on every draw, so a rebuild keeps their hashed names",
-    async () => {
-      const again = await drawSiteImages(PUBLIC_DIR);
-      const bytes = (drawn: DrawnImages) =>
-        [drawn.share, drawn.appleTouchIcon, drawn.maskableIcon, ...drawn.icons].map((image) => image.png);
-      expect(bytes(again)).toEqual(bytes(images));
-    },
-    DRAW_TIMEOUT_MS,
-  );
+  it("are the same bytes on every draw, so a rebuild keeps their hashed names", async () => {
+    const again = await drawSiteImages(PUBLIC_DIR);
+    const bytes = (drawn: DrawnImages) =>
+      [drawn.share, drawn.appleTouchIcon, drawn.maskableIcon, ...drawn.icons].map((image) => image.png);
+    expect(bytes(again)).toEqual(bytes(images));
+  });
 
   it("the maskable icon is opaque void to the edge and draws its mark only inside the safe circle (40% radius)", async () => {
     const pixels = await pixelsOf(images.maskableIcon.png);

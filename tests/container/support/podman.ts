@@ -1,12 +1,14 @@
 /**
  * Debian's podman with a storage of its own in a temp directory, so a run neither reads nor fills
  * the machine's /var/lib/containers, and destroy() leaves nothing behind (images, layers, mounts).
+ * A run that never got to destroy() (killed, or its hook timed out mid-build) is swept by the next:
+ * each storage names the process that made it, and one whose process is gone is removed.
  *
  *   const podman = await privatePodman();
  *   await podman.run(["build", ...]);          // resolves with stdout and stderr, rejects with both
  *   await podman.destroy();                    // unmounts, removes every image, deletes the storage
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { run as runCommand } from "./repository.ts";
@@ -19,8 +21,13 @@ export interface Podman {
   destroy(): Promise<void>;
 }
 
+const STORAGE_PREFIX = "nothing-podman-";
+const OWNER_FILE = "owner.pid";
+export const STAND_IN_WORK_PREFIX = "nothing-base-";
+
 export async function privatePodman(): Promise<Podman> {
-  const dir = await mkdtemp(join(tmpdir(), "nothing-podman-"));
+  await sweepAbandonedStorages();
+  const dir = await ownedTempDir(STORAGE_PREFIX);
   const global = ["--root", join(dir, "root"), "--runroot", join(dir, "run")];
   const run = async (args: string[], timeoutMs = 120_000) => {
     try {
@@ -41,11 +48,59 @@ export async function privatePodman(): Promise<Podman> {
       destroyed = true;
       await run(["image", "unmount", "--all"]).catch(() => {});
       await run(["rmi", "--all", "--force"]).catch(() => {});
-      // An overlay still mounted below the storage would make rm fail half-way: say which.
-      const mounts = await readFile("/proc/self/mountinfo", "utf8");
-      const left = mounts.split("\n").filter((line) => line.split(" ")[4]?.startsWith(dir));
-      if (left.length > 0) throw new Error(`podman left mounts under ${dir}:\n${left.join("\n")}`);
-      await rm(dir, { recursive: true, force: true });
+      await removeStorage(dir);
     },
   };
+}
+
+/** Unmounts whatever is still mounted below `dir` (an overlay a failed podman left), then deletes it. */
+async function removeStorage(dir: string): Promise<void> {
+  const mounted = await mountsBelow(dir);
+  // Deepest first; lazily, so a mount still busy is detached now and freed when its last user goes.
+  for (const mountPoint of mounted.sort((a, b) => b.length - a.length)) {
+    await runCommand("umount", ["--lazy", mountPoint]).catch(() => {});
+  }
+  const left = await mountsBelow(dir);
+  // rm would fail half-way through a mount: say which instead.
+  if (left.length > 0) throw new Error(`mounts left under ${dir} that umount could not remove:\n${left.join("\n")}`);
+  await rm(dir, { recursive: true, force: true });
+}
+
+async function mountsBelow(dir: string): Promise<string[]> {
+  const mountInfo = await readFile("/proc/self/mountinfo", "utf8");
+  return mountInfo
+    .split("\n")
+    .map((line) => line.split(" ")[4] ?? "")
+    .filter((mountPoint) => mountPoint === dir || mountPoint.startsWith(`${dir}/`));
+}
+
+/**
+ * A new temp directory named `prefix…` that names this process as its owner: if the run dies before
+ * removing it, the next privatePodman() does (the stand-in base's work directory is one too).
+ */
+export async function ownedTempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await writeFile(join(dir, OWNER_FILE), String(process.pid));
+  return dir;
+}
+
+/** Removes the temp directories of earlier runs whose process is gone. */
+async function sweepAbandonedStorages(): Promise<void> {
+  const entries = await readdir(tmpdir());
+  const ours = (entry: string) => entry.startsWith(STORAGE_PREFIX) || entry.startsWith(STAND_IN_WORK_PREFIX);
+  for (const name of entries.filter(ours)) {
+    const dir = join(tmpdir(), name);
+    const owner = Number(await readFile(join(dir, OWNER_FILE), "utf8").catch(() => "0"));
+    if (owner > 0 && isAlive(owner)) continue;
+    await removeStorage(dir).catch((error: unknown) => console.warn(`could not sweep ${dir}: ${String(error)}`));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

@@ -21,7 +21,6 @@ import {
   chown,
   copyFile,
   mkdir,
-  mkdtemp,
   readdir,
   readFile,
   rename,
@@ -29,9 +28,8 @@ import {
   symlink,
   writeFile,
 } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Podman } from "./podman.ts";
+import { ownedTempDir, type Podman, STAND_IN_WORK_PREFIX } from "./podman.ts";
 import { REPO, run } from "./repository.ts";
 
 const DEBIAN_SUITE = "bookworm";
@@ -80,7 +78,7 @@ export async function importStandInBase(podman: Podman): Promise<string> {
   const key = `node-${nodeVersion}-npm-${npmVersion}-${DEBIAN_SUITE}-minbase`;
   const cacheDir = process.env.CI ? undefined : join(REPO, "node_modules", ".cache", "nothing-store", "container-base");
   const cached = cacheDir && join(cacheDir, `${key}.tar`);
-  const work = await mkdtemp(join(tmpdir(), "nothing-base-"));
+  const work = await ownedTempDir(STAND_IN_WORK_PREFIX);
   try {
     let tarball: string;
     if (cached && existsSync(cached)) {

@@ -32,12 +32,6 @@ import { run } from "../../../scripts/support/childProcess.ts";
 import { startPostgresCluster } from "../../../scripts/support/postgresCluster.ts";
 import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
 
-/**
- * For beforeEach/beforeAll hooks that open stores: the first PGlite location of a run builds the
- * template (seconds, more on a loaded machine).
- */
-export const STORE_HOOK_TIMEOUT_MS = 60_000;
-
 /** A time as the store writes it: ISO 8601 in UTC, to the millisecond. */
 export const ISO_UTC_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -311,8 +305,8 @@ export async function freshStoreForThisTest(
  * `it` for tests given a fresh location and a store open on it, as
  * `storeTest("…", async ({ location, store }) => …)`: each made when the test first asks for it
  * (a test that asks only for `location` opens its own stores, with storeForThisTest) and gone when
- * the test ends. They are made within the test's time limit, and the first PGlite location of a run
- * builds the template: give the suite STORE_HOOK_TIMEOUT_MS or more.
+ * the test ends. They are made within the test's time limit (the first PGlite location of a run
+ * builds the template: seconds, more on a busy machine).
  */
 export function storeTestOn(backend: Backend, options: TestStoreOptions = {}) {
   return it
@@ -393,7 +387,7 @@ export async function waitFor(
 export function cleanUpAfter(step: () => Promise<unknown>): void {
   onTestFinished(async () => {
     await step().catch((error: unknown) => console.error("cleanup failed:", error));
-  }, STORE_HOOK_TIMEOUT_MS);
+  });
 }
 
 export type DirectQuery = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
