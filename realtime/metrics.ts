@@ -194,6 +194,22 @@ function paymentMetrics(registry: Registry) {
       help: "1 while this instance holds the lease of the deployment's one payment watcher.",
       registers: [registry],
     }),
+    paymentRpcState: new Gauge({
+      name: "payment_rpc_state",
+      help: "1 for how the watcher of this instance finds the Solana RPC: ok, limited (rate limited: slower, still selling) or unreachable (purchases refused).",
+      labelNames: ["state"] as const,
+      registers: [registry],
+    }),
+    paymentsAvailable: new Gauge({
+      name: "payments_available",
+      help: "1 while this instance takes payment requests (payments on, the chain read and reachable, the database ready).",
+      registers: [registry],
+    }),
+    paymentSetAside: new Counter({
+      name: "payment_transactions_set_aside_total",
+      help: "Transactions under a reference the watcher could not judge after a few tries, set aside for the operator.",
+      registers: [registry],
+    }),
   };
 }
 

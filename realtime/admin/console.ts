@@ -300,11 +300,13 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
       send(res, 200, signInPage(undefined, everywhere ? "Every session is signed out." : undefined));
     } else if (route === "GET /admin" || route === "HEAD /admin") {
       const before = readBefore(query.get("before"));
-      const [view, latest] = await Promise.all([
+      const [view, latest, setAside] = await Promise.all([
         store.moderationView(before, CONSOLE_PAGE_SIZE),
         payments?.store.latest(CONSOLE_PAYMENTS),
+        payments?.store.setAside(CONSOLE_PAYMENTS),
       ]);
-      const paymentList = payments && latest ? { latest, explorerTxUrl: payments.explorerTxUrl } : null;
+      const paymentList =
+        payments && latest && setAside ? { latest, setAside, explorerTxUrl: payments.explorerTxUrl } : null;
       send(res, 200, consolePage({ view, before, notice: readNotice(query), payments: paymentList }));
     } else if (req.method === "POST" && !sameOrigin(req) && (path === "/admin/login" || session)) {
       logForeignForm(req, path);

@@ -13,7 +13,7 @@ import { TIERS } from "../../src/data/tiers.ts";
 import { formatCents } from "../../src/lib/format.ts";
 import { formatUnits } from "../payments/amounts.ts";
 import { explorerUrl } from "../payments/settings.ts";
-import type { StoredPayment } from "../storage/payments.ts";
+import type { SetAsideTransaction, StoredPayment } from "../storage/payments.ts";
 import type { ModeratedBid, ModerationView } from "../storage/types.ts";
 
 /** Escapes text for HTML content and quoted attribute values. */
@@ -196,6 +196,16 @@ function paymentRow(payment: StoredPayment, explorerTxUrl: string): Html {
   return html`<tr id="payment-${payment.reference}" class="${payment.hidden ? "hidden-bid" : ""}"><td>${when(payment.createdAt)}</td><td>${tierName(payment.tierId)}</td><td>${amount(payment.priceBaseUnits)}</td><td>${payment.status}</td><td>${amount(payment.amountReceived)}</td><td>${name}</td><td>${signature}</td><td>${action}</td></tr>`;
 }
 
+/** Transactions the watcher could not judge: shown only when there are some, for the operator to settle by hand. */
+function setAsideTable(setAside: SetAsideTransaction[], explorerTxUrl: string): Html | string {
+  if (setAside.length === 0) return "";
+  const rows = setAside.map(
+    (transaction) =>
+      html`<tr><td>${when(transaction.judgedAt)}</td><td><a href="${explorerUrl(explorerTxUrl, transaction.signature)}" rel="noopener noreferrer" target="_blank" title="${transaction.signature}">${shortSignature(transaction.signature)}</a></td><td id="set-aside-${transaction.signature}">${transaction.reference}</td><td>${transaction.detail}</td></tr>`,
+  );
+  return html`<table id="set-aside"><caption>Transactions set aside: the watcher could not judge them, so they credited nothing. Check each on the explorer.</caption><thead><tr><th scope="col">Set aside</th><th scope="col">Signature</th><th scope="col">Reference</th><th scope="col">Why</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 function paymentsSection(payments: ConsolePayments): Html {
   const list =
     payments.latest.length === 0
@@ -203,12 +213,14 @@ function paymentsSection(payments: ConsolePayments): Html {
       : html`<table><caption>The newest ${payments.latest.length} payments, newest first</caption><thead><tr><th scope="col">Created</th><th scope="col">Tier</th><th scope="col">Price</th><th scope="col">Status</th><th scope="col">Received</th><th scope="col">Name</th><th scope="col">Signature</th><th scope="col">Action</th></tr></thead><tbody>${payments.latest.map(
           (payment) => paymentRow(payment, payments.explorerTxUrl),
         )}</tbody></table>`;
-  return html`<section id="payments" aria-labelledby="payments-heading"><h2 id="payments-heading">Payments</h2>${list}</section>`;
+  return html`<section id="payments" aria-labelledby="payments-heading"><h2 id="payments-heading">Payments</h2>${setAsideTable(payments.setAside, payments.explorerTxUrl)}${list}</section>`;
 }
 
 /** The payments part of the console, present while payments are on. */
 interface ConsolePayments {
   latest: StoredPayment[];
+  /** Transactions the watcher set aside unjudged, newest first. */
+  setAside: SetAsideTransaction[];
   /** The explorer's transaction page, `{signature}` replaced (settings.explorerTxUrl). */
   explorerTxUrl: string;
 }

@@ -24,7 +24,11 @@ import type { FetchedTransaction } from "./verify.ts";
 export const TOKEN_2022_PROGRAM_ADDRESS = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb" as Address;
 const TOKEN_PROGRAMS: readonly string[] = [TOKEN_PROGRAM_ADDRESS, TOKEN_2022_PROGRAM_ADDRESS];
 
-export type RpcFaultKind = "rate_limited" | "server_error" | "http_error" | "timeout" | "refused" | "rpc_error";
+const RPC_FAULT_KINDS = ["rate_limited", "server_error", "http_error", "timeout", "refused", "rpc_error"] as const;
+export type RpcFaultKind = (typeof RPC_FAULT_KINDS)[number];
+/** The methods the service calls; their counters start at zero, so a dashboard sees a series before the first error. */
+const RPC_METHODS = ["getSignaturesForAddress", "getTransaction", "getMultipleAccounts"] as const;
+type RpcMethod = (typeof RPC_METHODS)[number];
 
 export class RpcFault extends Error {
   override name = "RpcFault";
@@ -135,7 +139,12 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
   const rpc = createSolanaRpc(options.rpcUrl);
   const inFlight = new Set<AbortController>();
 
-  async function call<T>(method: string, send: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+  for (const method of RPC_METHODS) {
+    metrics.paymentRpcCalls.inc({ method }, 0);
+    for (const kind of RPC_FAULT_KINDS) metrics.paymentRpcErrors.inc({ method, kind }, 0);
+  }
+
+  async function call<T>(method: RpcMethod, send: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
     metrics.paymentRpcCalls.inc({ method });
     const controller = new AbortController();
     inFlight.add(controller);

@@ -12,7 +12,7 @@ import type { ServiceConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { createNameFilter } from "../names/nameFilter.ts";
-import type { PaymentStore, StoredPayment } from "../storage/payments.ts";
+import type { PaymentStore, RpcState, StoredPayment } from "../storage/payments.ts";
 import {
   type ChainClient,
   type ChainInfo,
@@ -48,6 +48,8 @@ export interface Payments {
   route: PaymentRoute;
   /** Whether a payment can be taken now. */
   available(): boolean;
+  /** How the deployment's watcher last found the chain ("limited": confirmations are slower). */
+  rpcState(): RpcState;
   /** The watcher of this instance (null with payments off or before the chain could be read). */
   watcher(): PaymentWatcher | null;
   /** Every committed outcome, from any instance's watcher, with the request as stored. Returns unsubscribe. */
@@ -64,6 +66,7 @@ export function startPayments(options: PaymentsOptions): Payments {
     return {
       route: createPaymentsOffRoute({ allowedOrigins }),
       available: () => false,
+      rpcState: () => "ok",
       watcher: () => null,
       onOutcome: () => () => {},
       stop: async () => {},
@@ -84,15 +87,19 @@ export function startPayments(options: PaymentsOptions): Payments {
       timeoutMs: options.rpcTimeoutMs,
     });
   let chainInfo: ChainInfo | null = null;
-  let rpcOk = true;
+  let rpcState: RpcState = "ok";
   let watcher: PaymentWatcher | null = null;
   let stopped = false;
   let setupTimer: unknown;
   const outcomeListeners = new Set<(payment: StoredPayment) => void>();
 
-  const unsubscribeHealth = store.payments.onWatcherHealth((tokenAccount, ok) => {
-    if (chainInfo && tokenAccount === chainInfo.tokenAccount) rpcOk = ok;
+  const unsubscribeHealth = store.payments.onWatcherHealth((tokenAccount, state) => {
+    if (chainInfo && tokenAccount === chainInfo.tokenAccount) {
+      rpcState = state;
+      showAvailability();
+    }
   });
+  const unsubscribeReady = store.onReadyChange(() => showAvailability());
   const unsubscribeOutcomes = store.payments.onOutcome((reference) => {
     if (outcomeListeners.size === 0) return;
     store.payments.find(reference).then(
@@ -108,8 +115,9 @@ export function startPayments(options: PaymentsOptions): Payments {
     try {
       const info = await readChainInfo(chain, settings.mint, settings.recipient);
       if (stopped) return;
-      rpcOk = await store.payments.rpcOk(info.tokenAccount).catch(() => true);
+      rpcState = await store.payments.rpcState(info.tokenAccount).catch((): RpcState => "ok");
       chainInfo = info;
+      showAvailability();
       logger.info(
         {
           mint: settings.mint,
@@ -124,6 +132,7 @@ export function startPayments(options: PaymentsOptions): Payments {
         chain,
         account: { tokenAccount: info.tokenAccount, recipient: settings.recipient, mint: settings.mint },
         pollMs: settings.pollMs,
+        unreachableAfterMs: settings.unreachableAfterMs,
         logger: options.logger,
         metrics,
         timers,
@@ -153,7 +162,13 @@ export function startPayments(options: PaymentsOptions): Payments {
   const rateLimiter = createRateLimiter(settings.rateLimit, settings.rateWindowMs);
   const sweep = setInterval(() => rateLimiter.sweep(), RATE_LIMIT_SWEEP_MS);
   sweep.unref();
-  const available = () => chainInfo !== null && rpcOk && store.isReady();
+  function available() {
+    return chainInfo !== null && rpcState !== "unreachable" && store.isReady();
+  }
+  function showAvailability() {
+    metrics.paymentsAvailable.set(available() ? 1 : 0);
+  }
+  showAvailability();
 
   return {
     route: createPaymentRoutes({
@@ -171,6 +186,7 @@ export function startPayments(options: PaymentsOptions): Payments {
       randomBytes: options.randomBytes ?? ((length) => new Uint8Array(cryptoRandomBytes(length))),
     }),
     available,
+    rpcState: () => rpcState,
     watcher: () => watcher,
     onOutcome,
     sockets,
@@ -180,6 +196,7 @@ export function startPayments(options: PaymentsOptions): Payments {
       timers.clearTimeout(setupTimer);
       clearInterval(sweep);
       unsubscribeHealth();
+      unsubscribeReady();
       unsubscribeOutcomes();
       outcomeListeners.clear();
       // A hung call would hold the watcher's stop, and the drain with it, for its whole deadline.

@@ -17,8 +17,10 @@ export interface PaymentSettings {
   mint: Address;
   /** What the watcher reads at; `processed` is not offered (getSignaturesForAddress refuses it). */
   commitment: PaymentCommitment;
-  /** The watcher's pause between two polls of the recipient's token account. */
+  /** The watcher's pause between two polls: each looks up the waiting requests by their references. */
   pollMs: number;
+  /** Failing to reach the RPC this long (refused, timeouts, 5xx; never a 429) stops purchases until it answers. */
+  unreachableAfterMs: number;
   /** How long a payment request stays open. */
   requestMinutes: number;
   /** An explorer's transaction page, `{signature}` replaced. */
@@ -103,6 +105,7 @@ export function readPaymentSettings(env: Env): PaymentSettings | null {
     mint: address(env, "PUBLIC_CONTRACT_ADDRESS"),
     commitment: commitment(env.SOLANA_COMMITMENT),
     pollMs: integer(env, "PAYMENT_POLL_MS", 2_000, 100, 600_000),
+    unreachableAfterMs: integer(env, "PAYMENT_RPC_UNREACHABLE_AFTER_MS", 120_000, 1_000, DAY_MS),
     requestMinutes: integer(env, "PAYMENT_REQUEST_MINUTES", 30, 1, 24 * 60),
     explorerTxUrl: explorerTxUrl(env.PUBLIC_EXPLORER_TX_URL),
     rateLimit: integer(env, "PAYMENT_RATE_LIMIT", 10, 1, 1_000_000),

@@ -1,48 +1,59 @@
 /**
- * The payment watcher (docs/design.md#8): one per deployment, the instance that holds the store's
- * watcher lease. Each poll reads the new signatures of the recipient's token account (one call
- * when there are none), fetches each new transaction once, judges it (verify.ts) and records its
- * outcome with the cursor moved past it in one commit, so a fault between two transactions loses
- * nothing and credits nothing twice. After a complete poll it expires the requests whose end is
- * behind it. Failed calls back off, exponentially up to a minute, or as long as a 429's
- * Retry-After asks; after RPC_UNHEALTHY_AFTER_MS of failures every instance is told the chain is
- * out of reach (purchases answer "Payments are unavailable right now.") until a call succeeds.
+ * The payment watcher (docs/realtime.md, "Payments"): one per deployment, the instance that holds
+ * the store's watcher lease. It finds each payment by its request's reference, as Solana Pay's
+ * findReference does: getSignaturesForAddress(reference) lists only the transactions that carry
+ * that key, and nobody but the buyer knows it before paying, so no amount of spam on the store's
+ * token account can hide or delay a payment. Each poll looks up the waiting requests, least
+ * recently looked up first; each transaction listed under their references is fetched once, in
+ * chain order, judged (verify.ts) and recorded in one commit, so a fault between two loses nothing and credits nothing
+ * twice. A request expires only once a lookup that started after its end (and a grace) found
+ * nothing. With no request waiting, the only call is a heartbeat a minute: a lookup of a request
+ * that ended unpaid, for a payment seen late.
+ *
+ * Slow is not down: a 429 makes the chain "limited" (the watcher waits as long as Retry-After
+ * asks; purchases go on, confirmations come later); only failing to reach it (refused, timeouts,
+ * 5xx) for `unreachableAfterMs` makes it "unreachable", which stops purchases until it answers.
  */
-import type { Signature } from "@solana/kit";
+import type { Address, Signature } from "@solana/kit";
 import type { Timers } from "../../src/lib/timers.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
-import type { PaymentStore, RecordOutcome, WatcherLease } from "../storage/payments.ts";
+import type { LookupTarget, PaymentStore, RecordOutcome, RpcState, WatcherLease } from "../storage/payments.ts";
 import { type ChainClient, RpcFault, type SignatureInfo } from "./chain.ts";
 import { verifyTransaction, type WatchedTokenAccount } from "./verify.ts";
 
 /** getSignaturesForAddress's largest page. */
 const SIGNATURE_PAGE_LIMIT = 1000;
-/** A backlog deeper than this many pages is read from its newest 50,000 (logged). */
-const MAX_SIGNATURE_PAGES = 50;
+/** A reference listing more pages than this (only possible once it is public) is read again next poll, never expired. */
+const MAX_PAGES_PER_LOOKUP = 5;
+/** Requests looked up in one poll: with more waiting, each is looked up every few polls. */
+export const LOOKUPS_PER_POLL = 50;
+/** With no request waiting, the watcher calls the chain at most this often. */
+export const HEARTBEAT_MS = 60_000;
+/** The heartbeat looks for late payments to requests that ended this recently. */
+const LATE_PAYMENT_WINDOW_MS = 24 * 60 * 60_000;
 /** How often an instance without the lease tries to take it. */
 const LEASE_RETRY_MS = 1_000;
 /** Longest pause between two tries after failures (a Retry-After may ask for more, up to MAX_RETRY_AFTER_MS). */
 export const MAX_BACKOFF_MS = 60_000;
 const MAX_RETRY_AFTER_MS = 10 * 60_000;
-/** Failing this long means the chain is out of reach: every instance stops taking payments. */
-export const RPC_UNHEALTHY_AFTER_MS = 10_000;
 /**
- * A request expires once a complete poll that started this long after its end found no payment:
- * a transaction's block time may trail the wall clock, and a payment made in time is confirmed
- * even when seen late.
+ * A request expires once a lookup that started this long after its end found nothing: a
+ * transaction's block time may trail the wall clock, and the RPC's index may trail the chain.
  */
 export const EXPIRY_GRACE_MS = 60_000;
-/** On the first poll of a new token account, history older than the oldest open request less this is skipped. */
-const FIRST_POLL_MARGIN_MS = 5 * 60_000;
-/** A listed transaction that getTransaction keeps answering null for is skipped after this many polls (logged as an error). */
-const MAX_MISSING_POLLS = 30;
+/** A listed transaction that getTransaction keeps answering null for is given up after this many lookups (logged as an error). */
+const MAX_MISSING_LOOKUPS = 30;
+/** A transaction whose answer cannot be judged is tried this many times, then set aside for the operator. */
+export const MAX_JUDGE_TRIES = 3;
 
 export interface PaymentWatcherOptions {
   store: PaymentStore;
   chain: ChainClient;
   account: WatchedTokenAccount;
   pollMs: number;
+  /** Failing to reach the chain this long makes it "unreachable": purchases stop until it answers. */
+  unreachableAfterMs: number;
   logger: Logger;
   metrics: Metrics;
   timers: Timers;
@@ -63,20 +74,24 @@ class LeaseLost extends Error {
   override name = "LeaseLost";
 }
 
+type JudgedLogOutcome = RecordOutcome | { outcome: "failed" | "no_payment" | "set_aside" };
+
 export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWatcher {
-  const { store, chain, account, pollMs, metrics, timers, now = Date.now } = options;
+  const { store, chain, account, pollMs, unreachableAfterMs, metrics, timers, now = Date.now } = options;
   const logger = options.logger.child({ component: "payments" });
   const tokenAccount = account.tokenAccount;
   let lease: WatcherLease | null = null;
-  let leaseSince = 0;
   let stopped = false;
   let timer: unknown;
   let running: Promise<unknown> = Promise.resolve();
   let failures = 0;
-  let failingSince: number | null = null;
+  /** When the chain began failing in a way other than a rate limit; null while it answers. */
+  let unreachableSince: number | null = null;
   /** What every instance was last told of the chain (read from the store when the lease is taken). */
-  let publishedRpcOk: boolean | null = null;
-  const missingPolls = new Map<string, number>();
+  let publishedState: RpcState | null = null;
+  let lastHeartbeat = Number.NEGATIVE_INFINITY;
+  const missingLookups = new Map<string, number>();
+  const judgeTries = new Map<string, number>();
 
   function dropLease(reason: string) {
     if (!lease) return;
@@ -89,54 +104,19 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     const claimed = await store.claimWatcher(account);
     if (!claimed) return false;
     lease = claimed;
-    leaseSince = now();
     failures = 0;
-    failingSince = null;
+    unreachableSince = null;
+    lastHeartbeat = Number.NEGATIVE_INFINITY;
     claimed.onLost(() => {
       if (lease === claimed) dropLease("lost");
     });
-    publishedRpcOk = await store.rpcOk(tokenAccount);
+    publishedState = await store.rpcState(tokenAccount);
     metrics.paymentWatcherActive.set(1);
     logger.info({ tokenAccount }, "payment watcher started: this instance holds the lease");
     return true;
   }
 
-  /** The signatures after the cursor, oldest first. */
-  async function newSignatures(held: WatcherLease, cursor: string | null): Promise<SignatureInfo[]> {
-    const listed: SignatureInfo[] = [];
-    let before: Signature | undefined;
-    // Only the first poll of a token account, with no cursor, looks back: as far as the oldest request still waiting.
-    const since =
-      cursor === null ? ((await held.earliestWaiting())?.getTime() ?? leaseSince) - FIRST_POLL_MARGIN_MS : null;
-    const older = (info: SignatureInfo) =>
-      since !== null && info.blockTime !== null && Number(info.blockTime) * 1000 < since;
-    for (let page = 0; page < MAX_SIGNATURE_PAGES; page++) {
-      const infos = await chain.signaturesFor(tokenAccount, {
-        until: (cursor ?? undefined) as Signature | undefined,
-        before,
-        limit: SIGNATURE_PAGE_LIMIT,
-      });
-      listed.push(...infos);
-      const last = infos.at(-1);
-      if (!last || infos.length < SIGNATURE_PAGE_LIMIT || older(last)) break;
-      before = last.signature;
-      if (page === MAX_SIGNATURE_PAGES - 1) {
-        logger.error(
-          { tokenAccount, pages: MAX_SIGNATURE_PAGES },
-          "payment backlog too deep: reading its newest pages only",
-        );
-      }
-    }
-    const fresh = listed.filter((info) => !older(info));
-    const newest = listed[0];
-    if (cursor === null && fresh.length === 0 && newest) {
-      // Nothing to judge, but the history exists: later polls read from its newest signature on.
-      await held.skip(newest.signature, new Date(now()));
-    }
-    return fresh.reverse();
-  }
-
-  function logOutcome(signature: string, outcome: RecordOutcome | { outcome: "failed" | "no_payment" }) {
+  function logOutcome(signature: string, outcome: JudgedLogOutcome, reference: string) {
     metrics.paymentOutcomes.inc({ outcome: outcome.outcome });
     if ("payment" in outcome) {
       const { payment } = outcome;
@@ -151,90 +131,167 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
         },
         `payment ${outcome.outcome}`,
       );
-    } else if (outcome.outcome === "unknown_reference") {
-      logger.info({ signature }, "a transfer to the store with no known reference: ignored");
     } else if (outcome.outcome === "already_recorded" || outcome.outcome === "not_open") {
-      logger.warn(
-        { signature, reference: outcome.reference, outcome: outcome.outcome },
-        "a transfer that credits nothing",
-      );
+      logger.warn({ signature, reference, outcome: outcome.outcome }, "a transfer that credits nothing");
     } else {
-      logger.debug({ signature, outcome: outcome.outcome }, "a transaction of the token account that pays nothing");
+      logger.debug(
+        { signature, reference, outcome: outcome.outcome },
+        "a transaction under a reference that pays nothing",
+      );
     }
   }
 
-  async function judge(held: WatcherLease, info: SignatureInfo): Promise<boolean> {
+  /** Every signature listed under `reference`, oldest first; `complete` false when it has more pages than a lookup reads. */
+  async function listed(reference: string): Promise<{ infos: SignatureInfo[]; complete: boolean }> {
+    const infos: SignatureInfo[] = [];
+    let before: Signature | undefined;
+    for (let page = 0; page < MAX_PAGES_PER_LOOKUP; page++) {
+      const answer = await chain.signaturesFor(reference as Address, { before, limit: SIGNATURE_PAGE_LIMIT });
+      infos.push(...answer);
+      const last = answer.at(-1);
+      if (!last || answer.length < SIGNATURE_PAGE_LIMIT) return { infos: infos.reverse(), complete: true };
+      before = last.signature;
+    }
+    logger.warn({ reference, listed: infos.length }, "a reference lists more transactions than one lookup reads");
+    return { infos: infos.reverse(), complete: false };
+  }
+
+  /**
+   * Fetches, judges and records one transaction listed under `reference`. False when it could not
+   * be settled this time (not served yet, or an answer not yet given up on): the request must not
+   * expire behind it.
+   */
+  async function settle(held: WatcherLease, reference: string, info: SignatureInfo): Promise<boolean> {
     const at = () => new Date(now());
+    const { signature } = info;
     if (info.err !== null) {
-      await held.skip(info.signature, at());
-      logOutcome(info.signature, { outcome: "failed" });
+      // Failed on chain: nothing moved, and getTransaction would only say so again.
+      await held.judged(signature, reference, "failed", null, at());
+      logOutcome(signature, { outcome: "failed" }, reference);
       return true;
     }
-    const transaction = await chain.transaction(info.signature);
+    const transaction = await chain.transaction(signature);
     if (transaction === null) {
-      // Listed but not served yet (another node behind the same endpoint): the next poll asks again.
-      const polls = (missingPolls.get(info.signature) ?? 0) + 1;
-      missingPolls.set(info.signature, polls);
-      if (polls < MAX_MISSING_POLLS) return false;
-      logger.error({ signature: info.signature, polls }, "getTransaction never found a listed transaction: skipped");
-      missingPolls.delete(info.signature);
-      await held.skip(info.signature, at());
+      // Listed but not served yet (another node behind the same endpoint): the next lookup asks again.
+      const lookups = (missingLookups.get(signature) ?? 0) + 1;
+      missingLookups.set(signature, lookups);
+      if (lookups < MAX_MISSING_LOOKUPS) return false;
+      logger.error({ signature, reference, lookups }, "getTransaction never found a listed transaction: given up");
+      missingLookups.delete(signature);
+      await held.judged(signature, reference, "set_aside", `getTransaction found nothing ${lookups} times`, at());
+      metrics.paymentSetAside.inc();
       return true;
     }
-    missingPolls.delete(info.signature);
-    const verdict = verifyTransaction(transaction, account);
+    missingLookups.delete(signature);
+    const verdict = verifyTransaction(transaction, account, now());
+    if (verdict.kind === "unjudgeable") {
+      const tries = (judgeTries.get(signature) ?? 0) + 1;
+      judgeTries.set(signature, tries);
+      if (tries < MAX_JUDGE_TRIES) {
+        if (tries === 1)
+          logger.warn({ signature, reference, detail: verdict.detail }, "a transaction that cannot be judged");
+        return false;
+      }
+      judgeTries.delete(signature);
+      await held.judged(signature, reference, "set_aside", verdict.detail, at());
+      metrics.paymentSetAside.inc();
+      logOutcome(signature, { outcome: "set_aside" }, reference);
+      logger.error(
+        { signature, reference, tries, detail: verdict.detail },
+        "a transaction that cannot be judged is set aside: the console lists it",
+      );
+      return true;
+    }
+    judgeTries.delete(signature);
     if (verdict.kind !== "payment") {
-      await held.skip(info.signature, at());
-      logOutcome(info.signature, { outcome: verdict.kind });
+      await held.judged(signature, reference, verdict.kind, null, at());
+      logOutcome(signature, { outcome: verdict.kind }, reference);
       return true;
     }
     const outcome = await held.record(
-      {
-        signature: info.signature,
-        accountKeys: verdict.accountKeys,
-        received: verdict.received,
-        blockTime: verdict.blockTime,
-      },
+      { signature, accountKeys: verdict.accountKeys, received: verdict.received, blockTime: verdict.blockTime },
       at(),
     );
-    logOutcome(info.signature, outcome);
+    if (outcome.outcome === "unknown_reference" || outcome.outcome === "not_open") {
+      // Pays the store but credits no request (paid twice, another mint's request): judged once.
+      await held.judged(signature, reference, "no_payment", outcome.outcome, at());
+    }
+    logOutcome(signature, outcome, reference);
     return true;
   }
 
-  async function poll(held: WatcherLease): Promise<void> {
+  /**
+   * Looks `targets` up by their references, then settles every transaction listed under any of
+   * them in chain order (a transfer carrying two references credits the older request, as it
+   * would have had each been seen the moment it landed), and expires those that may expire and
+   * listed nothing unsettled.
+   */
+  async function lookUp(held: WatcherLease, targets: readonly LookupTarget[], mayExpire: boolean): Promise<void> {
     const startedAt = now();
-    const fresh = await newSignatures(held, await held.cursor());
-    for (const info of fresh) {
-      if (!held.isHeld()) throw new LeaseLost();
-      // Stops at a transaction the node does not have yet: the cursor must not pass it.
-      if (!(await judge(held, info))) return;
+    const listings: { target: LookupTarget; infos: SignatureInfo[]; complete: boolean }[] = [];
+    for (const target of targets) listings.push({ target, ...(await listed(target.reference)) });
+    const found = new Map<string, { info: SignatureInfo; reference: string }>();
+    for (const { target, infos } of listings) {
+      for (const info of infos)
+        if (!found.has(info.signature)) found.set(info.signature, { info, reference: target.reference });
     }
-    const expired = await held.expire(new Date(startedAt - EXPIRY_GRACE_MS));
-    for (const reference of expired) {
-      metrics.paymentOutcomes.inc({ outcome: "expired" });
-      logger.info({ reference }, "payment expired");
+    // Stable: within a slot, the order the listings gave.
+    const inChainOrder = [...found.values()].sort((a, b) =>
+      a.info.slot < b.info.slot ? -1 : a.info.slot > b.info.slot ? 1 : 0,
+    );
+    const known = await held.known([...found.keys()]);
+    const unsettled = new Set<string>();
+    for (const { info, reference } of inChainOrder) {
+      if (known.has(info.signature)) continue;
+      if (!held.isHeld()) throw new LeaseLost();
+      if (!(await settle(held, reference, info))) unsettled.add(info.signature);
+    }
+    for (const { target, infos, complete } of listings) {
+      const settled = complete && infos.every((info) => !unsettled.has(info.signature));
+      const expireBefore =
+        mayExpire && settled && startedAt - EXPIRY_GRACE_MS > target.expiresAt.getTime()
+          ? new Date(startedAt - EXPIRY_GRACE_MS)
+          : null;
+      if (await held.lookedUp(target.reference, new Date(startedAt), expireBefore)) {
+        metrics.paymentOutcomes.inc({ outcome: "expired" });
+        logger.info({ reference: target.reference }, "payment expired");
+      }
     }
   }
 
-  async function publishRpcOk(held: WatcherLease, ok: boolean) {
-    if (publishedRpcOk === ok) return;
-    await held.setRpcOk(ok, new Date(now()));
-    publishedRpcOk = ok;
-    if (ok) logger.info("the Solana RPC answers again: payments are available");
+  async function poll(held: WatcherLease): Promise<void> {
+    const targets = await held.dueLookups(LOOKUPS_PER_POLL);
+    if (targets.length > 0) return lookUp(held, targets, true);
+    if (now() - lastHeartbeat < HEARTBEAT_MS) return;
+    lastHeartbeat = now();
+    const ended = await held.endedUnpaid(new Date(now() - LATE_PAYMENT_WINDOW_MS));
+    if (ended) await lookUp(held, [ended], false);
+  }
+
+  async function publish(held: WatcherLease, state: RpcState) {
+    metrics.paymentRpcState.set({ state: "ok" }, state === "ok" ? 1 : 0);
+    metrics.paymentRpcState.set({ state: "limited" }, state === "limited" ? 1 : 0);
+    metrics.paymentRpcState.set({ state: "unreachable" }, state === "unreachable" ? 1 : 0);
+    if (publishedState === state) return;
+    await held.setRpcState(state, new Date(now()));
+    const before = publishedState;
+    publishedState = state;
+    if (state === "ok") logger.info({ before }, "the Solana RPC answers in full again");
+    else if (state === "limited")
+      logger.warn("the Solana RPC rate limits the watcher: confirmations are slower, purchases go on");
     else
       logger.error(
-        { failingForMs: RPC_UNHEALTHY_AFTER_MS },
-        "the Solana RPC is out of reach: payments are unavailable",
+        { failingForMs: unreachableAfterMs },
+        "the Solana RPC is out of reach: purchases are unavailable until it answers",
       );
   }
 
   function backoff(fault: RpcFault | null): number {
     failures += 1;
-    const exponential = Math.min(MAX_BACKOFF_MS, pollMs * 2 ** Math.min(failures, 16));
     if (fault?.retryAfterMs !== null && fault?.retryAfterMs !== undefined) {
       return Math.min(MAX_RETRY_AFTER_MS, Math.max(fault.retryAfterMs, pollMs));
     }
-    return exponential;
+    return Math.min(MAX_BACKOFF_MS, pollMs * 2 ** Math.min(failures, 16));
   }
 
   async function step(): Promise<number> {
@@ -251,8 +308,8 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     try {
       await poll(held);
       failures = 0;
-      failingSince = null;
-      await publishRpcOk(held, true);
+      unreachableSince = null;
+      await publish(held, "ok");
       return pollMs;
     } catch (error) {
       if (error instanceof LeaseLost || !held.isHeld()) {
@@ -260,16 +317,22 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
         return 0;
       }
       if (error instanceof RpcFault) {
-        failingSince ??= now();
         const delay = backoff(error);
         logger.warn(
           { method: error.method, kind: error.kind, retryInMs: delay },
           "a Solana RPC call failed: backing off",
         );
-        if (now() - failingSince >= RPC_UNHEALTHY_AFTER_MS) await publishRpcOk(held, false).catch(() => {});
+        if (error.kind === "rate_limited") {
+          // A 429 is an answer: the chain is reachable, only slower.
+          unreachableSince = null;
+          await publish(held, "limited").catch(() => {});
+        } else {
+          unreachableSince ??= now();
+          if (now() - unreachableSince >= unreachableAfterMs) await publish(held, "unreachable").catch(() => {});
+        }
         return delay;
       }
-      // The database: the poll is repeated whole once it answers, from the cursor it kept.
+      // The database: the lookups are repeated once it answers; what was recorded stays recorded.
       const delay = backoff(null);
       logger.warn({ err: error, retryInMs: delay }, "the payment watcher could not record: backing off");
       return delay;

@@ -1,6 +1,6 @@
 /**
  * The payments' storage (docs/design.md#8), beside the auction's and on the same database: payment
- * requests, the watcher's cursor and its view of the chain. Both backends lend it the same few
+ * requests, what the watcher found under their references and its view of the chain. Both backends lend it the same few
  * primitives (a query, a transaction, the watcher's lease), so the SQL lives here once. Plain
  * parameterised statements, several in a transaction where an outcome must commit whole: the
  * request's new status, the cursor past its transaction and the NOTIFY every instance hears.
@@ -11,8 +11,17 @@ import { nameKey } from "../names/nameKey.ts";
 
 /** Every instance LISTENs here; the payload is the reference whose status changed. */
 export const PAYMENT_OUTCOMES_CHANNEL = "payment_outcomes";
-/** The watcher's view of the chain, `{"tokenAccount","rpcOk"}`, when it changes. */
+/** The watcher's view of the chain, `{"tokenAccount","rpcState"}`, when it changes. */
 export const PAYMENT_WATCHER_CHANNEL = "payment_watcher";
+
+/**
+ * The chain as the watcher last found it: "limited" while the provider rate limits it (slower
+ * confirmations, purchases go on), "unreachable" once it has been out of reach for a while
+ * (purchases refused).
+ */
+const RPC_STATES = ["ok", "limited", "unreachable"] as const;
+export type RpcState = (typeof RPC_STATES)[number];
+const isRpcState = (value: unknown): value is RpcState => RPC_STATES.includes(value as RpcState);
 
 type Row = Record<string, unknown>;
 export type Query = (text: string, params: unknown[]) => Promise<Row[]>;
@@ -84,20 +93,43 @@ export type RecordOutcome =
   /** Its request already has its transaction (paid twice with one reference). */
   | { outcome: "not_open"; reference: string };
 
+/** A request the watcher looks up by its reference. */
+export interface LookupTarget {
+  reference: string;
+  expiresAt: Date;
+}
+
+/** What a transaction under a reference was judged to be, when it credits nothing. */
+type JudgedOutcome = "failed" | "no_payment" | "set_aside";
+
+/** A transaction the watcher could not judge, set aside for the operator. */
+export interface SetAsideTransaction {
+  signature: string;
+  reference: string;
+  detail: string;
+  /** ISO 8601. */
+  judgedAt: string;
+}
+
 /** The deployment's one watcher's right to write (docs/design.md#8); lost when its connection is. */
 export interface WatcherLease {
-  /** The newest signature processed for the token account, or null before the first. */
-  cursor(): Promise<string | null>;
-  /** Records what the transaction did to its request and moves the cursor to it, in one commit. */
+  /** Up to `limit` waiting requests of this mint and recipient, least recently looked up first. */
+  dueLookups(limit: number): Promise<LookupTarget[]>;
+  /** The request that ended unpaid after `since` and was looked up longest ago: the heartbeat's. */
+  endedUnpaid(since: Date): Promise<LookupTarget | null>;
+  /** Which of these signatures are already settled: credited to a request, or judged to credit nothing. */
+  known(signatures: readonly string[]): Promise<Set<string>>;
+  /** Records what the transaction did to its request, in one commit with its notification. */
   record(transfer: ObservedTransfer, now: Date): Promise<RecordOutcome>;
-  /** Moves the cursor past a transaction that credits nothing (failed, or no payment). */
-  skip(signature: string, now: Date): Promise<void>;
-  /** Marks the requests still waiting whose end is before `cutoff` expired; returns their references. */
-  expire(cutoff: Date): Promise<string[]>;
-  /** When the oldest request still waiting for this mint and recipient was created. */
-  earliestWaiting(): Promise<Date | null>;
-  /** Tells every instance whether the chain can be reached. */
-  setRpcOk(ok: boolean, now: Date): Promise<void>;
+  /** Records a transaction under `reference` that credits nothing, so that it is never fetched again. */
+  judged(signature: string, reference: string, outcome: JudgedOutcome, detail: string | null, now: Date): Promise<void>;
+  /**
+   * Notes a lookup of `reference` that started at `startedAt`; when it found nothing to wait for and
+   * started after `expireBefore`, a request still waiting that ended before it expires. True if it did.
+   */
+  lookedUp(reference: string, startedAt: Date, expireBefore: Date | null): Promise<boolean>;
+  /** Tells every instance how the chain answers. */
+  setRpcState(state: RpcState, now: Date): Promise<void>;
   /** Whether the lease is still held (false once its connection is lost). */
   isHeld(): boolean;
   /** Fires once, when the lease is lost. */
@@ -136,12 +168,14 @@ export interface PaymentStore {
   latest(limit: number): Promise<StoredPayment[]>;
   /** Hides or shows every payment of a name, with its audit row, in one statement. */
   moderatePatron(request: PatronModeration): Promise<PatronModerationOutcome>;
-  /** The watcher's last word on the chain for this token account (true before any). */
-  rpcOk(tokenAccount: string): Promise<boolean>;
+  /** The newest transactions the watcher set aside, unjudged, newest first, for the operator console. */
+  setAside(limit: number): Promise<SetAsideTransaction[]>;
+  /** The watcher's last word on the chain for this token account ("ok" before any). */
+  rpcState(tokenAccount: string): Promise<RpcState>;
   /** Every outcome committed by any instance's watcher: the reference. Returns unsubscribe. */
   onOutcome(listener: (reference: string) => void): () => void;
   /** The watcher's view of the chain when it changes, from any instance. Returns unsubscribe. */
-  onWatcherHealth(listener: (tokenAccount: string, rpcOk: boolean) => void): () => void;
+  onWatcherHealth(listener: (tokenAccount: string, rpcState: RpcState) => void): () => void;
   /** The watcher's lease for this account, or null while another instance (or watcher) holds it. */
   claimWatcher(account: WatchedAccount): Promise<WatcherLease | null>;
 }
@@ -197,15 +231,39 @@ const MODERATE_PATRON_SQL = `WITH changed AS (
 SELECT (SELECT count(*) FROM changed)::integer AS changed,
   EXISTS (SELECT 1 FROM payments WHERE name_key = $1::text) AS known`;
 
-const RPC_OK_SQL = "SELECT rpc_ok FROM payment_watcher WHERE token_account = $1::text";
-const CURSOR_SQL = "SELECT last_signature FROM payment_watcher WHERE token_account = $1::text";
-const MOVE_CURSOR_SQL = `INSERT INTO payment_watcher (token_account, last_signature, updated_at)
-VALUES ($1::text, $2::text, $3::timestamptz)
-ON CONFLICT (token_account) DO UPDATE SET last_signature = excluded.last_signature, updated_at = excluded.updated_at`;
-const SET_RPC_OK_SQL = `INSERT INTO payment_watcher (token_account, rpc_ok, updated_at)
-VALUES ($1::text, $2::boolean, $3::timestamptz)
-ON CONFLICT (token_account) DO UPDATE SET rpc_ok = excluded.rpc_ok, updated_at = excluded.updated_at`;
+const RPC_STATE_SQL = "SELECT rpc_state FROM payment_watcher WHERE token_account = $1::text";
+/** rpc_ok too, for an instance of the release before still running during a rolling deploy. */
+const SET_RPC_STATE_SQL = `INSERT INTO payment_watcher (token_account, rpc_state, rpc_ok, updated_at)
+VALUES ($1::text, $2::text, $2::text <> 'unreachable', $3::timestamptz)
+ON CONFLICT (token_account) DO UPDATE
+SET rpc_state = excluded.rpc_state, rpc_ok = excluded.rpc_ok, updated_at = excluded.updated_at`;
 const NOTIFY_SQL = "SELECT pg_notify($1::text, $2::text)";
+const SET_ASIDE_SQL = `SELECT signature, reference, detail, ${utc("judged_at")} AS judged_at
+FROM payment_transactions WHERE outcome = 'set_aside' ORDER BY judged_at DESC, signature LIMIT $1::integer`;
+
+/** $1 mint, $2 recipient, $3 limit. */
+const DUE_LOOKUPS_SQL = `SELECT reference, ${utc("expires_at")} AS expires_at FROM payments
+WHERE status = 'waiting' AND mint = $1::text AND recipient = $2::text
+ORDER BY looked_up_at NULLS FIRST, id
+LIMIT $3::integer`;
+/** $1 mint, $2 recipient, $3 the earliest end. */
+const ENDED_UNPAID_SQL = `SELECT reference, ${utc("expires_at")} AS expires_at FROM payments
+WHERE status = 'expired' AND signature IS NULL AND expires_at >= $3::timestamptz AND mint = $1::text AND recipient = $2::text
+ORDER BY looked_up_at NULLS FIRST, id
+LIMIT 1`;
+/** $1 JSON array of signatures. */
+const KNOWN_SQL = `WITH wanted AS (SELECT json_array_elements_text($1::text::json) AS signature)
+SELECT w.signature FROM wanted w
+WHERE EXISTS (SELECT 1 FROM payments p WHERE p.signature = w.signature)
+  OR EXISTS (SELECT 1 FROM payment_transactions t WHERE t.signature = w.signature)`;
+const JUDGED_SQL = `INSERT INTO payment_transactions (signature, reference, outcome, detail, judged_at)
+VALUES ($1::text, $2::text, $3::text, $4::text, $5::timestamptz)
+ON CONFLICT (signature) DO NOTHING`;
+const LOOKED_UP_SQL = "UPDATE payments SET looked_up_at = $2::timestamptz WHERE reference = $1::text";
+/** $1 reference, $2 the end before which the request, still waiting, expires. */
+const EXPIRE_SQL = `UPDATE payments SET status = 'expired'
+WHERE reference = $1::text AND status = 'waiting' AND expires_at < $2::timestamptz
+RETURNING reference`;
 
 const SIGNATURE_RECORDED_SQL = "SELECT reference FROM payments WHERE signature = $1::text";
 /** $1 JSON array of account keys; locked, so two recordings of one request queue. */
@@ -218,15 +276,6 @@ const SETTLE_SQL = `UPDATE payments
 SET status = $2::text, signature = $3::text, amount_received = $4::numeric, confirmed_at = $5::timestamptz
 WHERE reference = $1::text
 RETURNING ${PAYMENT_COLUMNS}`;
-/** At most 1,000 a sweep; the next sweep takes the rest. */
-const EXPIRE_SQL = `WITH expired AS (
-  UPDATE payments SET status = 'expired'
-  WHERE id IN (SELECT id FROM payments WHERE status = 'waiting' AND expires_at < $1::timestamptz ORDER BY expires_at LIMIT 1000)
-  RETURNING reference
-)
-SELECT reference, pg_notify('${PAYMENT_OUTCOMES_CHANNEL}', reference) FROM expired`;
-const EARLIEST_WAITING_SQL = `SELECT ${utc("min(created_at)")} AS created_at FROM payments
-WHERE status = 'waiting' AND mint = $1::text AND recipient = $2::text`;
 
 function nullableText(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
@@ -256,7 +305,7 @@ function toStoredPayment(row: Row | undefined): StoredPayment {
 /** The listeners of the payments' notifications, and the delivery of one to them. */
 export function createPaymentNotices(logger: Logger) {
   const outcomeListeners = new Set<(reference: string) => void>();
-  const healthListeners = new Set<(tokenAccount: string, rpcOk: boolean) => void>();
+  const healthListeners = new Set<(tokenAccount: string, rpcState: RpcState) => void>();
   return {
     deliver(channel: string, payload: string): void {
       if (channel === PAYMENT_OUTCOMES_CHANNEL) {
@@ -264,9 +313,9 @@ export function createPaymentNotices(logger: Logger) {
         return;
       }
       try {
-        const { tokenAccount, rpcOk } = JSON.parse(payload) as { tokenAccount: unknown; rpcOk: unknown };
-        if (typeof tokenAccount !== "string" || typeof rpcOk !== "boolean") throw new Error("bad fields");
-        for (const listener of healthListeners) listener(tokenAccount, rpcOk);
+        const { tokenAccount, rpcState } = JSON.parse(payload) as { tokenAccount: unknown; rpcState: unknown };
+        if (typeof tokenAccount !== "string" || !isRpcState(rpcState)) throw new Error("bad fields");
+        for (const listener of healthListeners) listener(tokenAccount, rpcState);
       } catch {
         logger.error({ payload }, "unreadable payment watcher notification");
       }
@@ -275,7 +324,7 @@ export function createPaymentNotices(logger: Logger) {
       outcomeListeners.add(listener);
       return () => void outcomeListeners.delete(listener);
     },
-    onWatcherHealth(listener: (tokenAccount: string, rpcOk: boolean) => void) {
+    onWatcherHealth(listener: (tokenAccount: string, rpcState: RpcState) => void) {
       healthListeners.add(listener);
       return () => void healthListeners.delete(listener);
     },
@@ -288,23 +337,34 @@ export function createPaymentNotices(logger: Logger) {
 
 type PaymentNotices = ReturnType<typeof createPaymentNotices>;
 
+const toTarget = (row: Row): LookupTarget => ({
+  reference: String(row.reference),
+  expiresAt: new Date(String(row.expires_at)),
+});
+
 function createLease(connection: LeaseConnection, account: WatchedAccount): WatcherLease {
   const { tokenAccount, mint, recipient } = account;
-  const moveCursor = (query: Query, signature: string, now: Date) =>
-    query(MOVE_CURSOR_SQL, [tokenAccount, signature, now.toISOString()]);
   return {
-    async cursor() {
+    async dueLookups(limit) {
       return connection.transaction(async (query) =>
-        nullableText((await query(CURSOR_SQL, [tokenAccount]))[0]?.last_signature),
+        (await query(DUE_LOOKUPS_SQL, [mint, recipient, limit])).map(toTarget),
       );
+    },
+    async endedUnpaid(since) {
+      const row = await connection.transaction(
+        async (query) => (await query(ENDED_UNPAID_SQL, [mint, recipient, since.toISOString()]))[0],
+      );
+      return row ? toTarget(row) : null;
+    },
+    async known(signatures) {
+      if (signatures.length === 0) return new Set();
+      const rows = await connection.transaction((query) => query(KNOWN_SQL, [JSON.stringify(signatures)]));
+      return new Set(rows.map((row) => String(row.signature)));
     },
     async record(transfer, now) {
       return connection.transaction(async (query): Promise<RecordOutcome> => {
         const recordedFor = (await query(SIGNATURE_RECORDED_SQL, [transfer.signature]))[0];
-        if (recordedFor) {
-          await moveCursor(query, transfer.signature, now);
-          return { outcome: "already_recorded", reference: String(recordedFor.reference) };
-        }
+        if (recordedFor) return { outcome: "already_recorded", reference: String(recordedFor.reference) };
         const blockTime = transfer.blockTime ?? now;
         const candidates = await query(CANDIDATES_SQL, [
           JSON.stringify(transfer.accountKeys),
@@ -312,7 +372,6 @@ function createLease(connection: LeaseConnection, account: WatchedAccount): Watc
           recipient,
           blockTime.toISOString(),
         ]);
-        await moveCursor(query, transfer.signature, now);
         if (candidates.length === 0) return { outcome: "unknown_reference" };
         // One signature credits one request: the oldest open one among its references.
         const open = candidates.find(
@@ -342,24 +401,24 @@ function createLease(connection: LeaseConnection, account: WatchedAccount): Watc
         return { outcome, payment: settled };
       });
     },
-    async skip(signature, now) {
-      await connection.transaction((query) => moveCursor(query, signature, now));
-    },
-    async expire(cutoff) {
-      return connection.transaction(async (query) =>
-        (await query(EXPIRE_SQL, [cutoff.toISOString()])).map((row) => String(row.reference)),
+    async judged(signature, reference, outcome, detail, now) {
+      await connection.transaction((query) =>
+        query(JUDGED_SQL, [signature, reference, outcome, detail, now.toISOString()]),
       );
     },
-    async earliestWaiting() {
-      const value = await connection.transaction(
-        async (query) => (await query(EARLIEST_WAITING_SQL, [mint, recipient]))[0]?.created_at,
-      );
-      return value === null || value === undefined ? null : new Date(String(value));
+    async lookedUp(reference, startedAt, expireBefore) {
+      return connection.transaction(async (query) => {
+        await query(LOOKED_UP_SQL, [reference, startedAt.toISOString()]);
+        if (expireBefore === null) return false;
+        const expired = (await query(EXPIRE_SQL, [reference, expireBefore.toISOString()])).length > 0;
+        if (expired) await query(NOTIFY_SQL, [PAYMENT_OUTCOMES_CHANNEL, reference]);
+        return expired;
+      });
     },
-    async setRpcOk(ok, now) {
+    async setRpcState(state, now) {
       await connection.transaction(async (query) => {
-        await query(SET_RPC_OK_SQL, [tokenAccount, ok, now.toISOString()]);
-        await query(NOTIFY_SQL, [PAYMENT_WATCHER_CHANNEL, JSON.stringify({ tokenAccount, rpcOk: ok })]);
+        await query(SET_RPC_STATE_SQL, [tokenAccount, state, now.toISOString()]);
+        await query(NOTIFY_SQL, [PAYMENT_WATCHER_CHANNEL, JSON.stringify({ tokenAccount, rpcState: state })]);
       });
     },
     isHeld: () => connection.isHeld(),
@@ -410,9 +469,17 @@ export function createPaymentStore(backend: PaymentBackend, notices: PaymentNoti
       if (changed > 0) return { outcome: "done", payments: changed };
       return { outcome: row?.known === true ? "unchanged" : "no_such_patron" };
     },
-    async rpcOk(tokenAccount) {
-      const row = (await query(RPC_OK_SQL, [tokenAccount]))[0];
-      return row ? row.rpc_ok === true : true;
+    async setAside(limit) {
+      return (await query(SET_ASIDE_SQL, [limit])).map((row) => ({
+        signature: String(row.signature),
+        reference: String(row.reference),
+        detail: String(row.detail ?? ""),
+        judgedAt: String(row.judged_at),
+      }));
+    },
+    async rpcState(tokenAccount) {
+      const state = (await query(RPC_STATE_SQL, [tokenAccount]))[0]?.rpc_state;
+      return isRpcState(state) ? state : "ok";
     },
     onOutcome: notices.onOutcome,
     onWatcherHealth: notices.onWatcherHealth,

@@ -44,6 +44,8 @@ interface Shop {
   logs: Record<string, unknown>[];
   /** Requests a Deluxe payment for `name` and, unless `pay` is false, pays it in full and waits for the confirmation. */
   buy(name: string | null, pay?: boolean): Promise<{ reference: string; signature: string | null }>;
+  /** Requests a Deluxe payment and pays it, the chain's answer for it poisoned (a block time no block has); its signature. */
+  buyPoisoned(): Promise<{ reference: string; signature: string }>;
 }
 
 async function openShop(location: TestLocation, options: { payments?: boolean } = {}): Promise<Shop> {
@@ -62,6 +64,23 @@ async function openShop(location: TestLocation, options: { payments?: boolean } 
   const url = service.httpUrl;
   const payer = await local.chain.wallet();
   await local.chain.mintTo(local.mint, payer.address, 10n ** 15n);
+  const request = async (name: string | null) => {
+    const response = await fetch(`${url}/payments`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ tierId: String(DELUXE?.id), name }),
+    });
+    expect(response.status).toBe(201);
+    return ((await response.json()) as CreatedPayment).reference;
+  };
+  const pay = (reference: string) =>
+    local.chain.pay({
+      payer,
+      recipient: local.recipient,
+      mint: local.mint,
+      amount: BigInt(DELUXE?.price ?? 0) * 10n ** BigInt(DECIMALS),
+      references: [reference as Address],
+    });
   return {
     service,
     url,
@@ -69,22 +88,15 @@ async function openShop(location: TestLocation, options: { payments?: boolean } 
     advance: (ms) => {
       clock.offsetMs += ms;
     },
-    async buy(name, pay = true) {
-      const response = await fetch(`${url}/payments`, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ tierId: String(DELUXE?.id), name }),
-      });
-      expect(response.status).toBe(201);
-      const { reference } = (await response.json()) as CreatedPayment;
-      if (!pay) return { reference, signature: null };
-      const signature = await local.chain.pay({
-        payer,
-        recipient: local.recipient,
-        mint: local.mint,
-        amount: BigInt(DELUXE?.price ?? 0) * 10n ** BigInt(DECIMALS),
-        references: [reference as Address],
-      });
+    async buyPoisoned() {
+      const reference = await request(null);
+      local.rpc.tamper(reference, (answer) => ({ ...answer, blockTime: 9e15 }));
+      return { reference, signature: await pay(reference) };
+    },
+    async buy(name, andPay = true) {
+      const reference = await request(name);
+      if (!andPay) return { reference, signature: null };
+      const signature = await pay(reference);
       await waitFor("the confirmation", async () => {
         const body = (await (await fetch(`${url}/payments/${reference}`)).json()) as { status: string };
         return body.status === "confirmed";
@@ -225,6 +237,24 @@ describe.each(BACKENDS)("patron moderation on %s", (backend) => {
     expect(notHidden.headers.get("location")).toBe("/admin?done=patron_not_hidden");
     shop.advance(5_000);
     expect(await patronNames(shop)).toEqual(["Mr. Nobody", "Ms. Somebody"]);
+  });
+
+  it("lists a transaction the watcher set aside, with why, above the payments, until then waiting", async () => {
+    const shop = await openAvailableShop(location);
+    const cookie = await signIn(shop);
+    expect(await consoleHtml(shop, cookie)).not.toContain('<table id="set-aside">');
+    const { reference, signature } = await shop.buyPoisoned();
+    await waitFor("the transaction set aside", async () => (await consoleHtml(shop, cookie)).includes("set-aside-"));
+    const page = await consoleHtml(shop, cookie);
+    const table = page.match(/<table id="set-aside">.*?<\/table>/)?.[0] ?? "";
+    expect(table).toContain("<caption>Transactions set aside: the watcher could not judge them");
+    expect(table).toContain(`title="${signature}">${signature.slice(0, 6)}…${signature.slice(-6)}</a>`);
+    expect(table).toContain(`<td id="set-aside-${signature}">${reference}</td>`);
+    expect(table).toContain("<td>blockTime 9000000000000000 is no time a block was made</td>");
+    expect(page.indexOf('<table id="set-aside">')).toBeLessThan(page.indexOf("<caption>The newest"));
+    const status = (await (await fetch(`${shop.url}/payments/${reference}`)).json()) as { status: string };
+    expect(status.status).toBe("waiting");
+    expect(shop.logs.filter((line) => line.msg === "a transaction that cannot be judged")).toHaveLength(1);
   });
 
   it("refuses a patron action without a session (401) and from another origin (403), changing nothing", async () => {

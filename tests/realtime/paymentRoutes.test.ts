@@ -372,6 +372,8 @@ it("stops at once while a call to the RPC hangs, rather than after its deadline"
   await waitAvailable(shop);
   const listings = shop.rpc.calls.get("getSignaturesForAddress") ?? 0;
   shop.rpc.failNext(1, { hang: true }, "getSignaturesForAddress");
+  // The watcher calls the chain for a waiting request: the lookup of its reference hangs.
+  expect((await shop.post({ tierId: "1" })).status).toBe(201);
   await waitFor("the hung listing", () => (shop.rpc.calls.get("getSignaturesForAddress") ?? 0) > listings);
   const started = performance.now();
   await shop.service.stop();

@@ -1,18 +1,27 @@
 /**
- * The payment watcher against a local chain (docs/design.md#8): real signed transfers executed by
- * LiteSVM's Token and Token-2022 programs, read back through the JSON-RPC server as a public RPC
- * would serve them, judged and recorded on PostgreSQL and on PGlite. The watcher is stepped by the
- * test; one clock is the service's time and the chain's block time.
+ * The payment watcher against a local chain (docs/realtime.md, "Payments"): real signed transfers
+ * executed by LiteSVM's Token and Token-2022 programs, read back through the JSON-RPC server as a
+ * public RPC would serve them, found by their request's reference, judged and recorded on
+ * PostgreSQL and on PGlite. The watcher is stepped by the test; one clock is the service's time and
+ * the chain's block time.
  */
 import { type Address, generateKeyPairSigner } from "@solana/kit";
 import { beforeEach, describe, expect, it } from "vitest";
-import { EXPIRY_GRACE_MS, MAX_BACKOFF_MS, RPC_UNHEALTHY_AFTER_MS } from "../../realtime/payments/watcher.ts";
+import {
+  EXPIRY_GRACE_MS,
+  HEARTBEAT_MS,
+  LOOKUPS_PER_POLL,
+  MAX_BACKOFF_MS,
+  MAX_JUDGE_TRIES,
+} from "../../realtime/payments/watcher.ts";
+import type { RpcState } from "../../realtime/storage/payments.ts";
 import {
   openPaymentBench,
   type PaymentBench,
   POLL_MS,
   REQUEST_MINUTES,
   RPC_TIMEOUT_MS,
+  UNREACHABLE_AFTER_MS,
 } from "./support/paymentBench.ts";
 import {
   BACKENDS,
@@ -34,6 +43,14 @@ function calls(bench: PaymentBench) {
   return Object.fromEntries(bench.rpc.calls);
 }
 
+/** Steps the watcher `polls` times, POLL_MS apart on the bench's clock. */
+async function idle(bench: PaymentBench, polls: number) {
+  for (let poll = 0; poll < polls; poll++) {
+    bench.clock.ms += POLL_MS;
+    await bench.step();
+  }
+}
+
 describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
   let location: TestLocation;
 
@@ -48,7 +65,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     return bench;
   }
 
-  it("confirms an exact payment once, records its signature and amount, and tells every listener", async () => {
+  it("confirms an exact payment found by its reference once, tells every listener, then looks it up no more", async () => {
     const bench = await started();
     const heard: string[] = [];
     bench.store.payments.onOutcome((reference) => heard.push(reference));
@@ -56,7 +73,9 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     const payer = await bench.payer();
     const signature = await bench.pay(payer, PRICE, [reference]);
 
+    bench.rpc.resetCalls();
     expect(await bench.step()).toBe(POLL_MS);
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 1 });
     expect(await bench.find(reference)).toMatchObject({
       status: "confirmed",
       signature,
@@ -66,11 +85,10 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     await waitFor("the outcome's notification", () => heard.includes(reference));
     expect(await bench.chain.balance(bench.recipient, bench.mint)).toBe(PRICE);
 
-    // Seen again on the next polls: nothing more is fetched or credited.
+    // Confirmed, it is no longer looked up: nothing more is fetched or credited.
     bench.rpc.resetCalls();
-    await bench.step();
-    await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2 });
+    await idle(bench, 5);
+    expect(calls(bench)).toEqual({});
     expect(await outcomeCount(bench, "confirmed")).toBe(1);
     expect(heard).toEqual([reference]);
   });
@@ -94,15 +112,10 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       signature: underSignature,
       amountReceived: PRICE - 1n,
     });
-
-    // A second transfer for the underpaid request credits nothing: the request has its transaction.
-    await pay(under, 1n);
-    await bench.step();
-    expect((await bench.find(under)).status).toBe("underpaid");
-    expect(await outcomeCount(bench, "not_open")).toBe(1);
+    expect(await outcomeCount(bench, "underpaid")).toBe(1);
   });
 
-  it("ignores a transfer of another mint, one to another wallet and one that failed on chain, then confirms the right one", async () => {
+  it("judges once a transfer of another mint, one to another wallet and one that failed on chain, then confirms the right one", async () => {
     const bench = await started();
     const reference = await bench.request({ price: PRICE });
     const payer = await bench.payer();
@@ -115,11 +128,12 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     await bench.chain.pay({ payer, recipient: otherWallet, mint: bench.mint, amount: PRICE, references });
     bench.rpc.resetCalls();
     await bench.step();
-    // Neither touched the recipient's token account for the mint: nothing to fetch.
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
+    // Both carry the reference, neither paid the recipient's token account for the mint.
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 2 });
     expect((await bench.find(reference)).status).toBe("waiting");
+    expect(await outcomeCount(bench, "no_payment")).toBe(2);
 
-    // Wrong decimals: TransferChecked fails on chain, though the transaction is in the account's history.
+    // Wrong decimals: TransferChecked fails on chain; its listing says so, and nothing is fetched.
     await bench.pay(payer, PRICE, references, 2);
     expect(bench.chain.executed.at(-1)?.meta?.err).toEqual({ InstructionError: [1, { Custom: 18 }] });
     bench.rpc.resetCalls();
@@ -127,6 +141,11 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
     expect((await bench.find(reference)).status).toBe("waiting");
     expect(await outcomeCount(bench, "failed")).toBe(1);
+
+    // Each was judged once: the next lookups list them and fetch none.
+    bench.rpc.resetCalls();
+    await bench.step();
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
 
     const signature = await bench.pay(payer, PRICE, references);
     await bench.step();
@@ -145,80 +164,77 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     expect(await bench.find(reference)).toMatchObject({ status: "confirmed", signature, amountReceived: price });
   });
 
-  it("lets one signature credit one request only, even offered for two or read twice", async () => {
+  it("lets one signature credit one request only, even listed under two references and looked up by a new watcher", async () => {
     const bench = await started();
     const payer = await bench.payer();
-    const stranger = (await generateKeyPairSigner()).address;
-    const before = await bench.pay(payer, 1n, [stranger]);
-    await bench.step();
     const first = await bench.request({ price: PRICE });
     const second = await bench.request({ price: PRICE });
     // One transfer carrying both references, paying both prices.
     const signature = await bench.pay(payer, 2n * PRICE, [second, first]);
+    bench.rpc.resetCalls();
     await bench.step();
+    // Fetched once, under the first reference looked up; the second lists it as already credited.
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2, getTransaction: 1 });
     expect(await bench.find(first)).toMatchObject({ status: "confirmed", signature });
     expect(await bench.find(second)).toMatchObject({ status: "waiting", signature: null });
 
-    // The cursor rewound (a lost write, an operator's repair): another watcher reads the transfer
-    // again, and it credits nothing more.
+    // Another watcher takes over: the second request is looked up again and the transfer credits nothing more.
     await bench.watcher.stop();
-    const lease = await bench.store.payments.claimWatcher({
-      tokenAccount: bench.info.tokenAccount,
-      mint: bench.mint,
-      recipient: bench.recipient,
-    });
-    if (!lease) throw new Error("no lease");
-    await lease.skip(before, new Date(bench.clock.ms));
-    await lease.release();
     const next = bench.spawnWatcher();
     expect(await next.step()).toBe(0);
     bench.rpc.resetCalls();
     await next.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 1 });
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
     expect(await bench.find(first)).toMatchObject({ status: "confirmed", signature });
     expect(await bench.find(second)).toMatchObject({ status: "waiting", signature: null });
-    expect(await outcomeCount(bench, "already_recorded")).toBe(1);
     expect(await outcomeCount(bench, "confirmed")).toBe(1);
   });
 
-  it("ignores a transfer whose reference is no request of ours, and moves past it", async () => {
-    const bench = await started();
-    const payer = await bench.payer();
-    const stranger = (await generateKeyPairSigner()).address;
-    await bench.pay(payer, PRICE, [stranger]);
-    await bench.step();
-    expect(await outcomeCount(bench, "unknown_reference")).toBe(1);
-    bench.rpc.resetCalls();
-    await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
-  });
-
-  it("expires a request a minute after its end, records a payment after the end without confirming it, and confirms one made in time but seen late", async () => {
+  it("expires a request only after a lookup that started a minute past its end found nothing", async () => {
     const bench = await started();
     const heard: string[] = [];
     bench.store.payments.onOutcome((reference) => heard.push(reference));
     const unpaid = await bench.request({ price: PRICE });
-    const late = await bench.request({ price: PRICE });
-    const seenLate = await bench.request({ price: PRICE });
     const end = bench.clock.ms + REQUEST_MINUTES * 60_000;
 
     bench.clock.ms = end + EXPIRY_GRACE_MS - 1;
     await bench.step();
     expect((await bench.find(unpaid)).status).toBe("waiting");
 
+    // The lookup after the grace fails: the request waits for one that answers.
     bench.clock.ms = end + EXPIRY_GRACE_MS + 1;
+    bench.rpc.failNext(1, { status: 503 }, "getSignaturesForAddress");
     await bench.step();
-    for (const reference of [unpaid, late, seenLate]) expect((await bench.find(reference)).status).toBe("expired");
-    await waitFor("the expiries' notifications", () => heard.length === 3);
+    expect((await bench.find(unpaid)).status).toBe("waiting");
 
+    bench.rpc.resetCalls();
+    await bench.step();
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
+    expect((await bench.find(unpaid)).status).toBe("expired");
+    await waitFor("the expiry's notification", () => heard.includes(unpaid));
+    expect(await outcomeCount(bench, "expired")).toBe(1);
+  });
+
+  it("notices late payments by a heartbeat a minute: one after the end is recorded unconfirmed, one made in time is confirmed", async () => {
+    const bench = await started();
+    const late = await bench.request({ price: PRICE });
+    const seenLate = await bench.request({ price: PRICE });
+    const end = bench.clock.ms + REQUEST_MINUTES * 60_000;
     const payer = await bench.payer();
-    const lateSignature = await bench.pay(payer, PRICE, [late]);
-    // A block time before the end, though the watcher reads it only now (a lagging RPC node).
-    const now = bench.clock.ms;
+    // A block time before the end, though the RPC lists it only after the expiry (a lagging node).
     bench.clock.ms = end - 1_000;
     const inTimeSignature = await bench.pay(payer, PRICE, [seenLate]);
-    bench.clock.ms = now;
+    bench.rpc.hide(inTimeSignature);
+    bench.clock.ms = end + EXPIRY_GRACE_MS + 1;
     await bench.step();
+    for (const reference of [late, seenLate]) expect((await bench.find(reference)).status).toBe("expired");
+
+    const lateSignature = await bench.pay(payer, PRICE, [late]);
+    bench.rpc.show(inTimeSignature);
+    // Nothing waits: one lookup a minute, each of the ended requests in turn.
+    bench.rpc.resetCalls();
+    await idle(bench, 2 * (HEARTBEAT_MS / POLL_MS));
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2, getTransaction: 2 });
     expect(await bench.find(late)).toMatchObject({
       status: "expired",
       signature: lateSignature,
@@ -226,67 +242,24 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     });
     expect(await bench.find(seenLate)).toMatchObject({ status: "confirmed", signature: inTimeSignature });
     expect(await outcomeCount(bench, "late")).toBe(1);
-    expect(await outcomeCount(bench, "expired")).toBe(3);
+    expect(await outcomeCount(bench, "expired")).toBe(2);
   });
 
-  it("backs off through 429 (as Retry-After asks), 500, a hung call and a refused connection, then confirms the payment once", async () => {
-    const bench = await started();
-    const healthHeard: boolean[] = [];
-    bench.store.payments.onWatcherHealth((_account, ok) => healthHeard.push(ok));
-    const reference = await bench.request({ price: PRICE });
-    const payer = await bench.payer();
-    const signature = await bench.pay(payer, PRICE, [reference]);
-
-    bench.rpc.failNext(1, { status: 429, retryAfter: "7" });
-    expect(await bench.step()).toBe(7_000);
-    bench.rpc.failNext(1, { status: 429 });
-    expect(await bench.step()).toBe(4 * POLL_MS);
-    // The listing answers, the transaction's fetch fails: the cursor stays before it.
-    bench.rpc.failNext(1, { status: 503 }, "getTransaction");
-    expect(await bench.step()).toBe(8 * POLL_MS);
-    expect((await bench.find(reference)).status).toBe("waiting");
-
-    bench.rpc.failNext(1, { hang: true }, "getTransaction");
-    const hung = bench.step();
-    await waitFor(
-      "the hung call",
-      () => bench.timers.pendingDelays().includes(RPC_TIMEOUT_MS) && bench.rpc.calls.get("getTransaction") === 2,
-    );
-    expect(bench.timers.fireSetFor(RPC_TIMEOUT_MS)).toBe(1);
-    expect(await hung).toBe(16 * POLL_MS);
-
-    bench.clock.ms += RPC_UNHEALTHY_AFTER_MS;
-    await bench.rpc.refuse();
-    // The fifth failure in a row: POLL_MS x 2^5 is past the cap.
-    expect(await bench.step()).toBe(MAX_BACKOFF_MS);
-    expect(await bench.store.payments.rpcOk(bench.info.tokenAccount)).toBe(false);
-    for (let failures = 0; failures < 3; failures++) expect(await bench.step()).toBe(MAX_BACKOFF_MS);
-    await bench.rpc.accept();
-
-    expect(await bench.step()).toBe(POLL_MS);
-    expect(await bench.find(reference)).toMatchObject({ status: "confirmed", signature });
-    expect(await bench.store.payments.rpcOk(bench.info.tokenAccount)).toBe(true);
-    await waitFor("both changes of the chain's state", () => healthHeard.length === 2);
-    expect(healthHeard).toEqual([false, true]);
-    expect(await outcomeCount(bench, "confirmed")).toBe(1);
-    const errors = await bench.metrics.paymentRpcErrors.get();
-    expect(
-      Object.fromEntries(errors.values.map((value) => [`${value.labels.method} ${value.labels.kind}`, value.value])),
-    ).toEqual({
-      "getSignaturesForAddress rate_limited": 2,
-      "getTransaction server_error": 1,
-      "getTransaction timeout": 1,
-      "getSignaturesForAddress refused": 4,
-    });
-  });
-
-  it("costs one RPC call a poll when idle, and one more per payment", async () => {
+  it("costs no RPC call with nothing waiting and nothing ended, at most one a minute with ended requests, and two per payment", async () => {
     const bench = await started();
     const payer = await bench.payer();
     bench.rpc.resetCalls();
-    const idlePolls = 30; // a minute at the default PAYMENT_POLL_MS
-    for (let poll = 0; poll < idlePolls; poll++) await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: idlePolls });
+    const minute = HEARTBEAT_MS / POLL_MS;
+    await idle(bench, 5 * minute);
+    expect(calls(bench)).toEqual({});
+
+    const ended = await bench.request({ price: PRICE, minutes: 1 });
+    bench.clock.ms += 60_000 + EXPIRY_GRACE_MS + 1;
+    await bench.step();
+    expect((await bench.find(ended)).status).toBe("expired");
+    bench.rpc.resetCalls();
+    await idle(bench, 5 * minute);
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 5 });
 
     bench.rpc.resetCalls();
     const payments = 5;
@@ -298,48 +271,147 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     }
     expect(calls(bench)).toEqual({ getSignaturesForAddress: payments, getTransaction: payments });
     console.log(
-      `payment watcher RPC calls: idle ${(idlePolls * 60_000) / (idlePolls * POLL_MS)} a minute at PAYMENT_POLL_MS=${POLL_MS}; ` +
-        `per payment 1 getTransaction (+ the poll's getSignaturesForAddress it shares with any other new transaction)`,
+      `payment watcher RPC calls: none idle; ${HEARTBEAT_MS / 60_000} a minute with ended requests; ` +
+        `per payment 1 getSignaturesForAddress a poll while it waits, and 1 getTransaction`,
     );
   });
 
-  it("on its first poll of an account skips the history from before its requests, unread", async () => {
-    const bench = await openPaymentBench(location);
+  it(`looks up at most ${LOOKUPS_PER_POLL} requests a poll, least recently looked up first`, async () => {
+    const bench = await started();
+    const references: Address[] = [];
+    for (let made = 0; made < LOOKUPS_PER_POLL + 10; made++) references.push(await bench.request({ price: PRICE }));
     const payer = await bench.payer();
-    const stranger = (await generateKeyPairSigner()).address;
-    await bench.pay(payer, PRICE, [stranger]);
-    bench.clock.ms += 60 * 60_000;
-    expect(await bench.step()).toBe(0);
-    const reference = await bench.request({ price: PRICE });
-    const signature = await bench.pay(payer, PRICE, [reference]);
+    const last = references.at(-1) as Address;
+    const signature = await bench.pay(payer, PRICE, [last]);
     bench.rpc.resetCalls();
     await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 1 });
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: LOOKUPS_PER_POLL });
+    expect((await bench.find(last)).status).toBe("waiting");
+    bench.rpc.resetCalls();
+    await bench.step();
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: LOOKUPS_PER_POLL, getTransaction: 1 });
+    expect(await bench.find(last)).toMatchObject({ status: "confirmed", signature });
+  });
+
+  it("sets aside a transaction whose answer cannot be judged after a few tries, and confirms the others meanwhile", async () => {
+    const bench = await started();
+    const poisoned = await bench.request({ price: PRICE });
+    const healthy = await bench.request({ price: PRICE });
+    const payer = await bench.payer();
+    const poison = await bench.pay(payer, PRICE, [poisoned]);
+    bench.rpc.tamper(poison, (answer) => ({ ...answer, blockTime: 9e15 }));
+    const good = await bench.pay(payer, PRICE, [healthy]);
+
+    expect(await bench.step()).toBe(POLL_MS);
+    expect(await bench.find(healthy)).toMatchObject({ status: "confirmed", signature: good });
+    for (let tries = 1; tries < MAX_JUDGE_TRIES; tries++) {
+      expect((await bench.find(poisoned)).status).toBe("waiting");
+      expect(await bench.step()).toBe(POLL_MS);
+    }
+    expect(await bench.find(poisoned)).toMatchObject({ status: "waiting", signature: null });
+    expect(await bench.store.payments.setAside(10)).toEqual([
+      {
+        signature: poison,
+        reference: poisoned,
+        detail: "blockTime 9000000000000000 is no time a block was made",
+        judgedAt: new Date(bench.clock.ms).toISOString(),
+      },
+    ]);
+    expect((await bench.metrics.paymentSetAside.get()).values[0]?.value).toBe(1);
+    // Set aside, it is never fetched again.
+    bench.rpc.resetCalls();
+    await bench.step();
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
+    expect(await bench.store.payments.rpcState(bench.info.tokenAccount)).toBe("ok");
+  });
+
+  it("slows for a 429 without stopping purchases, calls the chain unreachable only after it failed for the set time, then confirms once", async () => {
+    const bench = await started();
+    const statesHeard: RpcState[] = [];
+    bench.store.payments.onWatcherHealth((_account, state) => statesHeard.push(state));
+    const state = () => bench.store.payments.rpcState(bench.info.tokenAccount);
+    const reference = await bench.request({ price: PRICE });
+    const payer = await bench.payer();
+    const signature = await bench.pay(payer, PRICE, [reference]);
+
+    bench.rpc.failNext(1, { status: 429, retryAfter: "7" });
+    expect(await bench.step()).toBe(7_000);
+    expect(await state()).toBe("limited");
+    bench.rpc.failNext(1, { status: 429 });
+    expect(await bench.step()).toBe(4 * POLL_MS);
+    // The listing answers, the transaction's fetch fails: nothing is recorded.
+    bench.rpc.failNext(1, { status: 503 }, "getTransaction");
+    expect(await bench.step()).toBe(8 * POLL_MS);
+    expect((await bench.find(reference)).status).toBe("waiting");
+    expect(await state()).toBe("limited");
+
+    bench.rpc.failNext(1, { hang: true }, "getTransaction");
+    const hung = bench.step();
+    await waitFor(
+      "the hung call",
+      () => bench.timers.pendingDelays().includes(RPC_TIMEOUT_MS) && bench.rpc.calls.get("getTransaction") === 2,
+    );
+    expect(bench.timers.fireSetFor(RPC_TIMEOUT_MS)).toBe(1);
+    expect(await hung).toBe(16 * POLL_MS);
+
+    await bench.rpc.refuse();
+    bench.clock.ms += UNREACHABLE_AFTER_MS - 1;
+    expect(await bench.step()).toBe(MAX_BACKOFF_MS);
+    expect(await state()).toBe("limited");
+    bench.clock.ms += 1;
+    expect(await bench.step()).toBe(MAX_BACKOFF_MS);
+    expect(await state()).toBe("unreachable");
+    for (let failures = 0; failures < 3; failures++) expect(await bench.step()).toBe(MAX_BACKOFF_MS);
+    await bench.rpc.accept();
+
+    expect(await bench.step()).toBe(POLL_MS);
     expect(await bench.find(reference)).toMatchObject({ status: "confirmed", signature });
+    expect(await state()).toBe("ok");
+    await waitFor("the three changes of the chain's state", () => statesHeard.length === 3);
+    expect(statesHeard).toEqual(["limited", "unreachable", "ok"]);
+    expect(await outcomeCount(bench, "confirmed")).toBe(1);
+    const errors = (await bench.metrics.paymentRpcErrors.get()).values;
+    // Every method and kind has its series from the start, at zero until it happens.
+    expect(errors).toHaveLength(3 * 6);
+    expect(
+      Object.fromEntries(
+        errors
+          .filter((value) => value.value > 0)
+          .map((value) => [`${value.labels.method} ${value.labels.kind}`, value.value]),
+      ),
+    ).toEqual({
+      "getSignaturesForAddress rate_limited": 2,
+      "getTransaction server_error": 1,
+      "getTransaction timeout": 1,
+      "getSignaturesForAddress refused": 5,
+    });
+    const gauge = (await bench.metrics.paymentRpcState.get()).values;
+    expect(Object.fromEntries(gauge.map((value) => [value.labels.state, value.value]))).toEqual({
+      ok: 1,
+      limited: 0,
+      unreachable: 0,
+    });
   });
 });
 
-describe("the payment watcher behind a backlog", () => {
-  it("pages through more than 1,000 new signatures and judges them oldest first", async () => {
+describe("the payment watcher beside spam on the store's token account", () => {
+  it("never reads the token account: a payment among 1,000 spam transfers and failed transactions costs two calls", async () => {
     const location = await createTestLocation("postgres");
     cleanUpAfter(() => location.remove());
     const bench = await openPaymentBench(location);
     expect(await bench.step()).toBe(0);
     const payer = await bench.payer();
     const reference = await bench.request({ price: PRICE });
-    // The request's transfer first, then 1,000 more: it sits on the second page.
+    // The request's transfer first, then 1,000 zero-value transfers and failed ones after it.
     const signature = await bench.pay(payer, PRICE, [reference]);
     const stranger = (await generateKeyPairSigner()).address;
-    for (let transfer = 0; transfer < 1_000; transfer++) {
+    for (let transfer = 0; transfer < 500; transfer++) {
       await bench.pay(payer, 1n, [stranger]);
+      await bench.pay(payer, PRICE, [stranger], 2);
     }
     bench.rpc.resetCalls();
     await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2, getTransaction: 1_001 });
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 1 });
     expect(await bench.find(reference)).toMatchObject({ status: "confirmed", signature });
-    expect(await outcomeCount(bench, "unknown_reference")).toBe(1_000);
-    bench.rpc.resetCalls();
-    await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
   });
 });

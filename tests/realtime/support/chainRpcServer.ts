@@ -54,6 +54,14 @@ export interface ChainRpcServer {
   resetCalls(): void;
   failNext(count: number, fault: ChainFault, method?: string): void;
   clearFaults(): void;
+  /** Leaves `signature` out of every listing until show(): an RPC node whose index trails the chain. */
+  hide(signature: string): void;
+  show(signature: string): void;
+  /**
+   * Answers getTransaction for `key` (a signature, or any account key: every transaction carrying
+   * that reference) with what `rewrite` makes of the true answer: a poison answer.
+   */
+  tamper(key: string, rewrite: (answer: Record<string, unknown>) => Record<string, unknown>): void;
   /** Closes the port and every open connection: calls are refused until accept(). */
   refuse(): Promise<void>;
   accept(): Promise<void>;
@@ -65,6 +73,8 @@ export async function startChainRpcServer(chain: LocalChain): Promise<ChainRpcSe
   const faults: { fault: ChainFault; method: string | undefined }[] = [];
   const sockets = new Set<Socket>();
   const hanging = new Set<ServerResponse>();
+  const hidden = new Set<string>();
+  const tampered = new Map<string, (answer: Record<string, unknown>) => Record<string, unknown>>();
 
   function signaturesFor(
     address: Address,
@@ -74,7 +84,8 @@ export async function startChainRpcServer(chain: LocalChain): Promise<ChainRpcSe
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new RpcError(-32602, "Invalid limit; max 1000");
     const touching = chain.executed.filter(
       (tx) =>
-        tx.transaction.message.accountKeys.includes(address) || tx.meta?.loadedAddresses.writable.includes(address),
+        !hidden.has(tx.signature) &&
+        (tx.transaction.message.accountKeys.includes(address) || tx.meta?.loadedAddresses.writable.includes(address)),
     );
     const newestFirst = [...touching].reverse();
     let start = 0;
@@ -113,6 +124,10 @@ export async function startChainRpcServer(chain: LocalChain): Promise<ChainRpcSe
       );
     }
     const { signature: _, ...answer } = tx;
+    const rewrite = [signature, ...tx.transaction.message.accountKeys]
+      .map((key) => tampered.get(key))
+      .find((found) => found !== undefined);
+    if (rewrite) return rewrite(answer as unknown as Record<string, unknown>);
     return answer satisfies GetTransactionApiResponseJson<0>;
   }
 
@@ -225,6 +240,9 @@ export async function startChainRpcServer(chain: LocalChain): Promise<ChainRpcSe
       for (let i = 0; i < count; i++) faults.push({ fault, method });
     },
     clearFaults: () => void faults.splice(0),
+    tamper: (key, rewrite) => void tampered.set(key, rewrite),
+    hide: (signature) => void hidden.add(signature),
+    show: (signature) => void hidden.delete(signature),
     refuse: close,
     accept: listen,
     stop: close,

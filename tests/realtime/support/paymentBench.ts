@@ -34,6 +34,8 @@ import { cleanUpAfter, openTestStore, type TestLocation, testLogger } from "./st
 
 export const RPC_TIMEOUT_MS = 5_000;
 export const POLL_MS = 2_000;
+/** The bench's PAYMENT_RPC_UNREACHABLE_AFTER_MS (the service's default is two minutes). */
+export const UNREACHABLE_AFTER_MS = 120_000;
 export const REQUEST_MINUTES = 30;
 
 export interface PaymentBench {
@@ -104,6 +106,7 @@ export async function createPaymentBench(store: StoreWithPayments, options: Benc
       chain: client,
       account: { tokenAccount: info.tokenAccount, recipient, mint },
       pollMs: POLL_MS,
+      unreachableAfterMs: UNREACHABLE_AFTER_MS,
       logger,
       metrics,
       timers,

@@ -40,6 +40,7 @@ export function paymentSettingsOver(
     mint: local.mint,
     commitment: "confirmed",
     pollMs: 100,
+    unreachableAfterMs: 120_000,
     requestMinutes: 30,
     explorerTxUrl: "https://explorer.example/tx/{signature}?cluster=local",
     rateLimit: 1_000,
