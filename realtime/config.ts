@@ -1,5 +1,5 @@
 /** Service settings, from the environment only (docs/design.md#4; docs/realtime.md lists them). */
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { choiceSetting, integerSetting, isBlank } from "./envSettings.ts";
@@ -322,6 +322,31 @@ export function checkStaticDir(staticDir: string): void {
       `STATIC_DIR: ${staticDir} holds no built site (${missing.join(" and ")} missing): run npm run build, ${noPages}`,
     );
   }
+}
+
+/**
+ * The payment address the pages in STATIC_DIR show (their tier cards' `data-payment-address`,
+ * src/components/TierCard.astro), or null when they show none.
+ */
+export function builtPaymentAddress(staticDir: string): string | null {
+  const home = readFileSync(join(staticDir, "index.html"), "utf8");
+  return /<tier-actions\b[^>]*\sdata-payment-address="([^"]*)"/.exec(home)?.[1] ?? null;
+}
+
+/**
+ * With payments on and pages served, the address a visitor sees on them must be the one the
+ * watcher watches: pages built with another PUBLIC_PAYMENT_ADDRESS (the placeholder, an old
+ * wallet) would send buyers' money where no request is ever confirmed.
+ */
+export function checkBuiltPaymentAddress(config: Pick<ServiceConfig, "staticDir" | "payments">): void {
+  if (config.staticDir === "" || !config.payments) return;
+  const built = builtPaymentAddress(config.staticDir);
+  if (built === null || built === config.payments.recipient) return;
+  throw new ServiceConfigError(
+    `PUBLIC_PAYMENT_ADDRESS is ${config.payments.recipient} for the service, but the pages in STATIC_DIR ` +
+      `(${config.staticDir}) were built with PUBLIC_PAYMENT_ADDRESS=${built}: rebuild them with the same ` +
+      "PUBLIC_PAYMENT_ADDRESS (npm run build), or the pages would show buyers an address no payment is watched at",
+  );
 }
 
 /** Settings that start the service but are likely not what the operator meant: logged as warnings. */

@@ -11,7 +11,13 @@
  */
 import type { Server } from "node:http";
 import { createSocketServer, type SocketServer } from "./auction/socketServer.ts";
-import { checkStaticDir, configWarnings, readServiceConfig, ServiceConfigError } from "./config.ts";
+import {
+  checkBuiltPaymentAddress,
+  checkStaticDir,
+  configWarnings,
+  readServiceConfig,
+  ServiceConfigError,
+} from "./config.ts";
 import { createServiceLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
 import { type Payments, startPayments } from "./payments/index.ts";
@@ -25,6 +31,7 @@ let config: ReturnType<typeof readServiceConfig>;
 try {
   config = readServiceConfig();
   checkStaticDir(config.staticDir);
+  checkBuiltPaymentAddress(config);
 } catch (error) {
   if (!(error instanceof ServiceConfigError)) throw error;
   console.error(`Configuration error: ${error.message}`);

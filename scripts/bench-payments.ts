@@ -1,6 +1,9 @@
 /**
- * From a payment's confirmation on the chain to the toast on the buyer's page (issue 22;
- * docs/design.md#8). Starts the service with payments on against a local chain (LiteSVM behind a
+ * Two measures of real purchases (docs/design.md#8). First, a payment beside spam on the store's
+ * token account: 0 transfers, 5,000 zero-amount transfers before the payment, 60,000 failed
+ * transactions after it (as an RPC lists them): the seconds from the payment to its request's
+ * "confirmed" and the service's RPC calls meanwhile, at the default PAYMENT_POLL_MS. Then, from a
+ * payment's confirmation on the chain to the toast on the buyer's page. Starts the service with payments on against a local chain (LiteSVM behind a
  * JSON-RPC server in this process: tests/e2e/support/paymentShop.ts), opens `/` in Debian's
  * Chromium, and for each payment: "Buy Nothing" on Deluxe Nothing, "Create payment request", then
  * pays on the chain with the page's reference, as a wallet would. The transaction is confirmed when
@@ -9,7 +12,7 @@
  * p50, p99 and max per `PAYMENT_POLL_MS`: the default 2,000 and 200.
  *
  * Usage: npm run bench:payments [-- --payments N]   (50 by default)
- * Needs a built site (dist/): run `npm run build` first. All traffic goes to 127.0.0.1; every wait
+ * Needs a site built with a real payment address (dist/): run `npm run build:e2e` first. All traffic goes to 127.0.0.1; every wait
  * is bounded; the service is stopped on exit.
  */
 import os from "node:os";
@@ -25,6 +28,9 @@ const POLL_INTERVALS_MS = [2_000, 200];
 const TOAST_WITHIN_MS = 10_000;
 const CONFIRMED_TOAST = "Payment Confirmed!";
 const WATCHES_PER_PAGE = 15;
+
+const SPAM_POLL_MS = 2_000;
+const CONFIRMED_WITHIN_MS = 60_000;
 
 const { values } = parseArgs({ options: { payments: { type: "string", default: "50" } } });
 const payments = Number(values.payments);
@@ -98,6 +104,54 @@ async function measure(pollMs: number): Promise<string> {
   }
 }
 
+/** One payment beside spam: made before it, or landing after it before the next poll. */
+async function paymentBesideSpam(shop: PaymentShop, spam: { before: number; failedAfter: number }): Promise<string> {
+  const created = await fetch(`${shop.origin}/payments`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ tierId: "2" }),
+  });
+  if (created.status !== 201) throw new Error(`POST /payments answered ${created.status}`);
+  const { reference } = (await created.json()) as { reference: string };
+  for (let sent = 0; sent < spam.before; sent++) await shop.spam({ amount: 0n });
+  shop.rpc.resetCalls();
+  const paidAt = performance.now();
+  await shop.pay(reference);
+  if (spam.failedAfter > 0) shop.chain.repeatFailed(await shop.spam({ fails: true }), spam.failedAfter - 1);
+  for (;;) {
+    const status = (await (await fetch(`${shop.origin}/payments/${reference}`)).json()) as { status: string };
+    if (status.status === "confirmed") break;
+    if (performance.now() - paidAt > CONFIRMED_WITHIN_MS)
+      throw new Error(`not confirmed within ${CONFIRMED_WITHIN_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const seconds = ((performance.now() - paidAt) / 1000).toFixed(2);
+  const calls = Object.fromEntries([...shop.rpc.calls].sort());
+  return `| ${spam.before.toLocaleString("en")} zero-amount before | ${spam.failedAfter.toLocaleString("en")} failed after | ${seconds} s | ${JSON.stringify(calls)} |`;
+}
+
+async function measureSpam(): Promise<string[]> {
+  const shop = await startPaymentShop({ pollMs: SPAM_POLL_MS });
+  try {
+    const rows = [
+      "| spam before the payment | spam after it | payment to confirmed | RPC calls meanwhile |",
+      "| --- | --- | --- | --- |",
+    ];
+    for (const spam of [
+      { before: 0, failedAfter: 0 },
+      { before: 5_000, failedAfter: 0 },
+      { before: 0, failedAfter: 60_000 },
+    ]) {
+      rows.push(await paymentBesideSpam(shop, spam));
+    }
+    return rows;
+  } finally {
+    await shop.stop();
+  }
+}
+
 // The figures mean little while other work runs: the load average says how quiet it was.
 console.log({ ...describeMachine(), loadAverage: os.loadavg() });
+console.log(`A payment beside spam on the store's token account, PAYMENT_POLL_MS ${SPAM_POLL_MS}:`);
+for (const row of await measureSpam()) console.log(row);
 for (const pollMs of POLL_INTERVALS_MS) console.log(await measure(pollMs));

@@ -28,6 +28,8 @@ import { createPaymentWatcher, MAX_BACKOFF_MS, type PaymentWatcher } from "./wat
 /** A wrong mint or recipient may be fixed on chain (a devnet mint created late): look again this often. */
 const SETUP_RETRY_MS = 60_000;
 const RATE_LIMIT_SWEEP_MS = 60_000;
+/** GET /payments/<reference> per client a minute: twenty pages polling every 3 s. */
+const STATUS_REQUESTS_PER_MINUTE = 400;
 
 export interface PaymentsOptions {
   config: Pick<ServiceConfig, "payments" | "allowedOrigins" | "trustProxy">;
@@ -133,6 +135,7 @@ export function startPayments(options: PaymentsOptions): Payments {
         account: { tokenAccount: info.tokenAccount, recipient: settings.recipient, mint: settings.mint },
         pollMs: settings.pollMs,
         unreachableAfterMs: settings.unreachableAfterMs,
+        retentionMs: settings.retentionDays * 24 * 60 * 60_000,
         logger: options.logger,
         metrics,
         timers,
@@ -160,7 +163,11 @@ export function startPayments(options: PaymentsOptions): Payments {
   };
   const sockets = createPaymentSockets({ store, logger, onOutcome });
   const rateLimiter = createRateLimiter(settings.rateLimit, settings.rateWindowMs);
-  const sweep = setInterval(() => rateLimiter.sweep(), RATE_LIMIT_SWEEP_MS);
+  const statusLimiter = createRateLimiter(STATUS_REQUESTS_PER_MINUTE, 60_000);
+  const sweep = setInterval(() => {
+    rateLimiter.sweep();
+    statusLimiter.sweep();
+  }, RATE_LIMIT_SWEEP_MS);
   sweep.unref();
   function available() {
     return chainInfo !== null && rpcState !== "unreachable" && store.isReady();
@@ -180,6 +187,8 @@ export function startPayments(options: PaymentsOptions): Payments {
       available,
       nameFilter: createNameFilter(),
       rateLimiter,
+      statusLimiter,
+      slow: () => rpcState === "limited",
       logger,
       metrics,
       now,

@@ -12,6 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getAddressDecoder, isAddress } from "@solana/kit";
+import { LRUCache } from "lru-cache";
 import { TIERS, type Tier } from "../../src/data/tiers.ts";
 import { checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
@@ -27,7 +28,7 @@ import {
   type PaymentsConfigBody,
 } from "../../src/lib/payments.ts";
 import { PATRONS_LIMIT, PATRONS_PATH, type PatronsBody } from "../../src/lib/verifiedPatrons.ts";
-import { clientAddress, maskAddress } from "../auction/clientAddress.ts";
+import { clientAddress, limitKey, maskAddress } from "../auction/clientAddress.ts";
 import { createCoalescer } from "../auction/coalescedReads.ts";
 import { isOriginAllowed } from "../auction/originPolicy.ts";
 import type { RateLimiter } from "../auction/rateLimiter.ts";
@@ -49,6 +50,14 @@ const PATRONS_CACHE_MS = 5_000;
 const PATRONS_CACHE_CONTROL = "public, max-age=5";
 const PREFLIGHT_MAX_AGE_S = 600;
 const REFERENCE_BYTES = 32;
+/**
+ * A request's status, read once for every asker within this: a page polls every 3 s while its
+ * socket is closed, and a flood of the same reference costs one read a second.
+ */
+const STATUS_CACHE_MS = 1_000;
+const STATUS_CACHE_ENTRIES = 10_000;
+/** With the open-request cap reached: when to ask again. */
+const BUSY_RETRY_AFTER_S = 60;
 
 /** Answers the request when its path is a payments path (the target parsed once by server.ts); false leaves it to others. */
 export type PaymentRoute = (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean;
@@ -67,7 +76,12 @@ export interface PaymentRoutesOptions extends CommonOptions {
   /** Whether a payment can be taken now (chain and database reachable). */
   available(): boolean;
   nameFilter: NameFilter;
+  /** POST /payments, per client (an IPv6 client by its /64). */
   rateLimiter: RateLimiter;
+  /** GET /payments/<reference>, per client as above: the answers a page's polling needs, and no flood. */
+  statusLimiter: RateLimiter;
+  /** Confirmations are slower than usual (the RPC provider rate limits the watcher). */
+  slow(): boolean;
   logger: Logger;
   metrics: Metrics;
   now(): number;
@@ -204,10 +218,13 @@ export function statusBody(payment: StoredPayment): PaymentStatusBody {
 }
 
 export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute {
-  const { settings, store, allowedOrigins, logger, metrics, nameFilter, rateLimiter } = options;
+  const { settings, store, allowedOrigins, logger, metrics, nameFilter, rateLimiter, statusLimiter } = options;
   const coalesce = createCoalescer();
   const referenceDecoder = getAddressDecoder();
   let patronsCache: { body: PatronsBody; at: number } | null = null;
+  const statusCache = new LRUCache<string, { body: PaymentStatusBody | null; at: number }>({
+    max: STATUS_CACHE_ENTRIES,
+  });
 
   function unavailable(res: ServerResponse) {
     refuse(res, 503, { error: "unavailable", message: PAYMENTS_UNAVAILABLE_TEXT });
@@ -240,9 +257,21 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
       return;
     }
     const address = clientAddress(req, options.trustProxy);
-    if (!rateLimiter.take(address)) {
+    if (!rateLimiter.take(limitKey(address))) {
       count("rate_limited");
       refuse(res, 429, { error: "rate_limited", message: "Too many payment requests. Try again in a few minutes." });
+      return;
+    }
+    // Counted up to the cap only: a flood never makes this read slower than the cap's rows.
+    if ((await store.countWaiting(settings.maxOpenRequests)) >= settings.maxOpenRequests) {
+      count("busy");
+      logger.warn({ cap: settings.maxOpenRequests }, "payment request refused: the open-request cap is reached");
+      refuse(
+        res,
+        503,
+        { error: "busy", message: "The shop is busy. Try again in a minute." },
+        { "Retry-After": String(BUSY_RETRY_AFTER_S) },
+      );
       return;
     }
     const { tier, name } = parsed;
@@ -282,6 +311,7 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
       tierName: tier.name,
       spins: tier.spins,
       expiresAt: stored.expiresAt,
+      ...(options.slow() ? { slow: true } : {}),
     };
     count("created");
     logger.info(
@@ -297,11 +327,25 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
     answerJson(res, 201, created);
   }
 
-  async function status(res: ServerResponse, reference: string) {
+  async function status(req: IncomingMessage, res: ServerResponse, reference: string) {
+    if (!statusLimiter.take(limitKey(clientAddress(req, options.trustProxy)))) {
+      refuse(res, 429, { error: "rate_limited", message: "Too many status requests. Try again in a minute." });
+      return;
+    }
     // Not base58 of 32 bytes: no request of ours, and no query for it.
-    const payment = isAddress(reference) ? await store.find(reference) : null;
-    if (!payment) refuse(res, 404, { error: "not_found" });
-    else answerJson(res, 200, statusBody(payment));
+    if (!isAddress(reference)) {
+      refuse(res, 404, { error: "not_found" });
+      return;
+    }
+    const at = options.now();
+    let cached = statusCache.get(reference);
+    if (!cached || at - cached.at >= STATUS_CACHE_MS || at < cached.at) {
+      const payment = await coalesce(`status ${reference}`, () => store.find(reference));
+      cached = { body: payment ? statusBody(payment) : null, at };
+      statusCache.set(reference, cached);
+    }
+    if (!cached.body) refuse(res, 404, { error: "not_found" });
+    else answerJson(res, 200, cached.body);
   }
 
   async function patrons(res: ServerResponse) {
@@ -346,12 +390,17 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
     }
     if (refuseUnlessRead(req, res)) return true;
     if (path === PAYMENTS_CONFIG_PATH) {
-      answerJson(res, 200, { enabled: true, available: options.available() } satisfies PaymentsConfigBody);
+      answerJson(res, 200, {
+        enabled: true,
+        available: options.available(),
+        ...(options.slow() ? { slow: true } : {}),
+        recipient: settings.recipient,
+      } satisfies PaymentsConfigBody);
     } else if (path === PATRONS_PATH) {
       patrons(res).catch((error: unknown) => failed(res, "reading the patrons", error));
     } else {
       const reference = path.slice(PAYMENTS_PATH.length + 1);
-      status(res, reference).catch((error: unknown) => failed(res, "reading a payment", error));
+      status(req, res, reference).catch((error: unknown) => failed(res, "reading a payment", error));
     }
     return true;
   };

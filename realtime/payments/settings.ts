@@ -25,9 +25,13 @@ export interface PaymentSettings {
   requestMinutes: number;
   /** An explorer's transaction page, `{signature}` replaced. */
   explorerTxUrl: string;
-  /** Payment requests one client address may create per rateWindowMs. */
+  /** Payment requests one client (an IPv6 client by its /64) may create per rateWindowMs. */
   rateLimit: number;
   rateWindowMs: number;
+  /** Requests waiting at once, all clients together; beyond it POST /payments answers 503 "busy". */
+  maxOpenRequests: number;
+  /** Unpaid requests are deleted this many days after they end; paid ones are records and stay. */
+  retentionDays: number;
 }
 
 export class PaymentSettingsError extends Error {
@@ -110,6 +114,8 @@ export function readPaymentSettings(env: Env): PaymentSettings | null {
     explorerTxUrl: explorerTxUrl(env.PUBLIC_EXPLORER_TX_URL),
     rateLimit: integer(env, "PAYMENT_RATE_LIMIT", 10, 1, 1_000_000),
     rateWindowMs: integer(env, "PAYMENT_RATE_WINDOW_MS", 600_000, 1, DAY_MS),
+    maxOpenRequests: integer(env, "PAYMENT_MAX_OPEN_REQUESTS", 1_000, 1, 1_000_000),
+    retentionDays: integer(env, "PAYMENT_RETENTION_DAYS", 7, 1, 3_650),
   };
 }
 

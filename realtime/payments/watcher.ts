@@ -46,6 +46,9 @@ export const EXPIRY_GRACE_MS = 60_000;
 const MAX_MISSING_LOOKUPS = 30;
 /** A transaction whose answer cannot be judged is tried this many times, then set aside for the operator. */
 export const MAX_JUDGE_TRIES = 3;
+/** How often the watcher deletes the requests that ended unpaid longer ago than the retention, and how many at most. */
+export const FORGET_EVERY_MS = 60 * 60_000;
+const FORGET_AT_ONCE = 1_000;
 
 export interface PaymentWatcherOptions {
   store: PaymentStore;
@@ -54,6 +57,8 @@ export interface PaymentWatcherOptions {
   pollMs: number;
   /** Failing to reach the chain this long makes it "unreachable": purchases stop until it answers. */
   unreachableAfterMs: number;
+  /** Requests that ended unpaid are deleted this long after their end. */
+  retentionMs: number;
   logger: Logger;
   metrics: Metrics;
   timers: Timers;
@@ -77,7 +82,7 @@ class LeaseLost extends Error {
 type JudgedLogOutcome = RecordOutcome | { outcome: "failed" | "no_payment" | "set_aside" };
 
 export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWatcher {
-  const { store, chain, account, pollMs, unreachableAfterMs, metrics, timers, now = Date.now } = options;
+  const { store, chain, account, pollMs, unreachableAfterMs, retentionMs, metrics, timers, now = Date.now } = options;
   const logger = options.logger.child({ component: "payments" });
   const tokenAccount = account.tokenAccount;
   let lease: WatcherLease | null = null;
@@ -90,6 +95,7 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
   /** What every instance was last told of the chain (read from the store when the lease is taken). */
   let publishedState: RpcState | null = null;
   let lastHeartbeat = Number.NEGATIVE_INFINITY;
+  let lastForget = Number.NEGATIVE_INFINITY;
   const missingLookups = new Map<string, number>();
   const judgeTries = new Map<string, number>();
 
@@ -259,7 +265,18 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     }
   }
 
+  /** Deletes the requests that ended unpaid before the retention: nobody paid them, nobody will look. */
+  async function forgetUnpaid(held: WatcherLease): Promise<void> {
+    if (now() - lastForget < FORGET_EVERY_MS) return;
+    lastForget = now();
+    const forgotten = await held.forgetUnpaid(new Date(now() - retentionMs), FORGET_AT_ONCE);
+    // A full batch leaves more: the next poll goes on.
+    if (forgotten === FORGET_AT_ONCE) lastForget = Number.NEGATIVE_INFINITY;
+    if (forgotten > 0) logger.info({ forgotten, retentionMs }, "deleted requests that ended unpaid");
+  }
+
   async function poll(held: WatcherLease): Promise<void> {
+    await forgetUnpaid(held);
     const targets = await held.dueLookups(LOOKUPS_PER_POLL);
     if (targets.length > 0) return lookUp(held, targets, true);
     if (now() - lastHeartbeat < HEARTBEAT_MS) return;

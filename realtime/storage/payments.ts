@@ -130,6 +130,8 @@ export interface WatcherLease {
   lookedUp(reference: string, startedAt: Date, expireBefore: Date | null): Promise<boolean>;
   /** Tells every instance how the chain answers. */
   setRpcState(state: RpcState, now: Date): Promise<void>;
+  /** Deletes up to `limit` requests that ended unpaid before `endedBefore`, and what was judged under them; how many. */
+  forgetUnpaid(endedBefore: Date, limit: number): Promise<number>;
   /** Whether the lease is still held (false once its connection is lost). */
   isHeld(): boolean;
   /** Fires once, when the lease is lost. */
@@ -162,6 +164,8 @@ export interface PaymentStore {
   /** Stores a new request; "name_not_allowed" when the operator blocked the name. */
   create(request: NewPaymentRequest): Promise<StoredPayment | "name_not_allowed">;
   find(reference: string): Promise<StoredPayment | null>;
+  /** How many requests wait for a payment, every mint and recipient together (stops counting at `cap`). */
+  countWaiting(cap: number): Promise<number>;
   /** The top names by confirmed base units of the mint, hidden and blocked names left out. */
   patrons(mint: string, limit: number): Promise<PatronTotal[]>;
   /** The newest payments of any status, newest first, for the operator console. */
@@ -198,6 +202,9 @@ WHERE $8::text IS NULL OR NOT EXISTS (SELECT 1 FROM auction_blocked_names WHERE 
 RETURNING ${PAYMENT_COLUMNS}`;
 
 const FIND_SQL = `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE reference = $1::text`;
+/** $1 the cap: counting stops there, so a flood of requests never makes the count slow. */
+const COUNT_WAITING_SQL = `SELECT count(*)::integer AS waiting
+FROM (SELECT 1 FROM payments WHERE status = 'waiting' LIMIT $1::integer) AS capped`;
 
 /** $1 mint, $2 limit. A name's latest spelling and transaction stand for all its payments. */
 const PATRONS_SQL = `SELECT
@@ -260,6 +267,17 @@ const JUDGED_SQL = `INSERT INTO payment_transactions (signature, reference, outc
 VALUES ($1::text, $2::text, $3::text, $4::text, $5::timestamptz)
 ON CONFLICT (signature) DO NOTHING`;
 const LOOKED_UP_SQL = "UPDATE payments SET looked_up_at = $2::timestamptz WHERE reference = $1::text";
+/** $1 mint, $2 recipient, $3 the end before which, $4 the most. Unpaid: expired with no transaction. */
+const FORGET_UNPAID_SQL = `WITH forgotten AS (
+  DELETE FROM payments
+  WHERE id IN (SELECT id FROM payments
+    WHERE status = 'expired' AND signature IS NULL AND expires_at < $3::timestamptz AND mint = $1::text AND recipient = $2::text
+    ORDER BY expires_at LIMIT $4::integer)
+  RETURNING reference
+), judged AS (
+  DELETE FROM payment_transactions WHERE reference IN (SELECT reference FROM forgotten) RETURNING 1
+)
+SELECT count(*)::integer AS forgotten FROM forgotten`;
 /** $1 reference, $2 the end before which the request, still waiting, expires. */
 const EXPIRE_SQL = `UPDATE payments SET status = 'expired'
 WHERE reference = $1::text AND status = 'waiting' AND expires_at < $2::timestamptz
@@ -421,6 +439,12 @@ function createLease(connection: LeaseConnection, account: WatchedAccount): Watc
         await query(NOTIFY_SQL, [PAYMENT_WATCHER_CHANNEL, JSON.stringify({ tokenAccount, rpcState: state })]);
       });
     },
+    async forgetUnpaid(endedBefore, limit) {
+      const row = await connection.transaction(
+        async (query) => (await query(FORGET_UNPAID_SQL, [mint, recipient, endedBefore.toISOString(), limit]))[0],
+      );
+      return Number(row?.forgotten ?? 0);
+    },
     isHeld: () => connection.isHeld(),
     onLost: (listener) => connection.onLost(listener),
     release: () => connection.release(),
@@ -449,6 +473,9 @@ export function createPaymentStore(backend: PaymentBackend, notices: PaymentNoti
     async find(reference) {
       const row = (await query(FIND_SQL, [reference]))[0];
       return row ? toStoredPayment(row) : null;
+    },
+    async countWaiting(cap) {
+      return Number((await query(COUNT_WAITING_SQL, [cap]))[0]?.waiting ?? 0);
     },
     async patrons(mint, limit) {
       return (await query(PATRONS_SQL, [mint, limit])).map((row) => ({

@@ -24,6 +24,9 @@ const WAITING_TEXT = "Waiting for your payment…";
 const CONFIRMED_TEXT = "Payment confirmed!";
 const EXPIRED_TEXT = "This payment request has expired. Start a new one.";
 const CONFIRMED_TOAST_TITLE = "Payment Confirmed!";
+/** Said beside a request made while the RPC provider rate limits the service. */
+export const SLOW_CONFIRMATION_TEXT =
+  "The Solana network is busy for us right now: your payment is safe, but its confirmation may take a few minutes.";
 
 type Storage = Pick<globalThis.Storage, "getItem" | "setItem">;
 
@@ -49,6 +52,7 @@ const CreatedSchema = v.object({
   tierName: v.string(),
   spins: Spins,
   expiresAt: Time,
+  slow: v.optional(v.boolean()),
 });
 const StatusSchema = v.object({
   reference: Reference,
@@ -98,6 +102,7 @@ export function requestRefusalText(status: number, error: string | undefined): s
   if (status === 422 && error === "name_not_allowed") return "Name Not Allowed";
   if (status === 422 && error === "invalid_name") return "That name cannot be used. Try a shorter one.";
   if (status === 429) return "Too many payment requests. Try again in a few minutes.";
+  if (status === 503 && error === "busy") return "The shop is busy. Try again in a minute.";
   return PAYMENTS_UNAVAILABLE_TEXT;
 }
 

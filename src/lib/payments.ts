@@ -38,6 +38,8 @@ export interface CreatedPayment {
   spins: number;
   /** ISO 8601: a payment whose block time is later credits nothing. */
   expiresAt: string;
+  /** True while the RPC provider rate limits the service: the confirmation may take minutes. */
+  slow?: boolean;
 }
 
 /** GET /payments/config. */
@@ -46,6 +48,10 @@ export interface PaymentsConfigBody {
   enabled: boolean;
   /** It can take one now (the chain and the database are reachable). */
   available: boolean;
+  /** Confirmations are slower than usual (the RPC provider rate limits the service). */
+  slow?: boolean;
+  /** With payments on: the wallet the service watches (PUBLIC_PAYMENT_ADDRESS), the one the page must show. */
+  recipient?: string;
 }
 
 /** GET /payments/<reference>. */

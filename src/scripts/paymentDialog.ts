@@ -23,6 +23,7 @@ import {
   readPending,
   removePending,
   requestRefusalText,
+  SLOW_CONFIRMATION_TEXT,
   statusText,
 } from "../lib/paymentPage.ts";
 import {
@@ -77,6 +78,7 @@ function dialogParts() {
     instructions: part("instructions"),
     qr: part("qr"),
     link: part<HTMLAnchorElement>("link"),
+    note: part("note"),
     spins: part("spins"),
     status: part("status"),
     close: part<HTMLButtonElement>("close"),
@@ -153,6 +155,8 @@ function showRequest(payment: PendingPayment) {
   parts.address.textContent = payment.recipient;
   parts.copy.dataset.copy = payment.recipient;
   parts.status.textContent = statusText({ status: "waiting", priceAmount: payment.amount });
+  parts.note.textContent = payment.slow ? SLOW_CONFIRMATION_TEXT : "";
+  parts.note.hidden = !payment.slow;
 }
 
 async function createRequest(tier: BuyTier, name: string) {

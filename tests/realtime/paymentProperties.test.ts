@@ -1,8 +1,8 @@
 /**
  * The payment watcher against a model (docs/design.md#8): fast-check interleaves payment requests,
  * real transfers on the local chain (exact, over, under, failed, with two references, with an
- * unknown one), RPC faults (429, 500, a refused port), the clock moving past expiries, and watcher
- * steps. Whatever the order, once the faults stop every request ends as the model says: the first
+ * unknown one), spam on the store's token account (zero-amount transfers, floods of failed ones),
+ * RPC faults (429, 500, a refused port), the clock moving past expiries, and watcher steps. Whatever the order, once the faults stop every request ends as the model says: the first
  * open request among a successful transfer's references is credited by it (confirmed, underpaid,
  * or recorded after its end), no signature credits two requests, nothing is lost, and every
  * request left unpaid expires. On PostgreSQL and PGlite, seeded, the seed printed.
@@ -26,6 +26,7 @@ type Command =
   | { kind: "pay"; target: number; second: number | null; unknown: boolean; delta: -1 | 0 | 1; fails: boolean }
   | { kind: "advance"; minutes: number }
   | { kind: "fault"; fault: "429" | "500" | "refuse" }
+  | { kind: "spam"; failed: number }
   | { kind: "step" };
 
 const command: fc.Arbitrary<Command> = fc.oneof(
@@ -57,6 +58,14 @@ const command: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("fault" as const),
       fault: fc.constantFrom("429" as const, "500" as const, "refuse" as const),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("spam" as const),
+      // 0: one zero-amount transfer; more: that many failed transactions.
+      failed: fc.constantFrom(0, 1, 2_000),
     }),
   },
   { weight: 3, arbitrary: fc.constant({ kind: "step" as const }) },
@@ -142,6 +151,13 @@ async function run(bench: PaymentBench, commands: Command[]): Promise<void> {
       });
     } else if (next.kind === "advance") {
       bench.clock.ms += next.minutes * 60_000;
+    } else if (next.kind === "spam") {
+      // To the store's token account, carrying no reference: it credits nothing, whatever it is.
+      if (next.failed === 0) await bench.chain.pay({ payer, recipient: bench.recipient, mint: bench.mint, amount: 0n });
+      else {
+        const failed = await bench.pay(payer, 1n, [], bench.decimals + 1);
+        bench.chain.repeatFailed(failed, next.failed - 1);
+      }
     } else if (next.kind === "fault") {
       if (next.fault === "refuse") {
         if (!refused) await bench.rpc.refuse();

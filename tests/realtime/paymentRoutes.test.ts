@@ -11,7 +11,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { PaymentSettings } from "../../realtime/payments/settings.ts";
 import type { StoreWithPayments } from "../../realtime/storage/types.ts";
 import { TIERS } from "../../src/data/tiers.ts";
-import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
+import type { CreatedPayment, PaymentStatusBody, PaymentsConfigBody } from "../../src/lib/payments.ts";
 import type { PatronsBody } from "../../src/lib/verifiedPatrons.ts";
 import { seededRandom } from "../support/seededRandom.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
@@ -62,6 +62,7 @@ async function openShop(
     allowedOrigins?: string[];
     refuseAtStart?: boolean;
     rpcTimeoutMs?: number;
+    trustProxy?: number;
   } = {},
 ): Promise<Shop> {
   const store = await openTestStore(location);
@@ -73,7 +74,7 @@ async function openShop(
   const logs: Record<string, unknown>[] = [];
   const service = await startAuctionService(
     store,
-    { payments: settings, allowedOrigins: options.allowedOrigins ?? [] },
+    { payments: settings, allowedOrigins: options.allowedOrigins ?? [], trustProxy: options.trustProxy ?? 0 },
     testLogger((line) => logs.push(line)),
     { paymentOptions: { randomBytes: seededBytes(options.seed ?? 1), rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000 } },
   );
@@ -357,7 +358,11 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
 
   it("says payments are unavailable while the chain cannot be reached, and takes them once it can", async () => {
     const shop = await openShop(location, { refuseAtStart: true });
-    expect(await (await shop.get("/payments/config")).json()).toEqual({ enabled: true, available: false });
+    expect(await (await shop.get("/payments/config")).json()).toEqual({
+      enabled: true,
+      available: false,
+      recipient: shop.recipient,
+    });
     const refused = await shop.post({ tierId: "1" });
     expect(refused.status).toBe(503);
     expect(await refused.json()).toEqual({ error: "unavailable", message: "Payments are unavailable right now." });
@@ -378,6 +383,90 @@ it("stops at once while a call to the RPC hangs, rather than after its deadline"
   const started = performance.now();
   await shop.service.stop();
   expect(performance.now() - started).toBeLessThan(5_000);
+});
+
+describe("bounded requests", () => {
+  const from = (address: string) => ({ "X-Forwarded-For": address });
+
+  it("limits payment requests per client, an IPv6 client by its /64, and all clients together with a cap of open requests", async () => {
+    const shop = await openShop(await locationForThisTest("pglite"), {
+      settings: { rateLimit: 2, maxOpenRequests: 5 },
+      trustProxy: 1,
+    });
+    await waitAvailable(shop);
+    const post = async (address: string) => (await shop.post({ tierId: "1" }, from(address))).status;
+    // Two from one /64 (any addresses in it), then it is refused as one client.
+    expect(await post("2001:db8:85a3:1::1")).toBe(201);
+    expect(await post("2001:db8:85a3:1:ffff::9")).toBe(201);
+    const refused = await shop.post({ tierId: "1" }, from("2001:db8:85a3:1:1:2:3:4"));
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual({
+      error: "rate_limited",
+      message: "Too many payment requests. Try again in a few minutes.",
+    });
+    // Another /64 is another client.
+    expect(await post("2001:db8:85a3:2::1")).toBe(201);
+    expect(await post("203.0.113.7")).toBe(201);
+    expect(await post("203.0.113.8")).toBe(201);
+    // Five wait: the sixth, from anyone, is told to come back.
+    const busy = await shop.post({ tierId: "1" }, from("198.51.100.1"));
+    expect(busy.status).toBe(503);
+    expect(busy.headers.get("retry-after")).toBe("60");
+    expect(await busy.json()).toEqual({ error: "busy", message: "The shop is busy. Try again in a minute." });
+    expect(shop.logs).toContainEqual(
+      expect.objectContaining({ msg: "payment request refused: the open-request cap is reached", cap: 5 }),
+    );
+    const requests = await shop.service.metrics.paymentRequests.get();
+    expect(Object.fromEntries(requests.values.map((value) => [value.labels.outcome, value.value]))).toEqual({
+      created: 5,
+      rate_limited: 1,
+      busy: 1,
+    });
+  });
+
+  it("answers a request's status from a cache of a second, and at most 400 times a minute per client", async () => {
+    const shop = await openShop(await locationForThisTest("pglite"), { trustProxy: 1 });
+    await waitAvailable(shop);
+    const { reference } = (await (await shop.post({ tierId: "1" })).json()) as CreatedPayment;
+    const answers = await Promise.all(
+      Array.from({ length: 400 }, () => shop.get(`/payments/${reference}`, from("2001:db8::1"))),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(400).fill(200));
+    const refused = await shop.get(`/payments/${reference}`, from("2001:db8::ffff"));
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual({
+      error: "rate_limited",
+      message: "Too many status requests. Try again in a minute.",
+    });
+    expect((await shop.get(`/payments/${reference}`, from("2001:db8:1::1"))).status).toBe(200);
+  });
+
+  it("says confirmations are slow while the provider rate limits the watcher, and keeps taking requests", async () => {
+    const shop = await openShop(await locationForThisTest("pglite"));
+    await waitAvailable(shop);
+    const first = (await (await shop.post({ tierId: "1" })).json()) as CreatedPayment;
+    expect(first.slow).toBeUndefined();
+    // The watcher looks the request up, and is answered 429: the chain is "limited" for every instance.
+    shop.rpc.failNext(1, { status: 429, retryAfter: "600" }, "getSignaturesForAddress");
+    await waitFor("the limited state", async () => {
+      const config = (await (await shop.get("/payments/config")).json()) as PaymentsConfigBody;
+      return config.slow === true;
+    });
+    expect(await (await shop.get("/payments/config")).json()).toEqual({
+      enabled: true,
+      available: true,
+      slow: true,
+      recipient: shop.recipient,
+    });
+    const created = await shop.post({ tierId: "2" });
+    expect(created.status).toBe(201);
+    expect(((await created.json()) as CreatedPayment).slow).toBe(true);
+    expect(shop.logs).toContainEqual(
+      expect.objectContaining({
+        msg: "the Solana RPC rate limits the watcher: confirmations are slower, purchases go on",
+      }),
+    );
+  });
 });
 
 describe("Verified Patrons", () => {

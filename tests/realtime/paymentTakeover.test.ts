@@ -2,10 +2,14 @@
  * One payment watcher per deployment (docs/design.md#8), with real service processes on one
  * PostgreSQL database and a local chain: the instance holding the watcher's lease is killed (or
  * frozen) in the middle of a poll, the other takes over within 10 s, and the payment is credited
- * exactly once. And a placeholder address stops the service at start with exit code 2.
+ * exactly once. And a placeholder address, or pages built with another address than the one the
+ * watcher watches, stop the service at start with exit code 2.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type Address, generateKeyPairSigner } from "@solana/kit";
 import { describe, expect, it } from "vitest";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
@@ -141,5 +145,41 @@ it("refuses to start with a placeholder payment address: exit code 2, naming the
   expect(code).toBe(2);
   expect(stderr).toContain(
     `Configuration error: PUBLIC_PAYMENT_ADDRESS is still the placeholder "${PLACEHOLDER_DEFAULTS.PUBLIC_PAYMENT_ADDRESS}"`,
+  );
+});
+
+it("refuses to serve pages built with another payment address than the watcher's: exit code 2, naming both", async () => {
+  const pages = await mkdtemp(join(tmpdir(), "nothing-other-address-"));
+  cleanUpAfter(() => rm(pages, { recursive: true, force: true }));
+  const built = PLACEHOLDER_DEFAULTS.PUBLIC_PAYMENT_ADDRESS;
+  // What a tier card of the built home page carries (src/components/TierCard.astro).
+  await writeFile(
+    join(pages, "index.html"),
+    `<!doctype html><article><tier-actions class="grid" data-plan-id="1" data-payment-address="${built}"></tier-actions></article>`,
+  );
+  await writeFile(join(pages, "404.html"), "<!doctype html><h1>Oops</h1>");
+  const watched = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+  const child = spawn(process.execPath, ["realtime/main.ts"], {
+    env: {
+      ...serviceProcessEnv({
+        dataDir: "/nonexistent",
+        env: {
+          SOLANA_RPC_URL: "http://127.0.0.1:9",
+          PUBLIC_PAYMENT_ADDRESS: watched,
+          PUBLIC_CONTRACT_ADDRESS: "So11111111111111111111111111111111111111112",
+        },
+      }),
+      STATIC_DIR: pages,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const [code] = await once(child, "close");
+  expect(code).toBe(2);
+  expect(stderr).toContain(
+    `Configuration error: PUBLIC_PAYMENT_ADDRESS is ${watched} for the service, but the pages in STATIC_DIR (${pages}) were built with PUBLIC_PAYMENT_ADDRESS=${built}: rebuild them`,
   );
 });

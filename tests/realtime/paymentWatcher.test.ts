@@ -9,6 +9,7 @@ import { type Address, generateKeyPairSigner } from "@solana/kit";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
   EXPIRY_GRACE_MS,
+  FORGET_EVERY_MS,
   HEARTBEAT_MS,
   LOOKUPS_PER_POLL,
   MAX_BACKOFF_MS,
@@ -20,6 +21,7 @@ import {
   type PaymentBench,
   POLL_MS,
   REQUEST_MINUTES,
+  RETENTION_MS,
   RPC_TIMEOUT_MS,
   UNREACHABLE_AFTER_MS,
 } from "./support/paymentBench.ts";
@@ -276,6 +278,35 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     );
   });
 
+  it("deletes the requests that ended unpaid once the retention has passed, with what was judged under them, and keeps every paid one", async () => {
+    const bench = await started();
+    const payer = await bench.payer();
+    const unpaid = await bench.request({ price: PRICE, minutes: 1 });
+    const failedUnder = await bench.request({ price: PRICE, minutes: 1 });
+    const paid = await bench.request({ price: PRICE, minutes: 1 });
+    const underpaid = await bench.request({ price: PRICE, minutes: 1 });
+    await bench.pay(payer, PRICE, [failedUnder], 2);
+    await bench.pay(payer, PRICE, [paid]);
+    await bench.pay(payer, PRICE - 1n, [underpaid]);
+    await bench.step();
+    bench.clock.ms += 60_000 + EXPIRY_GRACE_MS + 1;
+    await bench.step();
+    expect((await bench.find(unpaid)).status).toBe("expired");
+    expect((await bench.find(failedUnder)).status).toBe("expired");
+    const ended = bench.clock.ms - EXPIRY_GRACE_MS;
+
+    // A minute short of the retention, an hour after the last sweep: nothing is old enough.
+    bench.clock.ms = ended + RETENTION_MS - 60_000;
+    await bench.step();
+    expect(await bench.store.payments.find(unpaid)).not.toBeNull();
+    bench.clock.ms = ended + RETENTION_MS + FORGET_EVERY_MS;
+    await bench.step();
+    expect(await bench.store.payments.find(unpaid)).toBeNull();
+    expect(await bench.store.payments.find(failedUnder)).toBeNull();
+    expect((await bench.find(paid)).status).toBe("confirmed");
+    expect((await bench.find(underpaid)).status).toBe("underpaid");
+  });
+
   it(`looks up at most ${LOOKUPS_PER_POLL} requests a poll, least recently looked up first`, async () => {
     const bench = await started();
     const references: Address[] = [];
@@ -394,21 +425,20 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
   });
 });
 
-describe("the payment watcher beside spam on the store's token account", () => {
-  it("never reads the token account: a payment among 1,000 spam transfers and failed transactions costs two calls", async () => {
-    const location = await createTestLocation("postgres");
+describe.each(BACKENDS)("the payment watcher beside spam on the store's token account on %s", (backend) => {
+  it("never reads the token account: a payment followed by 500 transfers and 60,000 failed transactions costs two calls", async () => {
+    const location = await createTestLocation(backend);
     cleanUpAfter(() => location.remove());
     const bench = await openPaymentBench(location);
     expect(await bench.step()).toBe(0);
     const payer = await bench.payer();
     const reference = await bench.request({ price: PRICE });
-    // The request's transfer first, then 1,000 zero-value transfers and failed ones after it.
+    // The request's transfer first, then 500 transfers of 1 base unit and 60,000 failed
+    // transactions after it, all to the store's token account, before the next poll.
     const signature = await bench.pay(payer, PRICE, [reference]);
     const stranger = (await generateKeyPairSigner()).address;
-    for (let transfer = 0; transfer < 500; transfer++) {
-      await bench.pay(payer, 1n, [stranger]);
-      await bench.pay(payer, PRICE, [stranger], 2);
-    }
+    for (let transfer = 0; transfer < 500; transfer++) await bench.pay(payer, 1n, [stranger]);
+    bench.chain.repeatFailed(await bench.pay(payer, PRICE, [stranger], 2), 60_000 - 1);
     bench.rpc.resetCalls();
     await bench.step();
     expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 1 });

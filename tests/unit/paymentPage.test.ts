@@ -84,6 +84,7 @@ describe("texts", () => {
     expect(requestRefusalText(503, "unavailable")).toBe("Payments are unavailable right now.");
     expect(requestRefusalText(500, undefined)).toBe("Payments are unavailable right now.");
     expect(requestRefusalText(429, "rate_limited")).toMatch(/Too many payment requests/);
+    expect(requestRefusalText(503, "busy")).toBe("The shop is busy. Try again in a minute.");
   });
 });
 
@@ -103,6 +104,9 @@ describe("answers from the service", () => {
     expect(parseCreatedPayment(created)).toEqual(created);
     expect(parseCreatedPayment({ ...created, url: "https://evil.example" })).toBeNull();
     expect(parseCreatedPayment({ ...created, amount: "1e3" })).toBeNull();
+    // A slow chain is said with the request; an older service says nothing of it.
+    expect(parseCreatedPayment({ ...created, slow: true })).toEqual({ ...created, slow: true });
+    expect(parseCreatedPayment({ ...created, slow: "yes" })).toBeNull();
   });
 });
 

@@ -30,6 +30,8 @@ describe("payment settings", () => {
       explorerTxUrl: "https://solscan.io/tx/{signature}",
       rateLimit: 10,
       rateWindowMs: 600_000,
+      maxOpenRequests: 1_000,
+      retentionDays: 7,
     });
   });
 
@@ -43,6 +45,8 @@ describe("payment settings", () => {
       PUBLIC_EXPLORER_TX_URL: "https://explorer.solana.com/tx/{signature}?cluster=devnet",
       PAYMENT_RATE_LIMIT: "3",
       PAYMENT_RATE_WINDOW_MS: "1000",
+      PAYMENT_MAX_OPEN_REQUESTS: "50",
+      PAYMENT_RETENTION_DAYS: "30",
     }).payments;
     expect(payments).toMatchObject({
       commitment: "finalized",
@@ -51,6 +55,8 @@ describe("payment settings", () => {
       requestMinutes: 5,
       rateLimit: 3,
       rateWindowMs: 1000,
+      maxOpenRequests: 50,
+      retentionDays: 30,
     });
     expect(explorerUrl(payments?.explorerTxUrl ?? "", "5sig")).toBe(
       "https://explorer.solana.com/tx/5sig?cluster=devnet",

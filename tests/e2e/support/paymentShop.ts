@@ -1,18 +1,21 @@
 /**
  * A shop that takes real payments (docs/design.md#8), for the browser: the service in a child
- * process on the site `npm run build` left in dist/, its SOLANA_RPC_URL the JSON-RPC server of a
- * local chain (LiteSVM) in this process, with a mint and a funded payer. Shared by
- * tests/e2e/payments.spec.ts and `npm run bench:payments`.
+ * process on the site `npm run build:e2e` left in dist/, its SOLANA_RPC_URL the JSON-RPC server of a
+ * local chain (LiteSVM) in this process, with a mint and a funded payer. The wallet paid is the
+ * PUBLIC_PAYMENT_ADDRESS the pages were built with: the service refuses pages that show another.
+ * Shared by tests/e2e/payments.spec.ts and `npm run bench:payments`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Address, generateKeyPairSigner } from "@solana/kit";
+import { type Address, isAddress, type Signature } from "@solana/kit";
+import { builtPaymentAddress } from "../../../realtime/config.ts";
 import { stopChild, waitForOk } from "../../../scripts/support/childProcess.ts";
 import { LIFTED_LIMITS_ENV } from "../../../scripts/support/liftedLimits.ts";
 import { freePort } from "../../../scripts/support/ports.ts";
 import type { PaymentsConfigBody } from "../../../src/lib/payments.ts";
+import { PLACEHOLDER_DEFAULTS } from "../../../src/lib/siteConfig.ts";
 import { type ChainRpcServer, startChainRpcServer } from "../../realtime/support/chainRpcServer.ts";
 import { LocalChain } from "../../realtime/support/localChain.ts";
 
@@ -23,11 +26,15 @@ export interface PaymentShop {
   /** The service: http://127.0.0.1:<port>. */
   origin: string;
   chain: LocalChain;
+  /** The chain's JSON-RPC server, which counts the service's calls. */
+  rpc: ChainRpcServer;
   /** The $ZN mint and the wallet paid, as the service was configured with them. */
   mint: Address;
   recipient: Address;
   /** Pays `amount` base units of the mint to the recipient, carrying the reference, as a wallet would. */
   pay(reference: string, amount?: bigint): Promise<string>;
+  /** A transfer to the recipient carrying no reference (`amount` 0: spam), or failing on chain (`fails`). */
+  spam(options: { amount?: bigint; fails?: boolean }): Promise<Signature>;
   stop(): Promise<void>;
 }
 
@@ -44,7 +51,12 @@ export async function startPaymentShop({ pollMs }: { pollMs: number }): Promise<
   try {
     rpc = await startChainRpcServer(chain);
     const mint = await chain.createMint({ decimals: 6, program: "token" });
-    const recipient = (await generateKeyPairSigner()).address;
+    const recipient = builtPaymentAddress("dist");
+    if (recipient === null || !isAddress(recipient) || recipient === PLACEHOLDER_DEFAULTS.PUBLIC_PAYMENT_ADDRESS) {
+      throw new Error(
+        `dist/ was built with PUBLIC_PAYMENT_ADDRESS ${recipient ?? "unset"}: build it with a real address (npm run build:e2e)`,
+      );
+    }
     const payer = await chain.wallet();
     await chain.mintTo(mint, payer.address, 10n ** 15n);
     const port = await freePort();
@@ -71,13 +83,17 @@ export async function startPaymentShop({ pollMs }: { pollMs: number }): Promise<
     });
     await waitForOk(`${origin}/readyz`, service, "the realtime service with payments on", 150_000);
     await waitUntilAvailable(origin);
+    const readyRpc = rpc;
     return {
       origin,
       chain,
+      rpc: readyRpc,
       mint,
       recipient,
       pay: (reference, amount = DELUXE_BASE_UNITS) =>
         chain.pay({ payer, recipient, mint, amount, references: [reference as Address] }),
+      spam: ({ amount = 0n, fails = false }) =>
+        chain.pay({ payer, recipient, mint, amount, ...(fails ? { decimals: 0 } : {}) }),
       stop,
     };
   } catch (error) {

@@ -205,6 +205,21 @@ export class LocalChain {
     ]);
   }
 
+  /**
+   * Records `count` more copies of the failed transaction `signature`, each with a signature and a
+   * slot of its own, as an RPC would list a flood of failed transactions touching the same
+   * accounts: what a stranger pays about 5,000 lamports each for, without executing each again.
+   */
+  repeatFailed(signature: Signature, count: number): void {
+    const failed = this.executed.find((transaction) => transaction.signature === signature);
+    if (!failed?.meta?.err) throw new Error(`${signature} is no failed transaction of this chain`);
+    for (let copy = 0; copy < count; copy++) {
+      this.slot += 1n;
+      const copied = base58.decode(crypto.getRandomValues(new Uint8Array(64))) as Signature;
+      this.executed.push({ ...failed, signature: copied, slot: this.slot });
+    }
+  }
+
   /** Signs and executes, then records the transaction with its meta, as a validator's ledger would. */
   async send(feePayer: KeyPairSigner, instructions: readonly Instruction[]): Promise<Signature> {
     // A new block, a new blockhash: two identical transfers are two transactions, as on a cluster.

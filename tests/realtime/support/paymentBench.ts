@@ -36,6 +36,8 @@ export const RPC_TIMEOUT_MS = 5_000;
 export const POLL_MS = 2_000;
 /** The bench's PAYMENT_RPC_UNREACHABLE_AFTER_MS (the service's default is two minutes). */
 export const UNREACHABLE_AFTER_MS = 120_000;
+/** The bench's PAYMENT_RETENTION_DAYS, in ms. */
+export const RETENTION_MS = 7 * 24 * 60 * 60_000;
 export const REQUEST_MINUTES = 30;
 
 export interface PaymentBench {
@@ -107,6 +109,7 @@ export async function createPaymentBench(store: StoreWithPayments, options: Benc
       account: { tokenAccount: info.tokenAccount, recipient, mint },
       pollMs: POLL_MS,
       unreachableAfterMs: UNREACHABLE_AFTER_MS,
+      retentionMs: RETENTION_MS,
       logger,
       metrics,
       timers,

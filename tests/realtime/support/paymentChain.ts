@@ -45,6 +45,8 @@ export function paymentSettingsOver(
     explorerTxUrl: "https://explorer.example/tx/{signature}?cluster=local",
     rateLimit: 1_000,
     rateWindowMs: 60_000,
+    maxOpenRequests: 1_000,
+    retentionDays: 7,
     ...overrides,
   };
 }
