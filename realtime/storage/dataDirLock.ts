@@ -56,7 +56,8 @@ async function readOwner(lockFile: string): Promise<LockOwner | "vanished" | "un
   }
 }
 
-function processExists(pid: number): boolean {
+/** Whether a process with this id runs on this machine (one we may not signal still runs). */
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -125,15 +125,12 @@ describe("the payment watcher's lease on PostgreSQL", () => {
   });
 });
 
-it("refuses to start with a placeholder payment address: exit code 2, naming the variable", async () => {
+/** Starts the service with payments on (an RPC nobody answers) and `env`; its exit code and standard error. */
+async function refusedStart(env: Record<string, string>, staticDir = ""): Promise<{ code: number; stderr: string }> {
   const child = spawn(process.execPath, ["realtime/main.ts"], {
     env: serviceProcessEnv({
       dataDir: "/nonexistent",
-      env: {
-        SOLANA_RPC_URL: "http://127.0.0.1:9",
-        PUBLIC_PAYMENT_ADDRESS: PLACEHOLDER_DEFAULTS.PUBLIC_PAYMENT_ADDRESS,
-        PUBLIC_CONTRACT_ADDRESS: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
-      },
+      env: { SOLANA_RPC_URL: "http://127.0.0.1:9", STATIC_DIR: staticDir, ...env },
     }),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -142,6 +139,14 @@ it("refuses to start with a placeholder payment address: exit code 2, naming the
     stderr += chunk;
   });
   const [code] = await once(child, "close");
+  return { code, stderr };
+}
+
+it("refuses to start with a placeholder payment address: exit code 2, naming the variable", async () => {
+  const { code, stderr } = await refusedStart({
+    PUBLIC_PAYMENT_ADDRESS: PLACEHOLDER_DEFAULTS.PUBLIC_PAYMENT_ADDRESS,
+    PUBLIC_CONTRACT_ADDRESS: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+  });
   expect(code).toBe(2);
   expect(stderr).toContain(
     `Configuration error: PUBLIC_PAYMENT_ADDRESS is still the placeholder "${PLACEHOLDER_DEFAULTS.PUBLIC_PAYMENT_ADDRESS}"`,
@@ -159,25 +164,10 @@ it("refuses to serve pages built with another payment address than the watcher's
   );
   await writeFile(join(pages, "404.html"), "<!doctype html><h1>Oops</h1>");
   const watched = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
-  const child = spawn(process.execPath, ["realtime/main.ts"], {
-    env: {
-      ...serviceProcessEnv({
-        dataDir: "/nonexistent",
-        env: {
-          SOLANA_RPC_URL: "http://127.0.0.1:9",
-          PUBLIC_PAYMENT_ADDRESS: watched,
-          PUBLIC_CONTRACT_ADDRESS: "So11111111111111111111111111111111111111112",
-        },
-      }),
-      STATIC_DIR: pages,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const [code] = await once(child, "close");
+  const { code, stderr } = await refusedStart(
+    { PUBLIC_PAYMENT_ADDRESS: watched, PUBLIC_CONTRACT_ADDRESS: "So11111111111111111111111111111111111111112" },
+    pages,
+  );
   expect(code).toBe(2);
   expect(stderr).toContain(
     `Configuration error: PUBLIC_PAYMENT_ADDRESS is ${watched} for the service, but the pages in STATIC_DIR (${pages}) were built with PUBLIC_PAYMENT_ADDRESS=${built}: rebuild them`,

@@ -11,6 +11,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { processExists } from "../../../realtime/storage/dataDirLock.ts";
 import { run as runCommand } from "./repository.ts";
 
 export interface Podman {
@@ -91,16 +92,7 @@ async function sweepAbandonedStorages(): Promise<void> {
   for (const name of entries.filter(ours)) {
     const dir = join(tmpdir(), name);
     const owner = Number(await readFile(join(dir, OWNER_FILE), "utf8").catch(() => "0"));
-    if (owner > 0 && isAlive(owner)) continue;
+    if (owner > 0 && processExists(owner)) continue;
     await removeStorage(dir).catch((error: unknown) => console.warn(`could not sweep ${dir}: ${String(error)}`));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
