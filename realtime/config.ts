@@ -2,6 +2,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { openFileBudget, readOpenFileLimit } from "./connectionLimits.ts";
 import { choiceSetting, integerSetting, isBlank } from "./envSettings.ts";
 import { costProblems, type PasswordHash, parsePasswordHash } from "./passwordHash.ts";
 import { type PaymentSettings, PaymentSettingsError, readPaymentSettings } from "./payments/settings.ts";
@@ -29,6 +30,16 @@ export interface ServiceConfig {
    */
   allowedOrigins: string[];
   maxSocketsPerAddress: number;
+  /**
+   * The public listener's connections (connectionLimits.ts): per client address, sockets and
+   * requests together; the time to send a request's head and the whole request; and at most
+   * maxConnections at once, below the file limit (fileLimit, null when unknown).
+   */
+  maxConnectionsPerClient: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxConnections: number;
+  fileLimit: number | null;
   /** Bids one client address may place per bidRateWindowMs. */
   bidRateLimit: number;
   bidRateWindowMs: number;
@@ -260,9 +271,45 @@ function metricsListener(env: NodeJS.ProcessEnv, port: number, host: string) {
   return { metricsPort, metricsHost };
 }
 
-export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+/** Fewer than this many connections at once would be no service. */
+const MIN_CONNECTIONS = 64;
+
+/**
+ * The listener's connection settings. MAX_CONNECTIONS defaults to what the file limit leaves after
+ * the files the rest of the process needs, and may only be lowered: above that, the process would
+ * run out of files for the database before refusing a connection.
+ */
+function connectionSettings(env: NodeJS.ProcessEnv, fileLimit: number | null, maxSocketsPerAddress: number) {
+  const maxConnectionsPerClient = integer(env, "MAX_CONNECTIONS_PER_CLIENT", 100, 1, 1_000_000);
+  if (maxSocketsPerAddress > maxConnectionsPerClient) {
+    throw new ServiceConfigError(
+      `MAX_SOCKETS_PER_ADDRESS (${maxSocketsPerAddress}) exceeds MAX_CONNECTIONS_PER_CLIENT (${maxConnectionsPerClient}), which counts sockets too: raise MAX_CONNECTIONS_PER_CLIENT`,
+    );
+  }
+  const headersTimeoutMs = integer(env, "HEADERS_TIMEOUT_MS", 10_000, 100, DAY_MS);
+  const requestTimeoutMs = integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, DAY_MS);
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ServiceConfigError(
+      `REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be at least HEADERS_TIMEOUT_MS (${headersTimeoutMs}): a request's head is part of it`,
+    );
+  }
+  const budget = openFileBudget(fileLimit);
+  if (budget.maxConnections < MIN_CONNECTIONS) {
+    throw new ServiceConfigError(
+      `the process may open only ${fileLimit} files (ulimit -n): too few for the database and ${MIN_CONNECTIONS} connections; raise the limit (e.g. LimitNOFILE=65536, or --ulimit nofile=65536 for a container)`,
+    );
+  }
+  const maxConnections = integer(env, "MAX_CONNECTIONS", budget.maxConnections, 1, budget.maxConnections);
+  return { maxConnectionsPerClient, headersTimeoutMs, requestTimeoutMs, maxConnections, fileLimit };
+}
+
+export function readServiceConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  fileLimit: number | null = readOpenFileLimit(),
+): ServiceConfig {
   const port = integer(env, "PORT", 4321, 0, 65535);
   const host = listenHost(env, "HOST");
+  const maxSocketsPerAddress = integer(env, "MAX_SOCKETS_PER_ADDRESS", 50, 1, 1_000_000);
   return {
     port,
     host,
@@ -273,7 +320,8 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     dataDir: resolve(env.DATA_DIR?.trim() || "data"),
     pgliteTemplateDir: env.PGLITE_TEMPLATE_DIR?.trim() ? resolve(env.PGLITE_TEMPLATE_DIR.trim()) : null,
     allowedOrigins: origins(env.ALLOWED_ORIGINS),
-    maxSocketsPerAddress: integer(env, "MAX_SOCKETS_PER_ADDRESS", 50, 1, 1_000_000),
+    maxSocketsPerAddress,
+    ...connectionSettings(env, fileLimit, maxSocketsPerAddress),
     bidRateLimit: integer(env, "BID_RATE_LIMIT", 10, 1, 1_000_000),
     bidRateWindowMs: integer(env, "BID_RATE_WINDOW_MS", 10_000, 1, DAY_MS),
     trustProxy: integer(env, "TRUST_PROXY", 0, 0, 100),

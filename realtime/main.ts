@@ -84,6 +84,11 @@ async function start() {
   const port = await listenOrExit(app, config.port, config.host, store, { host: "HOST", port: "PORT" });
   const open = openLine({ config, port, metricsPort });
   logger.info(open.fields, open.msg);
+  const { fileLimit, maxConnections, maxConnectionsPerClient } = config;
+  logger.info(
+    { fileLimit, maxConnections, maxConnectionsPerClient },
+    `At most ${maxConnections} connections at once (file limit ${fileLimit ?? "unknown"}), ${maxConnectionsPerClient} per client`,
+  );
 }
 
 function exitWith({ exitCode, msg, fields }: StartFailure): never {

@@ -30,6 +30,13 @@ export function createMetrics() {
     registers: [registry],
   });
   for (const kind of ["bid", "bids"]) bidFrames.inc({ kind }, 0);
+  const connectionsRefused = new Counter({
+    name: "http_connections_refused_total",
+    help: "Connections and requests the public listener refused: per_client (the client held MAX_CONNECTIONS_PER_CLIENT, answered 429), server_full (the listener held MAX_CONNECTIONS, closed at once).",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  for (const reason of ["per_client", "server_full"] as const) connectionsRefused.inc({ reason }, 0);
   /**
    * The console, made after the metrics, says here what the database's sign-in failures are (null
    * when they cannot be read: the gauges keep their last values) and how many attempts it holds back.
@@ -58,6 +65,7 @@ export function createMetrics() {
       registers: [registry],
     }),
     bidFrames,
+    connectionsRefused,
     adminLoginFailures: new Counter({
       name: "admin_login_failures_total",
       help: "Operator console sign-ins refused for a wrong password.",

@@ -3,7 +3,8 @@
  * /realtime WebSocket endpoint of the live auction on one port. The metrics listener: /metrics
  * alone, on a port of its own (METRICS_PORT, docs/design.md#9). On both, every request and upgrade
  * has its target parsed once (requestTarget.ts) and runs guarded (requestGuard.ts): no request can
- * stop the service (docs/design.md#11).
+ * stop the service (docs/design.md#11); and on both, connections are capped and timed
+ * (connectionLimits.ts): no client can hold them all.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
@@ -12,6 +13,14 @@ import { createAdminConsole, isAdminPath } from "./admin/console.ts";
 import type { SocketServer } from "./auction/socketServer.ts";
 import { createWinnersRoute } from "./auctionWinners.ts";
 import type { ServiceConfig } from "./config.ts";
+import {
+  type ConnectionGuard,
+  type ConnectionLimits,
+  type ConnectionRefusals,
+  DEFAULT_CONNECTION_LIMITS,
+  guardConnections,
+  serverOptions,
+} from "./connectionLimits.ts";
 import { answerJson } from "./httpAnswers.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
@@ -79,10 +88,20 @@ export function createAppServer(
     });
   }
 
-  const server = createRoutedServer(routes, logger);
+  const limits: ConnectionLimits = {
+    maxConnectionsPerClient: config.maxConnectionsPerClient ?? DEFAULT_CONNECTION_LIMITS.maxConnectionsPerClient,
+    headersTimeoutMs: config.headersTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.requestTimeoutMs,
+    maxConnections: config.maxConnections ?? DEFAULT_CONNECTION_LIMITS.maxConnections,
+  };
+  const { server, guard } = createRoutedServer(routes, logger, limits, {
+    trustProxy: config.trustProxy ?? 0,
+    refusals: auction?.metrics.connectionsRefused,
+  });
   if (auction) {
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       upgradeSafely(req, socket, logger, () => {
+        if (!guard.admitUpgrade(req, socket)) return;
         const parsed = parseRequestTarget(req.url, req.headers.host);
         if (parsed.ok) auction.socketServer.handleUpgrade(req, socket, head, parsed.target);
         else refuseUpgrade(socket, parsed.refusal.status, parsed.refusal.message);
@@ -92,18 +111,36 @@ export function createAppServer(
   return server;
 }
 
+/** Scrapers: a few at a time from few addresses, whatever the public listener's limits. */
+const METRICS_LISTENER_LIMITS: ConnectionLimits = {
+  ...DEFAULT_CONNECTION_LIMITS,
+  maxConnectionsPerClient: 32,
+  maxConnections: 64,
+};
+
 /** The metrics listener's server: /metrics, and 404 for any other path (docs/design.md#9). */
 export function createMetricsServer(registry: Registry, logger: Logger): Server {
-  return createRoutedServer([(req, res, target) => handleMetrics(req, res, target, registry)], logger);
+  return createRoutedServer(
+    [(req, res, target) => handleMetrics(req, res, target, registry)],
+    logger,
+    METRICS_LISTENER_LIMITS,
+    { trustProxy: 0 },
+  ).server;
 }
 
 /**
  * A server whose every request runs guarded, has its target parsed once (docs/design.md#11) and is
  * offered to each route in turn; a path no route takes is 404.
  */
-function createRoutedServer(routes: Route[], logger: Logger): Server {
+function createRoutedServer(
+  routes: Route[],
+  logger: Logger,
+  limits: ConnectionLimits,
+  { trustProxy, refusals }: { trustProxy: number; refusals?: ConnectionRefusals | undefined },
+): { server: Server; guard: ConnectionGuard } {
   function route(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
     for (const [name, value] of Object.entries(SERVICE_HEADERS)) res.setHeader(name, value);
+    if (!guard.admitRequest(req, res)) return;
     const parsed = parseRequestTarget(req.url, req.headers.host);
     if (!parsed.ok) {
       logger.info({ method: req.method, reason: parsed.refusal.message }, "refused a malformed request target");
@@ -116,5 +153,9 @@ function createRoutedServer(routes: Route[], logger: Logger): Server {
     }
     answerJson(res, 404, { error: "not_found" });
   }
-  return createServer((req, res) => answerSafely(req, res, logger, () => route(req, res)));
+  const server = createServer(serverOptions(limits), (req, res) =>
+    answerSafely(req, res, logger, () => route(req, res)),
+  );
+  const guard = guardConnections(server, limits, { trustProxy, logger, refusals });
+  return { server, guard };
 }

@@ -9,6 +9,7 @@
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { WILDCARD_HOSTS } from "../realtime/config.ts";
+import { openFileBudget, readOpenFileLimit } from "../realtime/connectionLimits.ts";
 import type { Logger } from "../realtime/logger.ts";
 import { readSiteHeaders } from "../realtime/securityHeaders.ts";
 import { createAppServer } from "../realtime/server.ts";
@@ -31,7 +32,9 @@ export async function serveStaticHost(
   dir: string,
   { port = 0, host = "127.0.0.1", logger }: StaticHostOptions,
 ): Promise<StaticHost> {
-  const server = createAppServer({ staticDir: dir }, logger);
+  // The service's connection defaults, and as many connections at once as its file limit leaves.
+  const { maxConnections } = openFileBudget(readOpenFileLimit());
+  const server = createAppServer({ staticDir: dir, maxConnections }, logger);
   // Rejects with listen's error (a taken port, a host not of this machine), as Node's once() does.
   await once(server.listen(port, host), "listening");
   const listened = (server.address() as AddressInfo).port;

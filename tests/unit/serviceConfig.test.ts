@@ -3,10 +3,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { checkStaticDir, configWarnings, databaseLocation, readServiceConfig } from "../../realtime/config.ts";
+import { openFileBudget, readOpenFileLimit } from "../../realtime/connectionLimits.ts";
 
 describe("service configuration", () => {
   it("defaults to port 4321 on loopback, metrics on 9464 on loopback, serving dist/, PGlite in ./data, same-origin sockets", () => {
-    expect(readServiceConfig({})).toEqual({
+    expect(readServiceConfig({}, 20_000)).toEqual({
       port: 4321,
       host: "127.0.0.1",
       metricsPort: 9464,
@@ -18,6 +19,11 @@ describe("service configuration", () => {
       pgliteTemplateDir: null,
       allowedOrigins: [],
       maxSocketsPerAddress: 50,
+      maxConnectionsPerClient: 100,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      maxConnections: 18_000,
+      fileLimit: 20_000,
       bidRateLimit: 10,
       bidRateWindowMs: 10_000,
       trustProxy: 0,
@@ -235,6 +241,7 @@ describe("service configuration", () => {
   it("reads the limits, proxy hops and timings", () => {
     const config = readServiceConfig({
       MAX_SOCKETS_PER_ADDRESS: "5000",
+      MAX_CONNECTIONS_PER_CLIENT: "5000",
       BID_RATE_LIMIT: "100",
       BID_RATE_WINDOW_MS: "1000",
       TRUST_PROXY: "2",
@@ -267,5 +274,42 @@ describe("service configuration", () => {
     );
     expect(() => readServiceConfig({ MAX_BUFFERED_BYTES: "1MiB" })).toThrow(/MAX_BUFFERED_BYTES must be an integer/);
     expect(() => readServiceConfig({ MAX_BUFFERED_BYTES: "-1" })).toThrow(/MAX_BUFFERED_BYTES must be/);
+  });
+
+  it("keeps connections below the file limit, with room for the rest of the process", () => {
+    // A tenth of the limit, or 256 files when that is more, stays for the database, /metrics and pages.
+    expect(openFileBudget(20_000)).toEqual({ fileLimit: 20_000, maxConnections: 18_000 });
+    expect(openFileBudget(1_024)).toEqual({ fileLimit: 1_024, maxConnections: 768 });
+    expect(openFileBudget(null)).toEqual({ fileLimit: null, maxConnections: 10_000 });
+    expect(readServiceConfig({}, 1_024).maxConnections).toBe(768);
+    expect(readServiceConfig({ MAX_CONNECTIONS: "500" }, 1_024).maxConnections).toBe(500);
+    expect(() => readServiceConfig({ MAX_CONNECTIONS: "1000" }, 1_024)).toThrow(
+      /MAX_CONNECTIONS must be an integer from 1 to 768, got "1000"/,
+    );
+    expect(() => readServiceConfig({}, 300)).toThrow(
+      /the process may open only 300 files \(ulimit -n\): too few for the database and 64 connections/,
+    );
+  });
+
+  it("reads the soft file limit from /proc, and none when it is unlimited or unreadable", () => {
+    const limits = (soft: string) => () =>
+      `Limit                     Soft Limit           Hard Limit           Units\nMax open files            ${soft}                1048576              files\n`;
+    expect(readOpenFileLimit(limits("20000"))).toBe(20_000);
+    expect(readOpenFileLimit(limits("unlimited"))).toBeNull();
+    expect(
+      readOpenFileLimit(() => {
+        throw new Error("ENOENT");
+      }),
+    ).toBeNull();
+  });
+
+  it("refuses connection settings that contradict each other, naming both", () => {
+    expect(() => readServiceConfig({ MAX_SOCKETS_PER_ADDRESS: "200" })).toThrow(
+      /MAX_SOCKETS_PER_ADDRESS \(200\) exceeds MAX_CONNECTIONS_PER_CLIENT \(100\), which counts sockets too/,
+    );
+    expect(() => readServiceConfig({ HEADERS_TIMEOUT_MS: "20000", REQUEST_TIMEOUT_MS: "15000" })).toThrow(
+      /REQUEST_TIMEOUT_MS \(15000\) must be at least HEADERS_TIMEOUT_MS \(20000\)/,
+    );
+    expect(() => readServiceConfig({ HEADERS_TIMEOUT_MS: "10s" })).toThrow(/HEADERS_TIMEOUT_MS must be an integer/);
   });
 });

@@ -46,6 +46,8 @@ export interface ServiceProcessOptions {
   /** 0 (default) picks a free port; a restart passes the port it had. */
   port?: number;
   env?: Record<string, string>;
+  /** The process's limit on open files (`ulimit -n`); unset, this process's. */
+  fileLimit?: number;
 }
 
 /**
@@ -84,7 +86,12 @@ export function serviceUrls(port: number, metricsPort: number) {
 export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
   // Unused with DATABASE_URL, but never the repository's ./data.
   const dataDir = await mkdtemp(join(tmpdir(), "nothing-service-"));
-  const child = spawn(process.execPath, ["realtime/main.ts"], {
+  const [command, args] =
+    options.fileLimit === undefined
+      ? [process.execPath, ["realtime/main.ts"]]
+      : // exec: the pid stays the service's, for the signals tests send it.
+        ["/bin/sh", ["-c", `ulimit -n ${options.fileLimit} && exec "$0" realtime/main.ts`, process.execPath]];
+  const child = spawn(command, args, {
     env: serviceProcessEnv({ ...options, dataDir }),
     stdio: ["ignore", "pipe", "pipe"],
   });
