@@ -1,7 +1,9 @@
 /**
  * The operator console's storage (docs/design.md#9), beside the auction's and on the same
- * database: its sessions, and the failed sign-ins every instance counts together. Both backends
- * lend it a query function; the SQL lives here once (the reservation in sql/functions/60_admin.sql).
+ * database: its sessions, its devices (the browsers that signed in, docs/decisions/
+ * 2026-11-27-device-cookies-for-sign-in.md), and the failed sign-ins every instance counts together.
+ * Both backends lend it a query function; the SQL lives here once (the reservations in
+ * sql/functions/60_admin.sql and 61_admin_devices.sql).
  *
  * Every call takes the time it happens at: null is the database's own clock, one clock for every
  * instance (the service's); tests pass a time of their own.
@@ -32,6 +34,21 @@ export type SignInReservation =
   /** Counted as a failure until forgotten; its password may be checked after `waitMs` (0: now). */
   | { outcome: "reserved"; attemptId: string; waitMs: number };
 
+/** The limit of one device's own failures (realtime/admin/signInLimits.ts). */
+export interface DevicePolicy {
+  windowMs: number;
+  /** Failures through one device in the window before it is locked. */
+  maxFailures: number;
+}
+
+export type DeviceReservation =
+  /** No such device, or revoked, or expired: the attempt is an untrusted client's. */
+  | { outcome: "unknown" }
+  /** The device has its failures: refused for `waitMs`. */
+  | { outcome: "locked"; waitMs: number }
+  /** Counted as a failure of the device until forgotten; its password may be checked now. */
+  | { outcome: "reserved"; attemptId: string };
+
 interface SignInFailures {
   /** Failures in the window, from every key. */
   failures: number;
@@ -56,6 +73,17 @@ export interface AdminStore {
   forgetSignIn(attemptId: string): Promise<void>;
   /** What the window holds now, for the metrics. */
   signInFailures(windowMs: number, at: Date | null): Promise<SignInFailures>;
+  /**
+   * Records a new device `id` lasting `lifetimeMs`, revoking the one it replaces (null: none).
+   * Deletes the devices expired or revoked before.
+   */
+  issueDevice(id: string, lifetimeMs: number, replacing: string | null, at: Date | null): Promise<void>;
+  /** Reserves a sign-in attempt through device `id` (see admin_reserve_device_sign_in). */
+  reserveDeviceSignIn(id: string, policy: DevicePolicy, at: Date | null): Promise<DeviceReservation>;
+  /** The device's attempt is no failure after all. */
+  forgetDeviceSignIn(attemptId: string): Promise<void>;
+  /** Revokes every device; returns how many were trusted. */
+  revokeEveryDevice(at: Date | null): Promise<number>;
 }
 
 // One time for the whole statement: statement_timestamp() is when it arrived.
@@ -86,6 +114,24 @@ const FORGET_SQL = "DELETE FROM admin_sign_in_failures WHERE id = $1::bigint";
 
 const FAILURES_SQL = `SELECT count(*)::integer AS failures, count(DISTINCT limit_key)::integer AS keys
   FROM admin_sign_in_failures WHERE at > ${NOW} - $2::bigint * interval '1 millisecond'`;
+
+// Both statements see the rows as they were: the device replaced now is deleted at the next issue.
+const ISSUE_DEVICE_SQL = `WITH pruned AS (
+    DELETE FROM admin_devices WHERE expires_at <= ${NOW} OR revoked_at IS NOT NULL
+  ), replaced AS (
+    UPDATE admin_devices SET revoked_at = ${NOW} WHERE id = $4 AND revoked_at IS NULL
+  )
+  INSERT INTO admin_devices (id, issued_at, expires_at)
+  VALUES ($2, ${NOW}, ${NOW} + $3::bigint * interval '1 millisecond')`;
+
+const RESERVE_DEVICE_SQL = `SELECT outcome, attempt_id::text AS attempt_id, wait_ms::float8 AS wait_ms
+  FROM admin_reserve_device_sign_in($1::text, $2::timestamptz, $3::integer, $4::integer)`;
+
+const FORGET_DEVICE_SQL = "DELETE FROM admin_device_failures WHERE id = $1::bigint";
+
+const REVOKE_EVERY_DEVICE_SQL = `WITH revoked AS (
+  UPDATE admin_devices SET revoked_at = ${NOW} WHERE revoked_at IS NULL AND expires_at > ${NOW} RETURNING id
+) SELECT count(*)::integer AS revoked FROM revoked`;
 
 const iso = (at: Date | null) => at?.toISOString() ?? null;
 
@@ -149,6 +195,22 @@ export function createAdminStore(query: Query, notices: AdminNotices): AdminStor
     async signInFailures(windowMs, at) {
       const [row] = await query(FAILURES_SQL, [iso(at), windowMs]);
       return { failures: Number(row?.failures ?? 0), keys: Number(row?.keys ?? 0) };
+    },
+    async issueDevice(id, lifetimeMs, replacing, at) {
+      await query(ISSUE_DEVICE_SQL, [iso(at), id, lifetimeMs, replacing]);
+    },
+    async reserveDeviceSignIn(id, policy, at) {
+      const [row] = await query(RESERVE_DEVICE_SQL, [id, iso(at), policy.windowMs, policy.maxFailures]);
+      if (row?.outcome === "unknown") return { outcome: "unknown" };
+      if (row?.outcome === "locked") return { outcome: "locked", waitMs: Number(row.wait_ms) };
+      if (row?.outcome === "reserved") return { outcome: "reserved", attemptId: String(row.attempt_id) };
+      throw new Error(`admin_reserve_device_sign_in answered ${JSON.stringify(row)}`);
+    },
+    async forgetDeviceSignIn(attemptId) {
+      await query(FORGET_DEVICE_SQL, [attemptId]);
+    },
+    async revokeEveryDevice(at) {
+      return Number((await query(REVOKE_EVERY_DEVICE_SQL, [iso(at)]))[0]?.revoked ?? 0);
     },
   };
 }

@@ -23,6 +23,7 @@ const FUNCTIONS_DIR = fileURLToPath(new URL("../../sql/functions/", import.meta.
 export const FUNCTIONS_DIGESTS: readonly string[] = [
   "6f6c486df18715296033acf9a85533db69341d98c3578dcdbfa4c3c71c72688d",
   "082965cd9b1137afb887e54263dbce7dbfff124c567f336998675964cf1c511e",
+  "c499774bf0b8de55afd5dcac4a954b10f0f881ded00b82a647aea62f41153370",
 ];
 
 interface FunctionFile {

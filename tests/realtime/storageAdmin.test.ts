@@ -2,11 +2,17 @@
  * The operator console's storage, on both backends (docs/design.md#9): sessions that sign-out revokes
  * for every store on the database, and the sign-in failures every store counts together (per client
  * key, and for the console as a whole with its growing delay), reserved atomically, pruned to the
- * window. Times are passed in, as the service passes its clock in tests: nothing sleeps.
+ * window; the devices that signed in, each limited by its own failures. Times are passed in, as the service passes its clock in tests: nothing sleeps.
  */
 import { describe, expect } from "vitest";
-import { FAILURE_WINDOW_MS, MAX_DELAY_MS, MAX_FAILURES, SIGN_IN_POLICY } from "../../realtime/admin/signInLimits.ts";
-import type { SignInReservation } from "../../realtime/storage/admin.ts";
+import {
+  DEVICE_POLICY,
+  FAILURE_WINDOW_MS,
+  MAX_DELAY_MS,
+  MAX_FAILURES,
+  SIGN_IN_POLICY,
+} from "../../realtime/admin/signInLimits.ts";
+import type { DeviceReservation, SignInReservation } from "../../realtime/storage/admin.ts";
 import type { BidStore } from "../../realtime/storage/types.ts";
 import {
   BACKENDS,
@@ -30,6 +36,13 @@ function reserved(reservation: SignInReservation) {
   if (reservation.outcome !== "reserved") throw new Error(`not reserved: ${JSON.stringify(reservation)}`);
   return reservation;
 }
+
+function deviceReserved(reservation: DeviceReservation) {
+  if (reservation.outcome !== "reserved") throw new Error(`not reserved: ${JSON.stringify(reservation)}`);
+  return reservation;
+}
+
+const YEAR_MS = 365 * 24 * HOUR_MS;
 
 /** Rows of the console's tables, read past the store (PGlite: with the store closed). */
 async function rowsOf(location: TestLocation, store: BidStore, sql: string): Promise<Record<string, unknown>[]> {
@@ -208,6 +221,93 @@ describe.each(BACKENDS)("the operator console's storage on %s", (backend) => {
         reserved(await store.admin.reserveSignIn(key(9), SIGN_IN_POLICY, at(FAILURE_WINDOW_MS + 60_000)));
         const rows = await rowsOf(location, store, "SELECT limit_key FROM admin_sign_in_failures ORDER BY id");
         expect(rows.map((row) => row.limit_key)).toEqual([key(9)]);
+      },
+    );
+  });
+
+  describe("devices", () => {
+    storeTest("a device is trusted from its issue until it is revoked, replaced or expires", async ({ store }) => {
+      await store.admin.issueDevice("device-a", YEAR_MS, null, at(0));
+      await store.admin.issueDevice("device-b", YEAR_MS, null, at(0));
+      const attempt = deviceReserved(await store.admin.reserveDeviceSignIn("device-a", DEVICE_POLICY, at(1)));
+      await store.admin.forgetDeviceSignIn(attempt.attemptId);
+      expect(await store.admin.reserveDeviceSignIn("never issued", DEVICE_POLICY, at(1))).toEqual({
+        outcome: "unknown",
+      });
+      // Signing in through device-a replaces it.
+      await store.admin.issueDevice("device-c", YEAR_MS, "device-a", at(2));
+      expect(await store.admin.reserveDeviceSignIn("device-a", DEVICE_POLICY, at(3))).toEqual({ outcome: "unknown" });
+      expect((await store.admin.reserveDeviceSignIn("device-c", DEVICE_POLICY, at(3))).outcome).toBe("reserved");
+      expect((await store.admin.reserveDeviceSignIn("device-b", DEVICE_POLICY, at(YEAR_MS - 1))).outcome).toBe(
+        "reserved",
+      );
+      expect(await store.admin.reserveDeviceSignIn("device-b", DEVICE_POLICY, at(YEAR_MS))).toEqual({
+        outcome: "unknown",
+      });
+      // Every device still trusted at 4 ms: b and c (a was replaced).
+      expect(await store.admin.revokeEveryDevice(at(4))).toBe(2);
+      for (const id of ["device-b", "device-c"]) {
+        expect(await store.admin.reserveDeviceSignIn(id, DEVICE_POLICY, at(5))).toEqual({ outcome: "unknown" });
+      }
+      expect(await store.admin.revokeEveryDevice(at(6))).toBe(0);
+    });
+
+    storeTest(
+      "locks a device after 5 failures within 15 minutes until its fifth-newest leaves the window, other devices and keys untouched",
+      async ({ store }) => {
+        for (const id of ["mine", "other"]) await store.admin.issueDevice(id, YEAR_MS, null, at(0));
+        for (let minute = 0; minute < MAX_FAILURES; minute++) {
+          deviceReserved(await store.admin.reserveDeviceSignIn("mine", DEVICE_POLICY, at(minute * 60_000)));
+        }
+        expect(await store.admin.reserveDeviceSignIn("mine", DEVICE_POLICY, at(5 * 60_000))).toEqual({
+          outcome: "locked",
+          waitMs: FAILURE_WINDOW_MS - 5 * 60_000,
+        });
+        expect((await store.admin.reserveDeviceSignIn("other", DEVICE_POLICY, at(5 * 60_000))).outcome).toBe(
+          "reserved",
+        );
+        // Not the console's failures, nor any key's.
+        expect(await store.admin.signInFailures(FAILURE_WINDOW_MS, at(5 * 60_000))).toEqual({ failures: 0, keys: 0 });
+        expect((await store.admin.reserveDeviceSignIn("mine", DEVICE_POLICY, at(FAILURE_WINDOW_MS - 1))).outcome).toBe(
+          "locked",
+        );
+        expect((await store.admin.reserveDeviceSignIn("mine", DEVICE_POLICY, at(FAILURE_WINDOW_MS))).outcome).toBe(
+          "reserved",
+        );
+      },
+    );
+
+    storeTest(
+      "reserves 30 attempts through one device sent at once (through two stores on PostgreSQL): exactly 5 pass",
+      async ({ location, store }) => {
+        const other = backend === "postgres" ? await storeForThisTest(location) : store;
+        await store.admin.issueDevice("mine", YEAR_MS, null, at(0));
+        const outcomes = await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            (i % 2 ? other : store).admin.reserveDeviceSignIn("mine", DEVICE_POLICY, at(0)),
+          ),
+        );
+        expect(outcomes.filter((outcome) => outcome.outcome === "reserved")).toHaveLength(MAX_FAILURES);
+        expect(outcomes.filter((outcome) => outcome.outcome === "locked")).toHaveLength(30 - MAX_FAILURES);
+      },
+    );
+
+    storeTest(
+      "deletes the devices expired or revoked, and their failures, when a device is issued",
+      async ({ location, store }) => {
+        await store.admin.issueDevice("expiring", HOUR_MS, null, at(0));
+        await store.admin.issueDevice("replaced", YEAR_MS, null, at(0));
+        await store.admin.issueDevice("kept", YEAR_MS, null, at(0));
+        deviceReserved(await store.admin.reserveDeviceSignIn("replaced", DEVICE_POLICY, at(1)));
+        deviceReserved(await store.admin.reserveDeviceSignIn("kept", DEVICE_POLICY, at(1)));
+        await store.admin.issueDevice("replacing", YEAR_MS, "replaced", at(2));
+        await store.admin.issueDevice("new", YEAR_MS, null, at(HOUR_MS));
+        const devices = await rowsOf(location, store, "SELECT id FROM admin_devices ORDER BY id");
+        expect(devices.map((row) => row.id)).toEqual(["kept", "new", "replacing"]);
+        const failures = await withDirectSql(location, (query) =>
+          query("SELECT device_id FROM admin_device_failures ORDER BY id"),
+        );
+        expect(failures.map((row) => row.device_id)).toEqual(["kept"]);
       },
     );
   });

@@ -71,6 +71,10 @@ export function scriptedStore(reads: Pick<BidStore, "view" | "bidsAfter">) {
       reserveSignIn: notUsed,
       forgetSignIn: notUsed,
       signInFailures: notUsed,
+      issueDevice: notUsed,
+      reserveDeviceSignIn: notUsed,
+      forgetDeviceSignIn: notUsed,
+      revokeEveryDevice: notUsed,
     },
     close: async () => {},
   };
