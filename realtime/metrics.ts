@@ -18,11 +18,20 @@ export function createMetrics() {
   for (const code of ERROR_CODES) bidsRejected.inc({ code }, 0);
   const adminSignInsRefused = new Counter({
     name: "admin_sign_ins_refused_total",
-    help: "Operator sign-ins refused before an answer on the password: limited (429), throttled (503, the console-wide delay), busy (503), error (500).",
+    help: "Operator sign-ins refused before an answer on the password: limited (429), device_locked (429, a device's own failures), throttled (503, the console-wide delay), busy (503), error (500).",
     labelNames: ["reason"] as const,
     registers: [registry],
   });
-  for (const reason of ["limited", "throttled", "busy", "error"]) adminSignInsRefused.inc({ reason }, 0);
+  for (const reason of ["limited", "device_locked", "throttled", "busy", "error"]) {
+    adminSignInsRefused.inc({ reason }, 0);
+  }
+  const adminSignIns = new Counter({
+    name: "admin_sign_ins_total",
+    help: "Operator sign-ins let in, by client: device (through a device cookie the database trusts) or untrusted.",
+    labelNames: ["client"] as const,
+    registers: [registry],
+  });
+  for (const client of ["device", "untrusted"]) adminSignIns.inc({ client }, 0);
   const bidFrames = new Counter({
     name: "auction_bid_frames_total",
     help: "Bid frames written to sockets under the frame budget (docs/design.md#10): one bid (bid) or several conflated (bids).",
@@ -72,6 +81,7 @@ export function createMetrics() {
       registers: [registry],
     }),
     adminSignInsRefused,
+    adminSignIns,
     signInLimit,
     ...signInFailureGauges(registry, signInLimit),
     adminSignInsHeld: new Gauge({

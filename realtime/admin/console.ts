@@ -12,6 +12,12 @@
  *   an attempt counts as a failure until its password proves right, at most 2 passwords are checked
  *   at once (1 on 2 cores; 503 with Retry-After beyond), and a check that fails counts as a failure
  *   and answers 500.
+ * - Devices (device.ts): every sign-in also sets a device cookie, HttpOnly, SameSite=Strict, Secure
+ *   as the session's, for a year. An attempt carrying one that holds skips the address's and the
+ *   console's limits, which strangers guessing from many addresses would keep it behind, and has a
+ *   check slot kept for it; 5 failures of its own within 15 minutes lock that device alone (429).
+ *   A device signing in gets a new cookie, its old one revoked. "Sign out" keeps the device; "Sign
+ *   out everywhere" revokes every device, a new ADMIN_PASSWORD_HASH or secret unsigns them all.
  * - The session: a row in the database and an HttpOnly, SameSite=Strict cookie scoped to /admin for
  *   8 hours, Secure when the request came over https (directly, or by X-Forwarded-Proto through
  *   TRUST_PROXY hops). A cookie opens the console only while its signature holds and its row is
@@ -34,6 +40,7 @@ import type { RequestTarget } from "../requestTarget.ts";
 import type { PaymentStore } from "../storage/payments.ts";
 import { type BidStore, StoreUnavailableError } from "../storage/types.ts";
 import { CONSOLE_POLICY, consolePage, messagePage, signInPage } from "./consolePage.ts";
+import { DEVICE_MS, deviceKey, deviceToken, newDeviceId, readDevice } from "./device.ts";
 import { readCookie, readForm } from "./forms.ts";
 import { createModerationDesk, readBefore, readNotice } from "./moderation.ts";
 import { verifyPassword } from "./password.ts";
@@ -41,20 +48,22 @@ import { newSessionId, readSession, SESSION_MS, type Session, sessionToken } fro
 import {
   createCheckSlots,
   createRefusalMemo,
+  DEVICE_POLICY,
   FAILURE_WINDOW_MS,
-  type Refusal,
   SIGN_IN_POLICY,
 } from "./signInLimits.ts";
 
 const SESSION_COOKIE = "nothing_admin";
+const DEVICE_COOKIE = "nothing_admin_device";
 const MAX_FORM_BYTES = 4096;
 /** A check takes about a quarter of a second: a slot is likely free again within one. */
 const BUSY_RETRY_AFTER_SECONDS = 1;
 /** The database may be back within seconds (a restart, a fail-over). */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-/** The answers to an attempt the failures refuse: this address's (429), or the console's (503). */
+/** The answers to an attempt the failures refuse: this address's or device's (429), or the console's (503). */
 const REFUSALS = {
   limited: { status: 429, problem: "Too many attempts" },
+  device_locked: { status: 429, problem: "Too many wrong passwords from this browser. Try again later." },
   throttled: { status: 503, problem: "Sign-ins are slowed down after many wrong passwords. Try again in a minute." },
 } as const;
 /** Where "Sign out everywhere" lands: the sign-in page, saying what was done. */
@@ -100,6 +109,8 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     now: clock ? clock.now : undefined,
   });
   const checks = createCheckSlots(admin.signIn?.maxConcurrentChecks);
+  /** Derived once: a new password hash or secret takes a restart, which derives it anew. */
+  const devices = deviceKey(admin.sessionSecret, admin.passwordHash);
   let held = 0;
   metrics.signInLimit.failures = () => store.admin.signInFailures(FAILURE_WINDOW_MS, at()).catch(() => null);
   metrics.signInLimit.held = () => held;
@@ -162,12 +173,17 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     return `${SESSION_COOKIE}=${value}; Path=/admin; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
   }
 
+  function deviceCookie(req: IncomingMessage, value: string): string {
+    const secure = overHttps(req) ? "; Secure" : "";
+    return `${DEVICE_COOKIE}=${value}; Path=/admin; Max-Age=${DEVICE_MS / 1000}; HttpOnly; SameSite=Strict${secure}`;
+  }
+
   /** Back to the sign-in page (or `location`) with the cookie cleared. */
   function signedOut(req: IncomingMessage, res: ServerResponse, location = "/admin") {
     res.writeHead(303, { ...HEADERS, Location: location, "Set-Cookie": sessionCookie(req, "", 0) }).end();
   }
 
-  function refuse(res: ServerResponse, { reason, waitMs }: Refusal) {
+  function refuse(res: ServerResponse, { reason, waitMs }: { reason: keyof typeof REFUSALS; waitMs: number }) {
     metrics.adminSignInsRefused.inc({ reason });
     const { status, problem } = REFUSALS[reason];
     send(res, status, signInPage(problem), { "Retry-After": Math.max(1, Math.ceil(waitMs / 1000)) });
@@ -207,12 +223,90 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     }
   }
 
+  /** Whether the password is right; null when it could not be checked (answered 500, still counted). */
+  async function checkPassword(res: ServerResponse, password: string, client: string): Promise<boolean | null> {
+    try {
+      return await verifyPassword(password, admin.passwordHash);
+    } catch (error) {
+      // The attempt stays counted: a check that fails must not be a free guess.
+      metrics.adminSignInsRefused.inc({ reason: "error" });
+      logger.error({ err: error, client }, "an operator password could not be checked");
+      send(res, 500, signInPage("The password could not be checked. Try again later."));
+      return null;
+    }
+  }
+
+  function wrongPassword(res: ServerResponse, client: string, device: boolean) {
+    metrics.adminLoginFailures.inc();
+    logger.warn({ client, device }, "operator sign-in failed");
+    send(res, 401, signInPage("Wrong password"));
+  }
+
+  /** A new session and a new device (`replacing` the one signed in through, if any), in cookies. */
+  async function signedIn(req: IncomingMessage, res: ServerResponse, client: string, replacing: string | null) {
+    const id = newSessionId();
+    const device = newDeviceId();
+    const { expiresAtMs } = await store.admin.openSession(id, SESSION_MS, at());
+    await store.admin.issueDevice(device, DEVICE_MS, replacing, at());
+    metrics.adminSignIns.inc({ client: replacing ? "device" : "untrusted" });
+    logger.info({ session: id, client, device: replacing !== null }, "operator signed in");
+    res
+      .writeHead(303, {
+        ...HEADERS,
+        Location: "/admin",
+        "Set-Cookie": [
+          sessionCookie(req, sessionToken(admin.sessionSecret, { id, expiresAtMs }), SESSION_MS / 1000),
+          deviceCookie(req, deviceToken(devices, device)),
+        ],
+      })
+      .end();
+  }
+
+  /**
+   * An attempt through a trusted device (OWASP's device cookies): only the device's own failures
+   * limit it, and a slot is kept for its check, so that no stranger can keep it out. False, and
+   * nothing answered, when the database does not trust the device (revoked, expired): then it is
+   * an untrusted client's attempt.
+   */
+  async function signInThroughDevice(
+    req: IncomingMessage,
+    res: ServerResponse,
+    device: string,
+    password: string,
+    client: string,
+  ): Promise<boolean> {
+    const freeSlot = checks.tryTake(true);
+    if (!freeSlot) {
+      busy(res);
+      return true;
+    }
+    let right: boolean | null;
+    try {
+      const reservation = await store.admin.reserveDeviceSignIn(device, DEVICE_POLICY, at());
+      if (reservation.outcome === "unknown") return false;
+      if (reservation.outcome === "locked") {
+        logger.warn({ client }, "refused a sign-in through a locked device");
+        refuse(res, { reason: "device_locked", waitMs: reservation.waitMs });
+        return true;
+      }
+      right = await checkPassword(res, password, client);
+      if (right) await store.admin.forgetDeviceSignIn(reservation.attemptId);
+    } finally {
+      freeSlot();
+    }
+    if (right === null) return true;
+    if (!right) wrongPassword(res, client, true);
+    else await signedIn(req, res, client, device);
+    return true;
+  }
+
   async function signIn(req: IncomingMessage, res: ServerResponse) {
     const key = limitKey(clientAddress(req, trustProxy));
     const client = maskAddress(key);
-    // Refused before the form is even read, if the database refused it lately; the reservation
-    // below decides for real.
-    const remembered = refusals.refusal(key);
+    const device = readDevice(devices, readCookie(req, DEVICE_COOKIE));
+    // An untrusted client is refused before the form is even read, if the database refused it
+    // lately; the reservation below decides for real.
+    const remembered = device ? null : refusals.refusal(key);
     if (remembered) {
       refuse(res, remembered);
       return;
@@ -222,13 +316,33 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
       send(res, 413, signInPage("That form was too large."));
       return;
     }
+    const password = form.get("password") ?? "";
+    if (device) {
+      if (await signInThroughDevice(req, res, device, password, client)) return;
+      const stale = refusals.refusal(key);
+      if (stale) {
+        refuse(res, stale);
+        return;
+      }
+    }
+    await signInUntrusted(req, res, key, client, password);
+  }
+
+  /** Today's limits, for a client with no device cookie the database trusts. */
+  async function signInUntrusted(
+    req: IncomingMessage,
+    res: ServerResponse,
+    key: string,
+    client: string,
+    password: string,
+  ) {
     // A check slot first: an attempt beyond them costs nothing, not even a query.
     let freeSlot = checks.tryTake();
     if (!freeSlot) {
       busy(res);
       return;
     }
-    let right: boolean;
+    let right: boolean | null;
     try {
       // Counted as a failure from here until the password proves right, in the same statement as
       // the check of the counts: attempts sent at once, to any instances, cannot all pass it.
@@ -259,35 +373,17 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
           return;
         }
       }
-      try {
-        right = await verifyPassword(form.get("password") ?? "", admin.passwordHash);
-      } catch (error) {
-        // The attempt stays counted: a check that fails must not be a free guess.
-        metrics.adminSignInsRefused.inc({ reason: "error" });
-        logger.error({ err: error, client }, "an operator password could not be checked");
-        send(res, 500, signInPage("The password could not be checked. Try again later."));
-        return;
-      }
+      right = await checkPassword(res, password, client);
       if (right) await forget();
     } finally {
       freeSlot?.();
     }
+    if (right === null) return;
     if (!right) {
-      metrics.adminLoginFailures.inc();
-      logger.warn({ client }, "operator sign-in failed");
-      send(res, 401, signInPage("Wrong password"));
+      wrongPassword(res, client, false);
       return;
     }
-    const id = newSessionId();
-    const { expiresAtMs } = await store.admin.openSession(id, SESSION_MS, at());
-    logger.info({ session: id, client }, "operator signed in");
-    res
-      .writeHead(303, {
-        ...HEADERS,
-        Location: "/admin",
-        "Set-Cookie": sessionCookie(req, sessionToken(admin.sessionSecret, { id, expiresAtMs }), SESSION_MS / 1000),
-      })
-      .end();
+    await signedIn(req, res, client, null);
   }
 
   async function answer(req: IncomingMessage, res: ServerResponse, { path, query }: RequestTarget): Promise<void> {
@@ -320,8 +416,10 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
       logger.info({ session: session.id }, "operator signed out");
       signedOut(req, res);
     } else if (route === "POST /admin/logout/everywhere") {
+      // Every device too: a cookie taken from any of them is worth no more than a stranger's.
+      const devicesRevoked = await store.admin.revokeEveryDevice(at());
       const revoked = await store.admin.revokeEverySession(at());
-      logger.info({ session: session.id, revoked }, "operator signed out every session");
+      logger.info({ session: session.id, revoked, devices: devicesRevoked }, "operator signed out every session");
       signedOut(req, res, SIGNED_OUT_EVERYWHERE);
     } else if (route === "GET /admin/events") {
       moderation.streamChanges(res, session);

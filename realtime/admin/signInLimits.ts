@@ -12,13 +12,19 @@
  * - The refusals this instance heard from the database, remembered until the Retry-After it gave:
  *   an address or a console that is refused is refused again without a query. Only refusals are
  *   remembered, never a permission, so no instance can let through what the database would refuse.
+ * - The devices (device.ts): an attempt carrying a device cookie that holds is limited by that
+ *   device's own failures alone, 5 in any 15 minutes, never by its address's or the console's, so
+ *   that strangers, who have no such cookie, cannot keep the operator out (OWASP's "device cookies",
+ *   docs/decisions/2026-11-27-device-cookies-for-sign-in.md).
  * - The check slots: scrypt runs on libuv's thread pool (4 threads), which file reads need too;
  *   at most 2 checks at once (1 on 2 cores) leave the rest to the pages, and an attempt beyond
- *   them is refused at once, never queued. Per process by nature.
+ *   them is refused at once, never queued. One more slot is kept for devices: strangers filling the
+ *   others cannot make the operator's check wait, and devices are few and each limited. Per
+ *   process by nature.
  */
 import { availableParallelism } from "node:os";
 import { LRUCache } from "lru-cache";
-import type { SignInPolicy } from "../storage/admin.ts";
+import type { DevicePolicy, SignInPolicy } from "../storage/admin.ts";
 
 export const MAX_FAILURES = 5;
 export const FAILURE_WINDOW_MS = 15 * 60 * 1000;
@@ -35,6 +41,9 @@ export const SIGN_IN_POLICY: SignInPolicy = {
   maxDelayMs: MAX_DELAY_MS,
 };
 
+/** A device is locked after as many failures of its own as an address, in the same window. */
+export const DEVICE_POLICY: DevicePolicy = { windowMs: FAILURE_WINDOW_MS, maxFailures: MAX_FAILURES };
+
 /** Keys whose refusal is remembered; past it the least recently used goes first. */
 export const DEFAULT_MAX_REMEMBERED_KEYS = 10_000;
 /**
@@ -43,7 +52,7 @@ export const DEFAULT_MAX_REMEMBERED_KEYS = 10_000;
  */
 const DEFAULT_MAX_CONCURRENT_CHECKS = Math.min(2, Math.max(1, availableParallelism() - 1));
 
-export interface Refusal {
+interface Refusal {
   /** limited: this key's failures; throttled: the console's. */
   reason: "limited" | "throttled";
   waitMs: number;
@@ -90,27 +99,45 @@ export function createRefusalMemo({
   };
 }
 
+/** Checks kept for attempts through a trusted device, beyond the others. */
+const DEVICE_CHECKS = 1;
+
 export interface CheckSlots {
-  /** A slot for one password check, with the function that frees it; null when all are taken. */
-  tryTake(): (() => void) | null;
+  /**
+   * A slot for one password check, with the function that frees it; null when all are taken.
+   * `device`: the attempt carries a device cookie that holds, and may take the slot kept for devices.
+   */
+  tryTake(device?: boolean): (() => void) | null;
   readonly inUse: number;
 }
 
-export function createCheckSlots(max = DEFAULT_MAX_CONCURRENT_CHECKS): CheckSlots {
-  let inUse = 0;
+export function createCheckSlots(max = DEFAULT_MAX_CONCURRENT_CHECKS, forDevices = DEVICE_CHECKS): CheckSlots {
+  let shared = 0;
+  let kept = 0;
+  const taken = (free: () => void) => {
+    let freed = false;
+    return () => {
+      if (freed) return;
+      freed = true;
+      free();
+    };
+  };
   return {
-    tryTake() {
-      if (inUse >= max) return null;
-      inUse += 1;
-      let freed = false;
-      return () => {
-        if (freed) return;
-        freed = true;
-        inUse -= 1;
-      };
+    tryTake(device = false) {
+      if (device && kept < forDevices) {
+        kept += 1;
+        return taken(() => {
+          kept -= 1;
+        });
+      }
+      if (shared >= max) return null;
+      shared += 1;
+      return taken(() => {
+        shared -= 1;
+      });
     },
     get inUse() {
-      return inUse;
+      return shared + kept;
     },
   };
 }

@@ -4,7 +4,8 @@
  * client addresses: a sign-out through one refuses the cookie on the other at once and ends its
  * event stream; "Sign out everywhere" through one ends the sessions the other signed in; a new
  * session secret ends them all; the per-address limit and the console-wide delay count the attempts
- * of both instances together, the delay on a clock the test moves (nothing sleeps).
+ * of both instances together, the delay on a clock the test moves (nothing sleeps); a device's
+ * failures lock it on both, and "Sign out everywhere" through one revokes the devices of both.
  */
 import { describe, expect, it, onTestFinished } from "vitest";
 import { hashPassword } from "../../realtime/admin/password.ts";
@@ -19,6 +20,7 @@ import {
   consolePost,
   consoleState,
   cookieOf,
+  deviceCookieOf,
   fromAddress,
   manualAdminClock,
   nthAddress,
@@ -211,5 +213,40 @@ describe("the sign-in limits across two instances", () => {
     await waitFor("nothing held", async () => (await gauge("admin_sign_ins_held")) === 0);
     expect(await gauge("admin_sign_in_failures")).toBe(21);
     expect(await gauge("admin_login_failures_total")).toBe(20);
+  });
+});
+
+describe("the operator's devices across two instances", () => {
+  it("locks a device through either instance by the failures made through both, and lets it in from a limited address otherwise", async () => {
+    const { a, b } = await twoInstances();
+    const home = fromAddress("198.51.100.7");
+    const mine = deviceCookieOf(await signInTo(a, PASSWORD, home));
+    const other = deviceCookieOf(await signInTo(b, PASSWORD, home));
+    for (let attempt = 0; attempt < 5; attempt++) {
+      expect((await signInTo(attempt % 2 ? b : a, "wrong guess", { ...home, Cookie: mine })).status).toBe(401);
+    }
+    for (const url of [a, b]) {
+      const locked = await consoleAnswer(await signInTo(url, PASSWORD, { ...home, Cookie: mine }));
+      expect(locked.status).toBe(429);
+      expect(Number(locked.retryAfter)).toBeGreaterThan(FAILURE_WINDOW_MS / 1000 - 60);
+    }
+    // The address is limited for untrusted clients; the other device, signed in through B, is let in through A.
+    for (let attempt = 0; attempt < 5; attempt++) expect((await signInTo(b, "wrong guess", home)).status).toBe(401);
+    expect((await signInTo(a, PASSWORD, home)).status).toBe(429);
+    expect((await signInTo(a, PASSWORD, { ...home, Cookie: other })).status).toBe(303);
+  });
+
+  it('revokes through "Sign out everywhere" on one instance the devices signed in through the other', async () => {
+    const { a, b } = await twoInstances();
+    const onA = deviceCookieOf(await signInTo(a, PASSWORD));
+    const signedInOnB = await signInTo(b, PASSWORD);
+    expect((await consolePost(b, "/admin/logout/everywhere", "", { Cookie: cookieOf(signedInOnB) })).status).toBe(303);
+    const limited = fromAddress("203.0.113.9");
+    for (let attempt = 0; attempt < 5; attempt++) expect((await signInTo(a, "wrong guess", limited)).status).toBe(401);
+    for (const url of [a, b]) {
+      for (const device of [onA, deviceCookieOf(signedInOnB)]) {
+        expect((await signInTo(url, PASSWORD, { ...limited, Cookie: device })).status).toBe(429);
+      }
+    }
   });
 });

@@ -83,9 +83,12 @@ describe("the operator console", () => {
     const response = await signIn(service);
     expect(response.status).toBe(303);
     expect(response.headers.get("location")).toBe("/admin");
-    expect(response.headers.get("set-cookie") ?? "").toMatch(
+    // The session's cookie first, then the device's (adminDevices.test.ts).
+    const [sessionCookie, deviceCookie] = response.headers.getSetCookie();
+    expect(sessionCookie).toMatch(
       /^nothing_admin=[\w-]+\.\d+\.[\w-]+; Path=\/admin; Max-Age=28800; HttpOnly; SameSite=Strict$/,
     );
+    expect(deviceCookie).toMatch(/^nothing_admin_device=/);
 
     const cookie = cookieOf(response);
     const signedIn = await (await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookie } })).text();
@@ -111,7 +114,7 @@ describe("the operator console", () => {
       "X-Forwarded-Proto": "https",
       Origin: service.httpUrl.replace("http:", "https:"),
     });
-    expect(response.headers.get("set-cookie")).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+    expect(response.headers.getSetCookie()[0]).toMatch(/^nothing_admin=.*; HttpOnly; SameSite=Strict; Secure$/);
   });
 
   it("logs a sign-in refused for its Origin with the origin seen and the one expected, naming TRUST_PROXY", async () => {

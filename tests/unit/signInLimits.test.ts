@@ -96,4 +96,25 @@ describe("the password check slots", () => {
     second?.();
     expect(slots.inUse).toBe(1);
   });
+
+  it("keep one slot for a trusted device beyond the others: strangers cannot take it", () => {
+    const slots = createCheckSlots(1);
+    const stranger = slots.tryTake();
+    expect(slots.tryTake()).toBeNull();
+    const device = slots.tryTake(true);
+    expect(device).not.toBeNull();
+    expect(slots.inUse).toBe(2);
+    // A second device at once may only take a slot strangers left.
+    expect(slots.tryTake(true)).toBeNull();
+    stranger?.();
+    const secondDevice = slots.tryTake(true);
+    expect(secondDevice).not.toBeNull();
+    expect(slots.tryTake()).toBeNull();
+    device?.();
+    device?.();
+    expect(slots.tryTake()).toBeNull();
+    secondDevice?.();
+    expect(slots.tryTake()).not.toBeNull();
+    expect(slots.inUse).toBe(1);
+  });
 });

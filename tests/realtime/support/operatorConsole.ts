@@ -7,6 +7,7 @@
  *   const service = await startAuctionService(store, { admin: { ...admin, clock: clock.clock }, trustProxy: 1 });
  *   const cookie = cookieOf(await signInTo(service.httpUrl, PASSWORD, fromAddress("198.51.100.7")));
  *   await consolePost(service.httpUrl, "/admin/logout", "", { Cookie: cookie });
+ *   const device = deviceCookieOf(signedIn);   // the device cookie of a sign-in, for the next one
  */
 import type { AdminClock } from "../../../realtime/config.ts";
 
@@ -40,8 +41,8 @@ export function signInTo(
   });
 }
 
-/** The cookie pair (name=value) a response sets. */
-export const cookieOf = (response: Response) => (response.headers.get("set-cookie") ?? "").split(";")[0] as string;
+/** The session cookie pair (name=value) a response sets: the first it sets (a sign-in's device cookie comes second). */
+export const cookieOf = (response: Response) => (response.headers.getSetCookie()[0] ?? "").split(";")[0] as string;
 
 /** The header a trusted proxy adds for the client at `address`. */
 export const fromAddress = (address: string) => ({ "X-Forwarded-For": address });
@@ -112,3 +113,10 @@ export function manualAdminClock(startMs = Date.parse("2026-03-01T12:00:00.000Z"
     },
   };
 }
+
+/** The device cookie pair (name=value) a sign-in sets; "" when it sets none. */
+export const deviceCookieOf = (response: Response) =>
+  response.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(";")[0] as string)
+    .find((pair) => pair.startsWith("nothing_admin_device=")) ?? "";
