@@ -4,6 +4,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { ERROR_CODES } from "../src/lib/auction/protocol.ts";
+import { STORAGE_FAULT_KINDS } from "./storage/storageFaults.ts";
 
 export function createMetrics() {
   const registry = new Registry();
@@ -46,6 +47,13 @@ export function createMetrics() {
     registers: [registry],
   });
   for (const reason of ["per_client", "server_full"] as const) connectionsRefused.inc({ reason }, 0);
+  const storageWriteFailures = new Counter({
+    name: "storage_write_failures_total",
+    help: "Queries the database failed with a storage fault, by kind: disk_full (no space left: not ready until there is), io_error, panic (PGlite aborted: the process exits 1).",
+    labelNames: ["kind"] as const,
+    registers: [registry],
+  });
+  for (const kind of STORAGE_FAULT_KINDS) storageWriteFailures.inc({ kind }, 0);
   /**
    * The console, made after the metrics, says here what the database's sign-in failures are (null
    * when they cannot be read: the gauges keep their last values) and how many attempts it holds back.
@@ -75,6 +83,7 @@ export function createMetrics() {
     }),
     bidFrames,
     connectionsRefused,
+    storageWriteFailures,
     adminLoginFailures: new Counter({
       name: "admin_login_failures_total",
       help: "Operator console sign-ins refused for a wrong password.",

@@ -5,6 +5,7 @@
  */
 import type { AdminStore } from "./admin.ts";
 import type { PaymentStore } from "./payments.ts";
+import type { StorageFaultKind } from "./storageFaults.ts";
 
 export interface StoredBid {
   id: number;
@@ -223,4 +224,22 @@ export interface StoreWithPayments extends BidStore {
 
 export class StoreUnavailableError extends Error {
   override name = "StoreUnavailableError";
+}
+
+/** A write failed for lack of space (storageFaults.ts): unavailable, and counted, not logged one by one. */
+export class StorageFullError extends StoreUnavailableError {
+  override name = "StorageFullError";
+}
+
+/** What the service hears of storage faults (storageFaults.ts), for its metrics and its exit. */
+export interface StorageFaultHooks {
+  /** Every failed write with a storage fault behind it, by kind. */
+  onWriteFailure?: (kind: StorageFaultKind) => void;
+  /**
+   * PGlite's engine aborted (a PANIC or a WebAssembly abort): nothing can be asked of it again.
+   * Called at once, from within the engine's own call when it says so on its stderr, so that the
+   * service can exit before anything else runs into the wedged engine. Without it the store only
+   * refuses every call from then on.
+   */
+  onFatal?: (reason: string) => void;
 }
