@@ -6,7 +6,7 @@
 import type { Logger } from "../logger.ts";
 import { openPgliteStore } from "./pglite.ts";
 import { openPostgresStore } from "./postgres.ts";
-import type { BidStore, RoundSettings, StoreWithPayments } from "./types.ts";
+import type { BidStore, RoundSettings, StorageFaultHooks, StoreWithPayments } from "./types.ts";
 
 export type { BidStore } from "./types.ts";
 
@@ -22,6 +22,8 @@ export interface OpenBidStoreOptions {
   poolSize?: number;
   /** Round lengths (default: one endless round, as before rounds). */
   rounds?: RoundSettings;
+  /** What the service hears of storage faults: a full disk, PGlite's abort (storageFaults.ts). */
+  faults?: StorageFaultHooks;
 }
 
 /**
@@ -33,7 +35,13 @@ export async function openBidStore(options: OpenBidStoreOptions): Promise<BidSto
   const databaseUrl = options.databaseUrl?.trim();
   const logger = options.logger.child({ component: "storage" });
   if (databaseUrl) {
-    const store = await openPostgresStore({ databaseUrl, logger, poolSize: options.poolSize, rounds: options.rounds });
+    const store = await openPostgresStore({
+      databaseUrl,
+      logger,
+      poolSize: options.poolSize,
+      rounds: options.rounds,
+      faults: options.faults,
+    });
     logger.info("auction store open on PostgreSQL");
     return store;
   }

@@ -3,6 +3,10 @@
  * connection that LISTENs. postgres.js's own `listen()` re-LISTENs once after a drop and gives up
  * if the server is still down, so this adapter keeps that connection itself: it reports not ready
  * the moment the connection closes and retries LISTEN until it succeeds.
+ *
+ * A write refused for lack of space (SQLSTATE 53100) makes the store not ready too (storageFaults.ts)
+ * until a write succeeds: while it is full, a probe asks the server every second for a write that
+ * needs a new page, since a load balancer sends no bids to find out.
  */
 import postgres from "postgres";
 import type { Logger } from "../logger.ts";
@@ -19,7 +23,16 @@ import {
   type Query,
 } from "./payments.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
-import { ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError, type StoreWithPayments } from "./types.ts";
+import { createSpaceWatch, storageFaultOf } from "./storageFaults.ts";
+import {
+  ENDLESS_ROUNDS,
+  type PlaceBidOutcome,
+  type RoundSettings,
+  type StorageFaultHooks,
+  StorageFullError,
+  StoreUnavailableError,
+  type StoreWithPayments,
+} from "./types.ts";
 
 export interface PostgresStoreOptions {
   databaseUrl: string;
@@ -32,7 +45,18 @@ export interface PostgresStoreOptions {
   listenHeartbeatMs?: number;
   /** Round lengths (default: one endless round). */
   rounds?: RoundSettings;
+  faults?: StorageFaultHooks;
 }
+
+/**
+ * A write that needs new space, undone at once: a new relation's first page is written to its file
+ * when the row is inserted (a temporary table's too, in the database's tablespace), and the file is
+ * removed with the transaction.
+ */
+const SPACE_PROBE_SQL = [
+  "CREATE TEMPORARY TABLE nothing_store_space_probe (probe text) ON COMMIT DROP",
+  "INSERT INTO nothing_store_space_probe VALUES ('probe')",
+];
 
 const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_LISTEN_HEARTBEAT_MS = 10_000;
@@ -126,6 +150,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       logger,
       heartbeatMs: options.listenHeartbeatMs ?? DEFAULT_LISTEN_HEARTBEAT_MS,
       rounds: options.rounds ?? ENDLESS_ROUNDS,
+      faults: options.faults ?? {},
     });
   } catch (error) {
     await sql.end({ timeout: 1 });
@@ -138,25 +163,62 @@ interface ListenOptions {
   logger: Logger;
   heartbeatMs: number;
   rounds: RoundSettings;
+  faults: StorageFaultHooks;
 }
 
 async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): Promise<StoreWithPayments> {
-  const { databaseUrl, logger, heartbeatMs, rounds } = options;
+  const { databaseUrl, logger, heartbeatMs, rounds, faults } = options;
   const notices = createNoticeListeners(logger);
   const paymentNotices = createPaymentNotices(logger);
   const adminNotices = createAdminNotices(logger);
-  const query: Query = (text, params) =>
-    unavailableOnLostConnection(
-      // Prepared (named, once per connection): postgres.js sends an unprepared query with
-      // parameters as Parse and Describe, waits for the answer, then binds, so every bid batch
-      // cost two round trips to the server instead of one.
-      async () => (await sql.unsafe(text, params as never[], { prepare: true })) as unknown as Row[],
-    );
+  const space = createSpaceWatch({
+    logger,
+    probe: async () => {
+      await sql.begin(async (tx) => {
+        for (const statement of SPACE_PROBE_SQL) await tx.unsafe(statement);
+      });
+    },
+    onFullChange: () => showReadiness(),
+  });
+  /** A failure for lack of space is the store's unavailability, and counted; so are the other storage faults. */
+  function storageError(error: unknown): unknown {
+    // unavailableOnLostConnection has wrapped the server's error (53100 is of class 53) already.
+    const cause = error instanceof StoreUnavailableError && error.cause ? error.cause : error;
+    const kind = storageFaultOf(cause);
+    if (kind) faults.onWriteFailure?.(kind);
+    if (kind !== "disk_full") return error;
+    space.ranOut(cause);
+    return new StorageFullError(`PostgreSQL could not write for lack of space (${describe(cause)})`, { cause });
+  }
+  const query: Query = async (text, params) => {
+    try {
+      return await unavailableOnLostConnection(
+        // Prepared (named, once per connection): postgres.js sends an unprepared query with
+        // parameters as Parse and Describe, waits for the answer, then binds, so every bid batch
+        // cost two round trips to the server instead of one.
+        async () => (await sql.unsafe(text, params as never[], { prepare: true })) as unknown as Row[],
+      );
+    } catch (error) {
+      throw storageError(error);
+    }
+  };
+  /** A placement: its failure for lack of space counts its bids; its success shows that there is space. */
+  async function placing<T>(count: number, work: () => Promise<T>): Promise<T> {
+    try {
+      const placed = await work();
+      space.wrote();
+      return placed;
+    } catch (error) {
+      if (error instanceof StorageFullError) space.failedBids(count);
+      throw error;
+    }
+  }
   const queries = storeQueries(query, rounds);
   const watcherLease = createWatcherLease(databaseUrl, logger);
   const payments = createPaymentStore({ query, claimLease: watcherLease.claim }, paymentNotices);
   const admin = createAdminStore(query, adminNotices);
   const readyListeners = new Set<(ready: boolean) => void>();
+  let listening = false;
   let ready = false;
   let closing = false;
   // Counts closes of the LISTEN connection, so a LISTEN that succeeded on a connection which has
@@ -164,12 +226,20 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
   let listenConnectionCloses = 0;
   let relistening: Promise<void> | null = null;
 
-  function setReady(value: boolean) {
-    if (ready === value || (closing && value)) return;
+  // Ready: LISTEN active and the last write did not fail for lack of space.
+  function showReadiness() {
+    const value = listening && !space.full && !closing;
+    if (ready === value) return;
     ready = value;
+    for (const listener of readyListeners) listener(value);
+  }
+
+  function setReady(value: boolean) {
+    if (listening === value || (closing && value)) return;
+    listening = value;
     if (value) logger.info("auction store ready: LISTEN active");
     else logger.warn("auction store not ready: the LISTEN connection to PostgreSQL is lost");
-    for (const listener of readyListeners) listener(value);
+    showReadiness();
   }
 
   function deliver(channel: string, payload: string) {
@@ -232,7 +302,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
   // A server that vanishes without closing the socket (a network cut, a frozen host) is noticed by
   // TCP only after many minutes: ask the LISTEN connection a question now and then instead.
   async function checkListenConnection() {
-    if (!ready || closing || relistening) return;
+    if (!listening || closing || relistening) return;
     const probed = listenSql;
     let timer: NodeJS.Timeout | undefined;
     const answered = await Promise.race([
@@ -268,6 +338,9 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
   return {
     backend: "postgres",
     ...queries,
+    placeBid: (bidderName, amountCents): Promise<PlaceBidOutcome> =>
+      placing(1, () => queries.placeBid(bidderName, amountCents)),
+    placeBids: (bids) => placing(bids.length, () => queries.placeBids(bids)),
     payments,
     admin,
     onBid: notices.onBid,
@@ -284,6 +357,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
       if (closing) return;
       closing = true;
       ready = false;
+      space.close();
       clearInterval(heartbeat);
       notices.clear();
       paymentNotices.clear();
