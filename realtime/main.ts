@@ -7,7 +7,8 @@
  * repeated during the drain is logged and changes nothing (`npm run serve` forwards the signal a
  * supervisor may also send the whole process group); SHUTDOWN_TIMEOUT_MS bounds the drain.
  * A setting that stops the start exits 2 naming it; a failure starting again may cure exits 1
- * (startFailures.ts).
+ * (startFailures.ts), and so does PGlite's engine aborting (a PANIC, say on a full disk): the
+ * restart recovers from its write-ahead log, where waiting would wedge the process for good.
  */
 import type { Server } from "node:http";
 import { createSocketServer, type SocketServer } from "./auction/socketServer.ts";
@@ -51,20 +52,39 @@ let payments: Payments | undefined;
 process.on("SIGTERM", shutDown);
 process.on("SIGINT", shutDown);
 
+// Before the store, which counts its storage faults in them from the start.
+const metrics = createMetrics();
+
 const storeOpening = openBidStore({
   databaseUrl: config.databaseUrl ?? undefined,
   dataDir: config.dataDir,
   pgliteTemplateDir: config.pgliteTemplateDir ?? undefined,
   logger,
   rounds: config.rounds,
+  faults: {
+    onWriteFailure: (kind) => metrics.storageWriteFailures.inc({ kind }),
+    onFatal: engineAborted,
+  },
 });
+
+/**
+ * PGlite's engine aborted: called from within its failing call, so the process exits before any
+ * other call (a bid, the shutdown's close) enters the wedged engine and spins there, deaf to
+ * SIGTERM. Every acknowledged bid was committed to the write-ahead log, which the restart replays.
+ */
+function engineAborted(reason: string): never {
+  logger.fatal(
+    { reason, exitCode: 1 },
+    "the embedded database (PGlite) aborted; exiting so that a restart recovers it from its write-ahead log",
+  );
+  process.exit(1);
+}
 
 async function start() {
   const store = await storeOpening.catch((error: unknown) =>
     exitWith(storeFailure(error, config.databaseUrl, config.dataDir)),
   );
   if (stopping) return;
-  const metrics = createMetrics();
   payments = startPayments({ config, store, logger, metrics });
   socketServer = createSocketServer(store, config, logger, metrics, { payments: payments.sockets });
   await socketServer.start();

@@ -50,6 +50,7 @@ export async function openBidStore(options: OpenBidStoreOptions): Promise<BidSto
     logger,
     rounds: options.rounds,
     templateDir: options.pgliteTemplateDir,
+    faults: options.faults,
   });
   logger.info({ dataDir: options.dataDir }, "auction store open on PGlite");
   return store;

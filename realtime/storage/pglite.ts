@@ -2,7 +2,13 @@
  * The embedded backend: PGlite in this process with its data in a directory that this process
  * locks. PGlite runs one query at a time and queues concurrent calls itself; the one-statement
  * place_auction_bid() keeps bids atomic all the same.
+ *
+ * Storage faults (storageFaults.ts): a write that fails for lack of space makes the store not ready
+ * until the directory's file system has room again (looked for with statfs, without touching the
+ * engine); an engine that PANICked or aborted is never called again, and the service's onFatal
+ * hears of it from within the failing call, before a queued call could wedge the process.
  */
+import { statfs } from "node:fs/promises";
 import type { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../logger.ts";
 import { ADMIN_SESSIONS_CHANNEL, createAdminNotices, createAdminStore } from "./admin.ts";
@@ -20,7 +26,15 @@ import {
 import { openPglite } from "./pgliteDatabase.ts";
 import { prepareDataDir } from "./pgliteTemplate.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
-import { ENDLESS_ROUNDS, type RoundSettings, StoreUnavailableError, type StoreWithPayments } from "./types.ts";
+import { createSpaceWatch, isEngineAbortLine, type SpaceWatch, storageFaultOf } from "./storageFaults.ts";
+import {
+  ENDLESS_ROUNDS,
+  type RoundSettings,
+  type StorageFaultHooks,
+  StorageFullError,
+  StoreUnavailableError,
+  type StoreWithPayments,
+} from "./types.ts";
 
 export interface PgliteStoreOptions {
   dataDir: string;
@@ -31,6 +45,35 @@ export interface PgliteStoreOptions {
   functions?: FunctionSet;
   /** Round lengths (default: one endless round). */
   rounds?: RoundSettings;
+  faults?: StorageFaultHooks;
+}
+
+/**
+ * Free space the data directory's file system needs before a store that ran out is ready again:
+ * room for the next table pages and then some, so that readiness does not flap on the last bytes.
+ */
+const PGLITE_SPACE_MARGIN_BYTES = 4 * 1024 * 1024;
+
+/** The engine's state: alive, or aborted for good (the reason); `abortListeners` hear it first. */
+interface Engine {
+  aborted: string | null;
+  readonly abortListeners: Set<() => void>;
+  abort(reason: string): void;
+}
+
+function createEngine(faults: StorageFaultHooks): Engine {
+  const engine: Engine = {
+    aborted: null,
+    abortListeners: new Set(),
+    abort(reason) {
+      if (engine.aborted !== null) return;
+      engine.aborted = reason;
+      faults.onWriteFailure?.("panic");
+      for (const listener of engine.abortListeners) listener();
+      faults.onFatal?.(reason);
+    },
+  };
+  return engine;
 }
 
 /** autovacuum's defaults for ANALYZE: 50 rows changed plus 10% of the table. */
@@ -44,7 +87,12 @@ const ANALYZE_SCALE_FACTOR = 0.1;
  * analyses the bids when it opens and, like autovacuum's default rule, whenever the bids it has
  * placed since pass 50 plus 10% of the table. Queued behind the bids, never awaited by them.
  */
-function createAnalyzer(db: PGlite, logger: Logger, isClosed: () => boolean) {
+function createAnalyzer(
+  db: PGlite,
+  logger: Logger,
+  isClosed: () => boolean,
+  intoEngine: <T>(work: () => Promise<T>) => Promise<T>,
+) {
   let tableRows = 0;
   let placedSince = 0;
   let running: Promise<void> | null = null;
@@ -52,13 +100,18 @@ function createAnalyzer(db: PGlite, logger: Logger, isClosed: () => boolean) {
     running ??= (async () => {
       try {
         placedSince = 0;
-        await db.exec("ANALYZE auction_bids");
-        const { rows } = await db.query<{ rows: number }>(
-          "SELECT reltuples::float8 AS rows FROM pg_class WHERE oid = 'auction_bids'::regclass",
+        await intoEngine(() => db.exec("ANALYZE auction_bids"));
+        const { rows } = await intoEngine(() =>
+          db.query<{ rows: number }>(
+            "SELECT reltuples::float8 AS rows FROM pg_class WHERE oid = 'auction_bids'::regclass",
+          ),
         );
         tableRows = Math.max(0, rows[0]?.rows ?? 0);
       } catch (error) {
-        if (!isClosed()) logger.warn({ err: error }, "analysing the bids failed; the next placements try again");
+        // A full disk or an aborted engine is the store's to report, once.
+        if (!isClosed() && !(error instanceof StoreUnavailableError)) {
+          logger.warn({ err: error }, "analysing the bids failed; the next placements try again");
+        }
       } finally {
         running = null;
       }
@@ -94,11 +147,15 @@ export function pgliteTransaction(db: PGlite): InTransaction {
 
 export async function openPgliteStore(options: PgliteStoreOptions): Promise<StoreWithPayments> {
   const { dataDir, logger } = options;
+  const faults = options.faults ?? {};
   const lock = await lockDataDir(dataDir);
+  const engine = createEngine(faults);
   let db: PGlite | undefined;
   try {
     await prepareDataDir(dataDir, logger, options.templateDir);
-    db = await openPglite(dataDir);
+    db = await openPglite(dataDir, (line) => {
+      if (isEngineAbortLine(line)) engine.abort(line);
+    });
     const opened = db;
     await applyMigrations(
       pgliteTransaction(opened),
@@ -107,24 +164,84 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<Stor
       logger,
       rekeyNames,
     );
-    return await createPgliteStore(opened, lock, logger, options.rounds ?? ENDLESS_ROUNDS);
+    return await createPgliteStore(opened, {
+      lock,
+      logger,
+      rounds: options.rounds ?? ENDLESS_ROUNDS,
+      dataDir,
+      faults,
+      engine,
+    });
   } catch (error) {
-    await db?.close().catch(() => {});
+    if (engine.aborted === null) await db?.close().catch(() => {});
     await lock.release();
     throw error;
   }
 }
 
-async function createPgliteStore(
-  db: PGlite,
-  lock: DataDirLock,
-  logger: Logger,
-  rounds: RoundSettings,
-): Promise<StoreWithPayments> {
+interface StoreParts {
+  lock: DataDirLock;
+  logger: Logger;
+  rounds: RoundSettings;
+  dataDir: string;
+  faults: StorageFaultHooks;
+  engine: Engine;
+}
+
+/** Resolves when the file system of dataDir has the margin free; rejects while it has not. */
+async function probeSpace(dataDir: string): Promise<void> {
+  const { bavail, bsize } = await statfs(dataDir);
+  if (bavail * bsize < PGLITE_SPACE_MARGIN_BYTES) throw new Error(`${bavail * bsize} bytes free`);
+}
+
+async function createPgliteStore(db: PGlite, parts: StoreParts): Promise<StoreWithPayments> {
+  const { lock, logger, rounds, dataDir, faults, engine } = parts;
   const notices = createNoticeListeners(logger);
   const paymentNotices = createPaymentNotices(logger);
   const adminNotices = createAdminNotices(logger);
   let closed = false;
+  const readyListeners = new Set<(ready: boolean) => void>();
+  let ready = true;
+  function showReadiness() {
+    const now = !closed && engine.aborted === null && !space.full;
+    if (now === ready) return;
+    ready = now;
+    for (const listener of readyListeners) listener(now);
+  }
+  const space: SpaceWatch = createSpaceWatch({
+    logger,
+    probe: () => probeSpace(dataDir),
+    onFullChange: showReadiness,
+  });
+  engine.abortListeners.add(showReadiness);
+
+  /** What a failed call into the engine becomes: a full disk and an abort are the store's unavailability. */
+  function storageError(error: unknown): unknown {
+    const kind = storageFaultOf(error);
+    if (kind === "panic") {
+      engine.abort(error instanceof Error ? error.message : String(error));
+      return new StoreUnavailableError(`PGlite aborted (${engine.aborted})`, { cause: error });
+    }
+    if (kind) faults.onWriteFailure?.(kind);
+    if (kind === "disk_full") {
+      space.ranOut(error);
+      return new StorageFullError(`PGlite could not write for lack of space (${(error as Error).message})`, {
+        cause: error,
+      });
+    }
+    return error;
+  }
+
+  /** Calls into the engine unless it aborted: after an abort the next call would never return. */
+  async function intoEngine<T>(work: () => Promise<T>): Promise<T> {
+    if (closed) throw new StoreUnavailableError("The auction store is closed.");
+    if (engine.aborted !== null) throw new StoreUnavailableError(`PGlite aborted (${engine.aborted})`);
+    try {
+      return await work();
+    } catch (error) {
+      throw storageError(error);
+    }
+  }
 
   const unlisten = await db.listen(NOTIFY_CHANNEL, notices.deliver);
   const unlistenPayments = await Promise.all(
@@ -134,12 +251,23 @@ async function createPgliteStore(
   );
   const unlistenAdmin = await db.listen(ADMIN_SESSIONS_CHANNEL, adminNotices.deliver);
 
-  async function rows(text: string, params: unknown[]) {
-    if (closed) throw new StoreUnavailableError("The auction store is closed.");
-    return (await db.query<Record<string, unknown>>(text, params)).rows;
+  function rows(text: string, params: unknown[]) {
+    return intoEngine(async () => (await db.query<Record<string, unknown>>(text, params)).rows);
   }
 
-  const analyzer = createAnalyzer(db, logger, () => closed);
+  /** A placement: its failure for lack of space counts its bids; its success shows that there is space. */
+  async function placing<T>(count: number, work: () => Promise<T>): Promise<T> {
+    try {
+      const placed = await work();
+      space.wrote();
+      return placed;
+    } catch (error) {
+      if (error instanceof StorageFullError) space.failedBids(count);
+      throw error;
+    }
+  }
+
+  const analyzer = createAnalyzer(db, logger, () => closed || engine.aborted !== null || space.full, intoEngine);
   await analyzer.analyze();
   const queries = storeQueries(rows, rounds);
 
@@ -153,8 +281,10 @@ async function createPgliteStore(
     return Promise.resolve({
       async transaction(work) {
         if (closed || held.lost) throw new StoreUnavailableError("The payment watcher's lease is gone.");
-        return db.transaction((tx) =>
-          work(async (text, params) => (await tx.query<Record<string, unknown>>(text, params)).rows),
+        return intoEngine(() =>
+          db.transaction((tx) =>
+            work(async (text, params) => (await tx.query<Record<string, unknown>>(text, params)).rows),
+          ),
         );
       },
       isHeld: () => !held.lost && !closed,
@@ -177,28 +307,33 @@ async function createPgliteStore(
     payments,
     admin,
     async placeBid(bidderName, amountCents) {
-      const outcome = await queries.placeBid(bidderName, amountCents);
+      const outcome = await placing(1, () => queries.placeBid(bidderName, amountCents));
       if (outcome.accepted) analyzer.placed(1);
       return outcome;
     },
     async placeBids(bids) {
-      const outcomes = await queries.placeBids(bids);
+      const outcomes = await placing(bids.length, () => queries.placeBids(bids));
       analyzer.placed(outcomes.filter((outcome) => outcome.accepted).length);
       return outcomes;
     },
     onBid: notices.onBid,
     onModeration: notices.onModeration,
     onRoundClosed: notices.onRoundClosed,
-    // In-process: reachable for as long as it is open, so readiness never changes.
-    onReadyChange() {
-      return () => {};
+    // In-process: reachable while open, unless its disk is full or its engine aborted.
+    onReadyChange(listener) {
+      readyListeners.add(listener);
+      return () => readyListeners.delete(listener);
     },
     isReady() {
-      return !closed;
+      return ready;
     },
     async close() {
       if (closed) return;
       closed = true;
+      const full = space.full;
+      space.close();
+      readyListeners.clear();
+      showReadiness();
       notices.clear();
       paymentNotices.clear();
       adminNotices.clear();
@@ -207,6 +342,16 @@ async function createPgliteStore(
         for (const listener of lease.listeners) listener();
       }
       try {
+        // An aborted engine is never called again: its close would spin like any other call.
+        if (engine.aborted !== null) return;
+        // Closing checkpoints, and a checkpoint on a full disk PANICs. Every committed bid is in
+        // the write-ahead log already: the next start replays it, as after a crash.
+        if (full) {
+          logger.warn(
+            "closing PGlite without a checkpoint: its disk is full; the next start replays the write-ahead log",
+          );
+          return;
+        }
         await analyzer.settled();
         await unlisten();
         for (const stop of unlistenPayments) await stop();

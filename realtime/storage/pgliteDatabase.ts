@@ -39,13 +39,25 @@ function keepWebAssemblyOnBaseline(): void {
   setFlagsFromString("--no-wasm-tier-up");
 }
 
-/** Opens (and on an empty directory, initialises) PGlite on dataDir with the store's settings. */
-export function openPglite(dataDir: string): Promise<PGlite> {
+/**
+ * Opens (and on an empty directory, initialises) PGlite on dataDir with the store's settings.
+ * `onEngineLine` hears every line the engine writes to its stderr (PostgreSQL's own log), as it
+ * writes it: a PANIC is said there before the call that hit it returns, and the next call into the
+ * engine after one spins in WebAssembly for good, deaf to timers and signals.
+ */
+export function openPglite(dataDir: string, onEngineLine?: (line: string) => void): Promise<PGlite> {
   keepWebAssemblyOnBaseline();
   return PGlite.create({
     dataDir,
     initialMemory: PGLITE_INITIAL_MEMORY_BYTES,
     startParams: [...PGlite.defaultStartParams, ...settingArgs],
     initDbStartParams: [...PGLITE_INITDB_ARGS],
+    // PGlite prints the line itself in debug mode only, whatever this returns.
+    ...(onEngineLine && {
+      onStderr: (line: string) => {
+        onEngineLine(line);
+        return false;
+      },
+    }),
   });
 }
