@@ -48,6 +48,8 @@ export interface ServiceProcessOptions {
   env?: Record<string, string>;
   /** The process's limit on open files (`ulimit -n`); unset, this process's. */
   fileLimit?: number;
+  /** PGlite's directory, the test's to remove (default: a new temp directory, removed by stop()). */
+  dataDir?: string;
 }
 
 /**
@@ -85,7 +87,9 @@ export function serviceUrls(port: number, metricsPort: number) {
 
 export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
   // Unused with DATABASE_URL, but never the repository's ./data.
-  const dataDir = await mkdtemp(join(tmpdir(), "nothing-service-"));
+  const ownDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "nothing-service-")));
+  const removeDataDir = () => (ownDataDir ? rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
   const [command, args] =
     options.fileLimit === undefined
       ? [process.execPath, ["realtime/main.ts"]]
@@ -130,7 +134,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   }).catch(async (error: unknown) => {
     child.kill("SIGKILL");
     await exited;
-    await rm(dataDir, { recursive: true, force: true });
+    await removeDataDir();
     throw error;
   });
   let stopped = false;
@@ -154,7 +158,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
         child.kill("SIGKILL");
       }
       await exited;
-      await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir();
     },
   };
 }
