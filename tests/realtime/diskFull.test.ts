@@ -20,7 +20,11 @@ import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { run, withTimeout } from "../../scripts/support/childProcess.ts";
-import { type PostgresCluster, startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
+import {
+  type PostgresCluster,
+  postgresBinariesPresent,
+  startPostgresCluster,
+} from "../../scripts/support/postgresCluster.ts";
 import { scaled } from "../support/timeBudgets.ts";
 import { type BidAnswer, connectClient, type TestClient } from "./support/auctionClient.ts";
 import { type ServiceProcess, startServiceProcess } from "./support/serviceProcess.ts";
@@ -239,7 +243,8 @@ describe("PGlite on a full disk", () => {
   });
 });
 
-describe("PostgreSQL with its tables on a full disk", () => {
+// A cluster of its own, as storageOutage.test.ts starts: skipped, as there, without PostgreSQL's binaries.
+describe.skipIf(!postgresBinariesPresent())("PostgreSQL with its tables on a full disk", () => {
   let cluster: PostgresCluster | undefined;
   afterAll(async () => {
     await cluster?.destroy();
