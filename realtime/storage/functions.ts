@@ -11,7 +11,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../logger.ts";
-import type { MigrationTransaction } from "./migrations.ts";
+import type { MigrationTransaction } from "./schemaTransaction.ts";
 
 const FUNCTIONS_DIR = fileURLToPath(new URL("../../sql/functions/", import.meta.url));
 

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../logger.ts";
 import { applyFunctions, type FunctionSet } from "./functions.ts";
+import type { InTransaction, MigrationTransaction } from "./schemaTransaction.ts";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../../sql/", import.meta.url));
 
@@ -23,15 +24,6 @@ export interface Migration {
   name: string;
   sql: string;
 }
-
-/** What a backend lends the runner inside one transaction. */
-export interface MigrationTransaction {
-  query(text: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
-  /** Runs a script of several statements. */
-  exec(script: string): Promise<void>;
-}
-
-export type InTransaction = <T>(work: (tx: MigrationTransaction) => Promise<T>) => Promise<T>;
 
 /**
  * Work that needs the schema the migrations leave and must run once, like them: it runs after

@@ -17,7 +17,7 @@
  */
 import type { Logger } from "../logger.ts";
 import { NAME_KEY_VERSION, nameKey } from "../names/nameKey.ts";
-import type { MigrationTransaction } from "./migrations.ts";
+import type { MigrationTransaction } from "./schemaTransaction.ts";
 
 /** Names re-keyed per statement: keeps each JSON parameter small whatever the table holds. */
 const NAMES_PER_UPDATE = 1_000;

@@ -14,7 +14,7 @@ import type { Logger } from "../logger.ts";
 import { ADMIN_SESSIONS_CHANNEL, createAdminNotices, createAdminStore } from "./admin.ts";
 import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
-import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
+import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
 import { rekeyNames } from "./nameKeyVersion.ts";
 import {
   createPaymentNotices,
@@ -26,6 +26,7 @@ import {
 import { openPglite } from "./pgliteDatabase.ts";
 import { prepareDataDir } from "./pgliteTemplate.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
+import type { InTransaction } from "./schemaTransaction.ts";
 import { createSpaceWatch, isEngineAbortLine, type SpaceWatch, storageFaultOf } from "./storageFaults.ts";
 import {
   ENDLESS_ROUNDS,

@@ -12,7 +12,7 @@ import postgres from "postgres";
 import type { Logger } from "../logger.ts";
 import { ADMIN_SESSIONS_CHANNEL, createAdminNotices, createAdminStore } from "./admin.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
-import { applyMigrations, type InTransaction, type Migration, readMigrations } from "./migrations.ts";
+import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
 import { rekeyNames } from "./nameKeyVersion.ts";
 import {
   createPaymentNotices,
@@ -23,6 +23,7 @@ import {
   type Query,
 } from "./payments.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
+import type { InTransaction } from "./schemaTransaction.ts";
 import { createSpaceWatch, storageFaultOf } from "./storageFaults.ts";
 import {
   ENDLESS_ROUNDS,

@@ -7,11 +7,11 @@
  */
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test, type WebSocketRoute } from "@playwright/test";
+import { type PaymentShop, startPaymentShop } from "../../scripts/support/paymentShop.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
 import { scaled } from "../support/timeBudgets.ts";
 import { toast } from "./fixtures.ts";
 import { watchViolations } from "./support/cspViolations.ts";
-import { type PaymentShop, startPaymentShop } from "./support/paymentShop.ts";
 
 const TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 

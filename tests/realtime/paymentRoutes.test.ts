@@ -10,13 +10,13 @@ import { parseURL, type TransferRequestURL } from "@solana/pay";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { PaymentSettings } from "../../realtime/payments/settings.ts";
 import type { StoreWithPayments } from "../../realtime/storage/types.ts";
+import type { ChainRpcServer } from "../../scripts/support/chainRpcServer.ts";
+import type { LocalChain } from "../../scripts/support/localChain.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import type { CreatedPayment, PaymentStatusBody, PaymentsConfigBody } from "../../src/lib/payments.ts";
 import type { PatronsBody } from "../../src/lib/verifiedPatrons.ts";
 import { seededRandom } from "../support/seededRandom.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import type { ChainRpcServer } from "./support/chainRpcServer.ts";
-import type { LocalChain } from "./support/localChain.ts";
 import { localPaymentChain, paymentSettingsOver, waitForPaymentsAvailable } from "./support/paymentChain.ts";
 import {
   BACKENDS,

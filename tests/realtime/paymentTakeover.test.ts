@@ -12,10 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Address, generateKeyPairSigner } from "@solana/kit";
 import { describe, expect, it } from "vitest";
+import { startChainRpcServer } from "../../scripts/support/chainRpcServer.ts";
+import { LocalChain } from "../../scripts/support/localChain.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
 import { PLACEHOLDER_DEFAULTS } from "../../src/lib/siteConfig.ts";
-import { startChainRpcServer } from "./support/chainRpcServer.ts";
-import { LocalChain } from "./support/localChain.ts";
 import { type ServiceProcess, serviceProcessEnv, startServiceProcess } from "./support/serviceProcess.ts";
 import { cleanUpAfter, createTestDatabase, waitFor, withDirectSql } from "./support/stores.ts";
 

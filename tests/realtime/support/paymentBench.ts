@@ -27,9 +27,9 @@ import {
 import { createPaymentWatcher, type PaymentWatcher } from "../../../realtime/payments/watcher.ts";
 import type { StoredPayment } from "../../../realtime/storage/payments.ts";
 import type { StoreWithPayments } from "../../../realtime/storage/types.ts";
+import { type ChainRpcServer, startChainRpcServer } from "../../../scripts/support/chainRpcServer.ts";
+import { LocalChain, type TokenProgramName } from "../../../scripts/support/localChain.ts";
 import { ManualTimers } from "../../support/manualTimers.ts";
-import { type ChainRpcServer, startChainRpcServer } from "./chainRpcServer.ts";
-import { LocalChain, type TokenProgramName } from "./localChain.ts";
 import { cleanUpAfter, openTestStore, type TestLocation, testLogger } from "./stores.ts";
 
 export const RPC_TIMEOUT_MS = 5_000;

@@ -8,8 +8,8 @@
  */
 import { type Address, generateKeyPairSigner } from "@solana/kit";
 import type { PaymentSettings } from "../../../realtime/payments/settings.ts";
-import { type ChainRpcServer, startChainRpcServer } from "./chainRpcServer.ts";
-import { LocalChain } from "./localChain.ts";
+import { type ChainRpcServer, startChainRpcServer } from "../../../scripts/support/chainRpcServer.ts";
+import { LocalChain } from "../../../scripts/support/localChain.ts";
 import { cleanUpAfter, waitFor } from "./stores.ts";
 
 export interface LocalPaymentChain {

@@ -14,9 +14,9 @@ import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { inject } from "vitest";
 import type { Logger } from "../../../realtime/logger.ts";
-import type { InTransaction } from "../../../realtime/storage/migrations.ts";
 import { pgliteTransaction } from "../../../realtime/storage/pglite.ts";
 import { postgresTransaction } from "../../../realtime/storage/postgres.ts";
+import type { InTransaction } from "../../../realtime/storage/schemaTransaction.ts";
 import { run } from "../../../scripts/support/childProcess.ts";
 import { type TestLocation, testLogger } from "./stores.ts";
 

@@ -10,14 +10,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Address, isAddress, type Signature } from "@solana/kit";
-import { builtPaymentAddress } from "../../../realtime/config.ts";
-import { stopChild, waitForOk } from "../../../scripts/support/childProcess.ts";
-import { LIFTED_LIMITS_ENV } from "../../../scripts/support/liftedLimits.ts";
-import { freePort } from "../../../scripts/support/ports.ts";
-import type { PaymentsConfigBody } from "../../../src/lib/payments.ts";
-import { PLACEHOLDER_DEFAULTS } from "../../../src/lib/siteConfig.ts";
-import { type ChainRpcServer, startChainRpcServer } from "../../realtime/support/chainRpcServer.ts";
-import { LocalChain } from "../../realtime/support/localChain.ts";
+import { builtPaymentAddress } from "../../realtime/config.ts";
+import type { PaymentsConfigBody } from "../../src/lib/payments.ts";
+import { PLACEHOLDER_DEFAULTS } from "../../src/lib/siteConfig.ts";
+import { type ChainRpcServer, startChainRpcServer } from "./chainRpcServer.ts";
+import { stopChild, waitForOk } from "./childProcess.ts";
+import { LIFTED_LIMITS_ENV } from "./liftedLimits.ts";
+import { LocalChain } from "./localChain.ts";
+import { freePort } from "./ports.ts";
 
 /** Deluxe Nothing: 100 $ZN, +7 spins; the mint has 6 decimals. */
 const DELUXE_BASE_UNITS = 100_000_000n;

@@ -40,7 +40,7 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from "@solana-program/token";
 import { FailedTransactionMetadata, LiteSVM } from "litesvm";
-import { TOKEN_2022_PROGRAM_ADDRESS } from "../../../realtime/payments/chain.ts";
+import { TOKEN_2022_PROGRAM_ADDRESS } from "../../realtime/payments/chain.ts";
 
 export type TokenProgramName = "token" | "token-2022";
 const TOKEN_PROGRAMS: Record<TokenProgramName, Address> = {
