@@ -256,18 +256,6 @@ async function createPgliteStore(db: PGlite, parts: StoreParts): Promise<StoreWi
     return intoEngine(async () => (await db.query<Record<string, unknown>>(text, params)).rows);
   }
 
-  /** A placement: its failure for lack of space counts its bids; its success shows that there is space. */
-  async function placing<T>(count: number, work: () => Promise<T>): Promise<T> {
-    try {
-      const placed = await work();
-      space.wrote();
-      return placed;
-    } catch (error) {
-      if (error instanceof StorageFullError) space.failedBids(count);
-      throw error;
-    }
-  }
-
   const analyzer = createAnalyzer(db, logger, () => closed || engine.aborted !== null || space.full, intoEngine);
   await analyzer.analyze();
   const queries = storeQueries(rows, rounds);
@@ -308,12 +296,12 @@ async function createPgliteStore(db: PGlite, parts: StoreParts): Promise<StoreWi
     payments,
     admin,
     async placeBid(bidderName, amountCents) {
-      const outcome = await placing(1, () => queries.placeBid(bidderName, amountCents));
+      const outcome = await space.placing(1, () => queries.placeBid(bidderName, amountCents));
       if (outcome.accepted) analyzer.placed(1);
       return outcome;
     },
     async placeBids(bids) {
-      const outcomes = await placing(bids.length, () => queries.placeBids(bids));
+      const outcomes = await space.placing(bids.length, () => queries.placeBids(bids));
       analyzer.placed(outcomes.filter((outcome) => outcome.accepted).length);
       return outcomes;
     },

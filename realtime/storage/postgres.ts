@@ -203,17 +203,6 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
       throw storageError(error);
     }
   };
-  /** A placement: its failure for lack of space counts its bids; its success shows that there is space. */
-  async function placing<T>(count: number, work: () => Promise<T>): Promise<T> {
-    try {
-      const placed = await work();
-      space.wrote();
-      return placed;
-    } catch (error) {
-      if (error instanceof StorageFullError) space.failedBids(count);
-      throw error;
-    }
-  }
   const queries = storeQueries(query, rounds);
   const watcherLease = createWatcherLease(databaseUrl, logger);
   const payments = createPaymentStore({ query, claimLease: watcherLease.claim }, paymentNotices);
@@ -340,8 +329,8 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
     backend: "postgres",
     ...queries,
     placeBid: (bidderName, amountCents): Promise<PlaceBidOutcome> =>
-      placing(1, () => queries.placeBid(bidderName, amountCents)),
-    placeBids: (bids) => placing(bids.length, () => queries.placeBids(bids)),
+      space.placing(1, () => queries.placeBid(bidderName, amountCents)),
+    placeBids: (bids) => space.placing(bids.length, () => queries.placeBids(bids)),
     payments,
     admin,
     onBid: notices.onBid,

@@ -8,9 +8,8 @@
  * nothing can be asked of it any more, so its store ends the process (pglite.ts).
  */
 import type { Logger } from "../logger.ts";
+import { type StorageFaultKind, StorageFullError } from "./types.ts";
 
-/** Why a write to storage failed, as the storage_write_failures_total metric counts it. */
-export type StorageFaultKind = "disk_full" | "io_error" | "panic";
 export const STORAGE_FAULT_KINDS: readonly StorageFaultKind[] = ["disk_full", "io_error", "panic"];
 
 /** PostgreSQL's disk_full and io_error SQLSTATEs, and what PGlite and Node say of the same. */
@@ -73,6 +72,8 @@ export interface SpaceWatch {
   failedBids(count: number): void;
   /** A write succeeded: space is back if it had run out. */
   wrote(): void;
+  /** A placement of `count` bids: its failure for lack of space counts them; its success shows there is space. */
+  placing<T>(count: number, work: () => Promise<T>): Promise<T>;
   readonly full: boolean;
   close(): void;
 }
@@ -136,6 +137,19 @@ export function createSpaceWatch(options: SpaceWatchOptions): SpaceWatch {
     onFullChange(false);
   }
 
+  function failedBids(count: number) {
+    if (closed || count <= 0) return;
+    unlogged += count;
+    if (!logTimer) {
+      logTimer = setTimeout(flushCount, logIntervalMs);
+      logTimer.unref();
+    }
+  }
+
+  function wrote() {
+    if (full && !closed) spaceBack("a write succeeded");
+  }
+
   return {
     ranOut(error) {
       if (closed || full) return;
@@ -148,16 +162,17 @@ export function createSpaceWatch(options: SpaceWatchOptions): SpaceWatch {
       onFullChange(true);
       scheduleProbe();
     },
-    failedBids(count) {
-      if (closed || count <= 0) return;
-      unlogged += count;
-      if (!logTimer) {
-        logTimer = setTimeout(flushCount, logIntervalMs);
-        logTimer.unref();
+    failedBids,
+    wrote,
+    async placing(count, work) {
+      try {
+        const placed = await work();
+        wrote();
+        return placed;
+      } catch (error) {
+        if (error instanceof StorageFullError) failedBids(count);
+        throw error;
       }
-    },
-    wrote() {
-      if (full && !closed) spaceBack("a write succeeded");
     },
     get full() {
       return full;

@@ -5,7 +5,6 @@
  */
 import type { AdminStore } from "./admin.ts";
 import type { PaymentStore } from "./payments.ts";
-import type { StorageFaultKind } from "./storageFaults.ts";
 
 export interface StoredBid {
   id: number;
@@ -230,6 +229,9 @@ export class StoreUnavailableError extends Error {
 export class StorageFullError extends StoreUnavailableError {
   override name = "StorageFullError";
 }
+
+/** Why a write to storage failed, as the storage_write_failures_total metric counts it. */
+export type StorageFaultKind = "disk_full" | "io_error" | "panic";
 
 /** What the service hears of storage faults (storageFaults.ts), for its metrics and its exit. */
 export interface StorageFaultHooks {

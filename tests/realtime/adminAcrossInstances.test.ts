@@ -8,14 +8,13 @@
  * failures lock it on both, and "Sign out everywhere" through one revokes the devices of both.
  */
 import { describe, expect, it, onTestFinished } from "vitest";
-import { hashPassword } from "../../realtime/admin/password.ts";
 import { FAILURE_WINDOW_MS } from "../../realtime/admin/signInLimits.ts";
 import type { AdminSettings } from "../../realtime/config.ts";
-import { parsePasswordHash } from "../../realtime/passwordHash.ts";
 import { withTimeout } from "../../scripts/support/childProcess.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { type Instance, startInstances } from "./support/auctionService.ts";
 import {
+  cheapAdmin,
   consoleAnswer,
   consolePost,
   consoleState,
@@ -24,18 +23,13 @@ import {
   fromAddress,
   manualAdminClock,
   nthAddress,
+  PASSWORD,
+  SLOWED,
   signInTo,
 } from "./support/operatorConsole.ts";
 import { locationForThisTest, type TestLocation, waitFor } from "./support/stores.ts";
 
-const PASSWORD = "correct horse battery";
-const SECRET = "a session secret of at least thirty-two bytes";
-/** Below the cost the environment's check requires: passed in code, for speed. */
-const ADMIN: AdminSettings = {
-  passwordHash: parsePasswordHash(await hashPassword(PASSWORD, { logN: 10, r: 8, p: 1 })),
-  sessionSecret: SECRET,
-};
-const SLOWED = "Sign-ins are slowed down after many wrong passwords. Try again in a minute.";
+const ADMIN = await cheapAdmin(10);
 
 function instancesOn(location: TestLocation, count: number, admin: AdminSettings): Promise<Instance[]> {
   return startInstances(location, count, { overrides: { ...LIFTED_LIMITS, admin, trustProxy: 1 } });

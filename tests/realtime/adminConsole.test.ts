@@ -5,30 +5,24 @@
  * when it is not configured.
  */
 import { describe, expect, it, onTestFinished } from "vitest";
-import { hashPassword } from "../../realtime/admin/password.ts";
 import { newSessionId, SESSION_MS, sessionToken } from "../../realtime/admin/session.ts";
-import type { AdminSettings, ServiceConfig } from "../../realtime/config.ts";
-import { parsePasswordHash } from "../../realtime/passwordHash.ts";
+import type { ServiceConfig } from "../../realtime/config.ts";
 import type { BidStore } from "../../realtime/storage/types.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import {
+  cheapAdmin,
   consoleAnswer,
   consolePost,
   consoleState,
   cookieOf,
   manualAdminClock,
+  PASSWORD,
+  SESSION_SECRET,
   signInTo,
 } from "./support/operatorConsole.ts";
 import { createTestLocation, openTestStore, testLogger } from "./support/stores.ts";
 
-const PASSWORD = "correct horse battery";
-const SECRET = "a session secret of at least thirty-two bytes";
-// Below the cost ADMIN_PASSWORD_HASH must have (the production 2^17 takes a quarter second an
-// attempt), so passed in code rather than through the environment's check.
-const ADMIN: AdminSettings = {
-  passwordHash: parsePasswordHash(await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 })),
-  sessionSecret: SECRET,
-};
+const ADMIN = await cheapAdmin(14);
 
 async function openConsoleWithStore(
   overrides: Partial<ServiceConfig> = {},
@@ -191,7 +185,7 @@ describe("the operator console", () => {
       expiresAtMs: Number(expires),
     });
     // Signed with the right secret, but no sign-in ever made it: the database has no such session.
-    const unknown = sessionToken(SECRET, { id: newSessionId(), expiresAtMs: Number(expires) });
+    const unknown = sessionToken(SESSION_SECRET, { id: newSessionId(), expiresAtMs: Number(expires) });
     const audit = (token: string) =>
       fetch(`${service.httpUrl}/admin/audit`, { headers: { Cookie: `nothing_admin=${token}` } });
     for (const token of [tampered, otherSecret, unknown, "garbage", ""]) {

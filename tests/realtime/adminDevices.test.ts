@@ -9,31 +9,27 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { deviceKey, deviceToken, newDeviceId } from "../../realtime/admin/device.ts";
 import { hashPassword } from "../../realtime/admin/password.ts";
-import type { AdminClock, AdminSettings, ServiceConfig } from "../../realtime/config.ts";
+import type { AdminClock, ServiceConfig } from "../../realtime/config.ts";
 import { parsePasswordHash } from "../../realtime/passwordHash.ts";
-import { withTimeout } from "../../scripts/support/childProcess.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import {
+  cheapAdmin,
   consoleAnswer,
   consolePost,
   cookieOf,
   deviceCookieOf,
   fromAddress,
-  type HeldSignIn,
   manualAdminClock,
   nthAddress,
+  PASSWORD,
+  SESSION_SECRET,
+  SLOWED,
+  settleReleasing,
   signInTo,
 } from "./support/operatorConsole.ts";
 import { BACKENDS, type Backend, createTestLocation, openTestStore, testLogger, waitFor } from "./support/stores.ts";
 
-const PASSWORD = "correct horse battery";
-const SECRET = "a session secret of at least thirty-two bytes";
-/** Below the cost the environment's check requires: passed in code, for speed. */
-const ADMIN: AdminSettings = {
-  passwordHash: parsePasswordHash(await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 })),
-  sessionSecret: SECRET,
-};
-const SLOWED = "Sign-ins are slowed down after many wrong passwords. Try again in a minute.";
+const ADMIN = await cheapAdmin(14);
 /** What the operator waits at most, pressing "Sign in" again every second meanwhile. */
 const OPERATOR_PATIENCE_MS = 10_000;
 
@@ -96,19 +92,6 @@ function fastClock(): AdminClock {
       await sleep(1, undefined, { signal });
     },
   };
-}
-
-/** Lets every held sign-in go until `settling` settles (more may be held meanwhile). */
-async function settleReleasing(settling: Promise<unknown>, held: HeldSignIn[]): Promise<void> {
-  let settled = false;
-  void settling.finally(() => {
-    settled = true;
-  });
-  for (let sweep = 0; sweep < 500 && !settled; sweep++) {
-    for (const hold of held) hold.release();
-    await sleep(20);
-  }
-  await withTimeout(settling, 10_000, "the attack settling");
 }
 
 /**
@@ -190,7 +173,7 @@ describe.each(BACKENDS)("an operator with a device cookie under a guessing attac
       expect(operator.statuses).toEqual([303]);
       expect(operator.ms).toBeLessThan(OPERATOR_PATIENCE_MS);
     } finally {
-      await settleReleasing(strangers.stop(), time.held);
+      await settleReleasing(strangers.stop(), time.held, "the attack settling");
     }
     expect(strangers.statuses.filter((status) => status === 503).length).toBeGreaterThan(0);
     expect(strangers.statuses.every((status) => status === 503 || status === 401)).toBe(true);
@@ -327,7 +310,7 @@ describe("the operator console's device cookies", () => {
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const flip = (text: string, at: number) =>
       `${text.slice(0, at)}${alphabet[(alphabet.indexOf(text[at] as string) + 1) % 64]}${text.slice(at + 1)}`;
-    const key = deviceKey(SECRET, ADMIN.passwordHash);
+    const key = deviceKey(SESSION_SECRET, ADMIN.passwordHash);
     const forged = [
       `${id}.${flip(signature, 5)}`,
       `${flip(id, 5)}.${signature}`,

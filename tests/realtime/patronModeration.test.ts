@@ -7,14 +7,11 @@
  */
 import type { Address } from "@solana/kit";
 import { beforeEach, describe, expect, it } from "vitest";
-import { hashPassword } from "../../realtime/admin/password.ts";
-import type { AdminSettings } from "../../realtime/config.ts";
-import { parsePasswordHash } from "../../realtime/passwordHash.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import type { CreatedPayment } from "../../src/lib/payments.ts";
 import type { PatronsBody } from "../../src/lib/verifiedPatrons.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { consolePost, cookieOf, signInTo } from "./support/operatorConsole.ts";
+import { cheapAdmin, consolePost, cookieOf, PASSWORD, signInTo } from "./support/operatorConsole.ts";
 import { localPaymentChain, paymentSettingsOver, waitForPaymentsAvailable } from "./support/paymentChain.ts";
 import {
   BACKENDS,
@@ -27,12 +24,7 @@ import {
 } from "./support/stores.ts";
 
 const DECIMALS = 6;
-const PASSWORD = "correct horse battery";
-// A cheap hash, passed in code (ADMIN_PASSWORD_HASH itself must cost 2^17).
-const ADMIN: AdminSettings = {
-  passwordHash: parsePasswordHash(await hashPassword(PASSWORD, { logN: 14, r: 8, p: 1 })),
-  sessionSecret: "a session secret of at least thirty-two bytes",
-};
+const ADMIN = await cheapAdmin(14);
 const DELUXE = TIERS.find((tier) => tier.id === 2);
 if (!DELUXE) throw new Error("no Deluxe tier");
 

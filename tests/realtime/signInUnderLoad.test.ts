@@ -16,17 +16,24 @@ import type { AdminSettings, ServiceConfig } from "../../realtime/config.ts";
 import { formatPasswordHash, type PasswordHash, parsePasswordHash } from "../../realtime/passwordHash.ts";
 import { stopChild, withTimeout } from "../../scripts/support/childProcess.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { consoleAnswer, type HeldSignIn, manualAdminClock, nthAddress, signInTo } from "./support/operatorConsole.ts";
+import {
+  consoleAnswer,
+  manualAdminClock,
+  nthAddress,
+  PASSWORD,
+  SESSION_SECRET,
+  SLOWED,
+  settleReleasing,
+  signInTo,
+} from "./support/operatorConsole.ts";
 import { serviceProcessEnv } from "./support/serviceProcess.ts";
 import { createTestDataDir, createTestLocation, openTestStore } from "./support/stores.ts";
 
-const PASSWORD = "correct horse battery";
-const SECRET = "a session secret of at least thirty-two bytes";
 /** Below the cost the environment's check requires: passed in code, for speed. */
 const CHEAP_HASH = parsePasswordHash(await hashPassword(PASSWORD, { logN: 10, r: 8, p: 1 }));
 
 function admin(passwordHash: PasswordHash, signIn?: AdminSettings["signIn"]): AdminSettings {
-  return { passwordHash, sessionSecret: SECRET, signIn };
+  return { passwordHash, sessionSecret: SESSION_SECRET, signIn };
 }
 
 async function openConsole(overrides: Partial<ServiceConfig>) {
@@ -61,20 +68,6 @@ const BUSY = {
   retryAfter: "1",
   alert: "Too many sign-ins are being checked right now. Try again in a moment.",
 };
-const SLOWED = "Sign-ins are slowed down after many wrong passwords. Try again in a minute.";
-
-/** Waits for `settling`, letting every held sign-in go meanwhile (one may be held after a sweep). */
-async function settleReleasing(settling: Promise<unknown>, held: HeldSignIn[]): Promise<void> {
-  let settled = false;
-  void settling.finally(() => {
-    settled = true;
-  });
-  for (let sweep = 0; sweep < 500 && !settled; sweep++) {
-    for (const hold of held) hold.release();
-    await sleep(20);
-  }
-  await withTimeout(settling, 10_000, "the burst settling");
-}
 
 describe("sign-in under load", () => {
   it("counts attempts sent at once before their passwords are checked: 30 wrong at once get 5 401s and 25 429s", async () => {
@@ -152,7 +145,7 @@ describe("sign-in under load", () => {
       }
     } finally {
       burstOver = true;
-      await settleReleasing(Promise.allSettled(burst), holds.held);
+      await settleReleasing(Promise.allSettled(burst), holds.held, "the burst settling");
     }
 
     // With the pool's 4 threads all on scrypt, a page waited seconds for its file read (the
@@ -219,7 +212,7 @@ describe("the hash's cost, checked at start", () => {
     onTestFinished(() => data.remove());
     const env = serviceProcessEnv({
       dataDir: data.dir,
-      env: { ADMIN_PASSWORD_HASH: hash, ADMIN_SESSION_SECRET: SECRET },
+      env: { ADMIN_PASSWORD_HASH: hash, ADMIN_SESSION_SECRET: SESSION_SECRET },
     });
     const child = spawn(process.execPath, ["realtime/main.ts"], { env, stdio: ["ignore", "pipe", "pipe"] });
     onTestFinished(() => stopChild(child));

@@ -9,7 +9,28 @@
  *   await consolePost(service.httpUrl, "/admin/logout", "", { Cookie: cookie });
  *   const device = deviceCookieOf(signedIn);   // the device cookie of a sign-in, for the next one
  */
-import type { AdminClock } from "../../../realtime/config.ts";
+import { setTimeout as sleep } from "node:timers/promises";
+import { hashPassword } from "../../../realtime/admin/password.ts";
+import type { AdminClock, AdminSettings } from "../../../realtime/config.ts";
+import { parsePasswordHash } from "../../../realtime/passwordHash.ts";
+import { withTimeout } from "../../../scripts/support/childProcess.ts";
+
+/** The operator's password in every console test. */
+export const PASSWORD = "correct horse battery";
+export const SESSION_SECRET = "a session secret of at least thirty-two bytes";
+/** The answer to an attempt the console-wide delay would hold too long (503). */
+export const SLOWED = "Sign-ins are slowed down after many wrong passwords. Try again in a minute.";
+
+/**
+ * The console's settings with a hash of cost 2^logN, below what ADMIN_PASSWORD_HASH must have (the
+ * production 2^17 takes a quarter second an attempt): passed in code, past the environment's check.
+ */
+export async function cheapAdmin(logN: number): Promise<AdminSettings> {
+  return {
+    passwordHash: parsePasswordHash(await hashPassword(PASSWORD, { logN, r: 8, p: 1 })),
+    sessionSecret: SESSION_SECRET,
+  };
+}
 
 /** A form post to the console, with its own Origin unless `headers` says otherwise; redirects not followed. */
 export function consolePost(
@@ -112,6 +133,19 @@ export function manualAdminClock(startMs = Date.parse("2026-03-01T12:00:00.000Z"
       nowMs += ms;
     },
   };
+}
+
+/** Waits for `settling`, letting every held sign-in go meanwhile (more may be held after a sweep). */
+export async function settleReleasing(settling: Promise<unknown>, held: HeldSignIn[], what: string): Promise<void> {
+  let settled = false;
+  void settling.finally(() => {
+    settled = true;
+  });
+  for (let sweep = 0; sweep < 500 && !settled; sweep++) {
+    for (const hold of held) hold.release();
+    await sleep(20);
+  }
+  await withTimeout(settling, 10_000, what);
 }
 
 /** The device cookie pair (name=value) a sign-in sets; "" when it sets none. */
