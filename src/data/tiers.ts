@@ -1,9 +1,14 @@
-/** The six purchase tiers (docs/product.md#3). Fixed in the client, never fetched. */
+/** The purchase tiers (docs/product.md#3). Fixed in the client, never fetched. */
 
 type TierVariant = "nothing" | "premium";
 export type TierIcon = "speck" | "sparkle" | "gem" | "crown" | "bolt" | "vault";
 
 export interface Tier {
+  /**
+   * The tier's stable id. Stored with every payment request (`payment_requests.tier_id`) and sent
+   * on the wire (`POST /payments` `tierId`, the card's `data-plan-id`): never renumber a tier or
+   * reuse a retired tier's id; a new tier takes a new id (tests/unit/tierIds.test.ts pins them).
+   */
   id: number;
   name: string;
   /** Price in $ZN. */
@@ -17,6 +22,10 @@ export interface Tier {
   variant: TierVariant;
 }
 
+/**
+ * In display order. The ids are stable keys (see `Tier.id`), not positions: a new tier takes the
+ * next unused id wherever it sits in this list.
+ */
 export const TIERS: readonly Tier[] = [
   {
     id: 1,
