@@ -1,4 +1,5 @@
 /** The six lottery prizes (docs/product.md#3). Every one of them is worth exactly $0. */
+import { DRAWINGS } from "./drawings.ts";
 
 export type PrizeRarity = "common" | "rare" | "epic" | "legendary";
 
@@ -51,7 +52,7 @@ export const PRIZES: readonly Prize[] = [
     name: "Mythical Nothing",
     description: "Legends say it was never really there. The legends are right, which is the wild part.",
     rarity: "legendary",
-    icon: "M12 3l2.6 5.6 6.1.7-4.5 4.2 1.2 6L12 16.5l-5.4 3 1.2-6-4.5-4.2 6.1-.7z",
+    icon: DRAWINGS.star,
     value: "Worth $0, mythically",
   },
   {
