@@ -46,7 +46,7 @@ describe("certificate icon by price", () => {
     expect(certificateIcon(price)).toBe(icon);
   });
 
-  it("gives the six tiers five different pictures, the cheapest an empty box", () => {
+  it("gives each tier the picture of its price, the cheapest an empty box", () => {
     expect(TIERS.map((tier) => certificateIcon(tier.price))).toEqual([
       "empty",
       "star",
