@@ -6,6 +6,7 @@
  * listener) or bids, the bids at the store answered, sockets closed with 1001, exit 0. A signal
  * repeated during the drain is logged and changes nothing (`npm run serve` forwards the signal a
  * supervisor may also send the whole process group); SHUTDOWN_TIMEOUT_MS bounds the drain.
+ * SIGUSR2 writes a backup of PGlite's directory into it (pgliteBackup.ts; `npm run backup` sends it).
  * A setting that stops the start exits 2 naming it; a failure starting again may cure exits 1
  * (startFailures.ts), and so does PGlite's engine aborting (a PANIC, say on a full disk): the
  * restart recovers from its write-ahead log, where waiting would wedge the process for good.
@@ -26,6 +27,7 @@ import { createAppServer, createMetricsServer } from "./server.ts";
 import { listenFailure, type StartFailure, storeFailure } from "./startFailures.ts";
 import { openLine, shownHost } from "./startLine.ts";
 import { openBidStore } from "./storage/index.ts";
+import { backupOnSignal } from "./storage/pgliteBackup.ts";
 import type { BidStore } from "./storage/types.ts";
 
 let config: ReturnType<typeof readServiceConfig>;
@@ -66,6 +68,12 @@ const storeOpening = openBidStore({
     onFatal: engineAborted,
   },
 });
+
+// An operator's backup of PGlite's directory, taken by the process that holds it (`npm run backup`).
+process.on(
+  "SIGUSR2",
+  backupOnSignal({ store: storeOpening, dataDir: config.dataDir, logger, isStopping: () => stopping }),
+);
 
 /**
  * PGlite's engine aborted: called from within its failing call, so the process exits before any

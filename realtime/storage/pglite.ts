@@ -23,6 +23,7 @@ import {
   PAYMENT_OUTCOMES_CHANNEL,
   PAYMENT_WATCHER_CHANNEL,
 } from "./payments.ts";
+import { dumpPglite } from "./pgliteBackup.ts";
 import { openPglite } from "./pgliteDatabase.ts";
 import { prepareDataDir } from "./pgliteTemplate.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
@@ -315,6 +316,9 @@ async function createPgliteStore(db: PGlite, parts: StoreParts): Promise<StoreWi
     },
     isReady() {
       return ready;
+    },
+    dumpDataDir() {
+      return intoEngine(() => dumpPglite(db));
     },
     async close() {
       if (closed) return;

@@ -24,7 +24,7 @@ const INIT_SCRIPT = fileURLToPath(new URL("pgliteInit.ts", import.meta.url));
 const CACHE_DIR = fileURLToPath(new URL("../../node_modules/.cache/nothing-store/", import.meta.url));
 /** A new PGlite directory takes 3–10 s; far more means the child is stuck. */
 const INIT_TIMEOUT_MS = 120_000;
-const STAGING_PREFIX = ".nothing-store-init-";
+export const STAGING_PREFIX = ".nothing-store-init-";
 /** What PGlite (and PostgreSQL) take as the mark of a data directory. */
 const VERSION_FILE = "PG_VERSION";
 
@@ -101,7 +101,7 @@ export async function ensureTemplate(templateDir?: string): Promise<{ dir: strin
 }
 
 /** Moves every entry of `from` into `to`, PG_VERSION last, over what an interrupted move left there. */
-async function moveInto(from: string, to: string): Promise<void> {
+export async function moveInto(from: string, to: string): Promise<void> {
   const entries = (await readdir(from)).sort((a, b) => Number(a === VERSION_FILE) - Number(b === VERSION_FILE));
   for (const entry of entries) {
     // `to` has no PG_VERSION, so an entry of the same name can only be an interrupted start's.

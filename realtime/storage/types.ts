@@ -213,6 +213,11 @@ export interface BidStore {
   isReady(): boolean;
   /** The operator console's sessions and failed sign-ins (docs/design.md#9), on the same database. */
   readonly admin: AdminStore;
+  /**
+   * PGlite only: an uncompressed tarball of the data directory, taken by the engine between two
+   * queries after a CHECKPOINT, without the lock file (pgliteBackup.ts). PostgreSQL has pg_dump.
+   */
+  dumpDataDir?(): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,34 @@
+/**
+ * Restores a PGlite backup (`npm run backup`) into an empty or new data directory
+ * (docs/realtime.md#backups-and-restore):
+ *   npm run restore -- backup.tar.gz /srv/nothing-store/data
+ * Refuses, exit 2 naming the directory, one that a live process holds (its lock) or that has
+ * anything in it; exit 1 when the tarball cannot be loaded. The directory gets no lock file and no
+ * database until the restore is whole (PG_VERSION last). Start the service on it afterwards.
+ */
+import { resolve } from "node:path";
+import { argv, exit } from "node:process";
+import { DataDirLockedError } from "../realtime/storage/dataDirLock.ts";
+import { RestoreRefusedError, restoreDataDir } from "../realtime/storage/pgliteBackup.ts";
+
+const [file, target] = argv.slice(2);
+if (!file || !target || argv.length > 4) {
+  console.error("Usage: npm run restore -- <backup file> <empty or new DATA_DIR>");
+  exit(2);
+}
+const started = performance.now();
+try {
+  const { bids, migrations } = await restoreDataDir(resolve(file), resolve(target));
+  const ms = Math.round(performance.now() - started);
+  console.log(
+    `Restored ${resolve(file)} into ${resolve(target)}: ${bids} bids, ${migrations} migrations, in ${ms} ms.`,
+  );
+  exit(0);
+} catch (error) {
+  const refused =
+    error instanceof DataDirLockedError ||
+    error instanceof RestoreRefusedError ||
+    (error as NodeJS.ErrnoException).code === "ENOENT";
+  console.error(`${refused ? "Refusing to restore" : "The restore failed"}: ${(error as Error).message}`);
+  exit(refused ? 2 : 1);
+}
