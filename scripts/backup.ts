@@ -82,8 +82,13 @@ async function backUpThroughService(locked: DataDirLockedError): Promise<never> 
     await new Promise((done) => setTimeout(done, 100));
   }
   const partial = `${file}.partial`;
-  await copyFile(written, partial);
-  await rename(partial, file);
+  try {
+    await copyFile(written, partial);
+    await rename(partial, file);
+  } catch (error) {
+    await rm(partial, { force: true });
+    fail(1, `The backup could not be written to ${file} (${(error as Error).message}); it is still at ${written}.`);
+  }
   await rm(written, { force: true });
   const { size } = await stat(file);
   const ms = Math.round(performance.now() - started);

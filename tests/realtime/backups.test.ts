@@ -14,7 +14,8 @@ import { describe, expect, inject, it } from "vitest";
 import { LOCK_FILE_NAME } from "../../realtime/storage/dataDirLock.ts";
 import type { RoundSettings, StoreWithPayments } from "../../realtime/storage/types.ts";
 import { run } from "../../scripts/support/childProcess.ts";
-import { SERVICE_TEST_MS } from "../support/timeBudgets.ts";
+import { SERVICE_TEST_MS, scaled } from "../support/timeBudgets.ts";
+import { connectClient } from "./support/auctionClient.ts";
 import { spawnCollected, startServiceProcess } from "./support/serviceProcess.ts";
 import {
   cleanUpAfter,
@@ -23,6 +24,7 @@ import {
   locationForThisTest,
   openTestStore,
   type TestLocation,
+  waitFor,
   withDirectSql,
 } from "./support/stores.ts";
 
@@ -184,6 +186,8 @@ describe("backups and restore", () => {
       await fillStore(store);
       const readings = await storeReadings(store);
       await store.close();
+      // Read before the service opens the directory: the first backup is taken before any bid comes.
+      const original = await withDirectSql(location, databaseContents);
       const service = await startServiceProcess({ databaseUrl: "", dataDir: location.dataDir, env: ROUND_ENV });
       cleanUpAfter(() => service.stop());
 
@@ -204,6 +208,35 @@ describe("backups and restore", () => {
       const names = gunzipSync(await readFile(file)).toString("latin1");
       expect(names).toContain("PG_VERSION");
       expect(names).not.toContain(LOCK_FILE_NAME);
+
+      // A backup taken while bids keep coming holds every bid acknowledged before it and no hole:
+      // the bids up to some id, exactly (checked once the service has stopped).
+      const client = await connectClient(service.socketUrl);
+      cleanUpAfter(() => client.close());
+      await client.opening();
+      const acknowledged: number[] = [];
+      let bidding = true;
+      const steady = (async () => {
+        for (let amount = 100; bidding; amount++) {
+          const answer = await client.bid("Steady", amount);
+          if (answer.type === "accepted") acknowledged.push(answer.bid.id);
+        }
+      })();
+      await waitFor("the first steady bids", () => acknowledged.length >= 5, scaled(30_000));
+      const beforeBusyBackup = Math.max(...acknowledged);
+      const busyFile = join(dir, "busy.tar.gz");
+      const busy = await runScript("scripts/backup.ts", [busyFile], {
+        ...process.env,
+        DATA_DIR: location.dataDir,
+        DATABASE_URL: "",
+      });
+      expect(busy.code, busy.output).toBe(0);
+      await waitFor("a steady bid after the backup", () => acknowledged.length >= 10, scaled(30_000));
+      bidding = false;
+      await steady;
+      const busyRestoredDir = join(dir, "busy-restored");
+      const busyRestore = await runScript("scripts/restore.ts", [busyFile, busyRestoredDir]);
+      expect(busyRestore.code, busyRestore.output).toBe(0);
 
       // Refused while the service holds the directory, and into a directory with anything in it.
       const restoreScript = "scripts/restore.ts";
@@ -230,9 +263,16 @@ describe("backups and restore", () => {
       service.signal("SIGTERM");
       expect((await service.exited).code).toBe(0);
       const restored: TestLocation = { backend: "pglite", dataDir: restoredDir, remove: async () => {} };
-      const original = await withDirectSql(location, databaseContents);
       expect(await withDirectSql(restored, databaseContents)).toEqual(original);
       expect(original.rows.payments?.length).toBe(2);
+      const bidsOf = (query: DirectQuery) =>
+        query("SELECT id, bidder_name, amount, round_number FROM auction_bids ORDER BY id").then((rows) =>
+          rows.map((row) => JSON.stringify(row)),
+        );
+      const allBids = await withDirectSql(location, bidsOf);
+      const busyBids = await withDirectSql({ ...restored, dataDir: busyRestoredDir }, bidsOf);
+      expect(busyBids).toEqual(allBids.slice(0, busyBids.length));
+      expect(busyBids.some((row) => JSON.parse(row).id === beforeBusyBackup)).toBe(true);
       await expectRestored(restored, readings);
     },
     SERVICE_TEST_MS,
