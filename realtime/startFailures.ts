@@ -34,6 +34,19 @@ function messageOf(error: unknown): string {
 
 /** The store did not open. `databaseUrl` null: PGlite in `dataDir`. */
 export function storeFailure(error: unknown, databaseUrl: string | null, dataDir: string): StartFailure {
+  // A database a newer release upgraded (storage/migrations.ts): only another release or a
+  // restored backup helps, so a supervisor should stop restarting this one.
+  if (error instanceof Error && error.name === "MigrationsAheadError") {
+    const where = databaseUrl
+      ? `PostgreSQL at ${databaseLocation(databaseUrl)} (DATABASE_URL)`
+      : `PGlite in DATA_DIR ${dataDir}`;
+    const migrations = (error as Error & { unknown?: string[] }).unknown;
+    return {
+      exitCode: 2,
+      msg: `refusing to start on ${where}: ${error.message}`,
+      fields: databaseUrl ? { database: databaseLocation(databaseUrl), migrations } : { dataDir, migrations },
+    };
+  }
   if (!databaseUrl) {
     return {
       exitCode: 1,
