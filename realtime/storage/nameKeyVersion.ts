@@ -4,9 +4,15 @@
  * store whose keys are of an older version (sql/007_name_key_version.sql), it re-keys every bid
  * and every blocked name, recomputes which bids a block hides, and records the version, all after
  * the migrations, in their transaction and under their lock (migrations.ts's afterMigrations): two
- * instances starting together re-key once, and a failure leaves nothing half re-keyed. At the
- * current version it only keys bids that have no key (stored before sql/002), an indexed read when
- * there are none.
+ * instances starting together re-key once, and a failure leaves nothing half re-keyed.
+ *
+ * The version the database records is the newest that keyed it, not a promise about every row: an
+ * older release that ran on it since (a rollback, a rolling deploy) wrote keys of its own. So every
+ * bid and block also records the version its key was computed with (sql/016, from the session's
+ * auction.name_key_version, which this code sets on each connection; older code writes null), and
+ * at every open the rows of an older or no version are re-keyed too: a name an older release let
+ * past a block is blocked from then on, and cannot stay a round's winner. An indexed read when
+ * there are none (docs/decisions/2026-11-27-refuse-downgrades.md).
  *
  * Two blocked names whose new keys are equal ("Nobody" and "N0body") become one block: the earlier
  * is kept (its name as typed and its time) and blocks both spellings; the console lists it alone.
@@ -27,12 +33,26 @@ const KEY_VERSION_SQL = "SELECT version FROM auction_name_key_version";
 // The bids' lock, as bids and moderation take it: an instance of the previous release may still
 // be placing bids and taking actions while this one starts.
 const LOCK_BIDS_SQL = "SELECT 1 FROM auction_state FOR UPDATE";
+/** Whether the rows record their key's version (sql/016): not in tests of older schemas. */
+const HAS_ROW_VERSIONS_SQL = `SELECT EXISTS (SELECT 1 FROM pg_attribute
+  WHERE attrelid = 'auction_bids'::regclass AND attname = 'key_version' AND NOT attisdropped) AS present`;
 const ALL_BID_NAMES_SQL = "SELECT DISTINCT bidder_name, bidder_key FROM auction_bids";
 const UNKEYED_BID_NAMES_SQL = "SELECT DISTINCT bidder_name, bidder_key FROM auction_bids WHERE bidder_key IS NULL";
+/** $1 the current version: rows keyed by older code, or by none. */
+const STALE_BID_NAMES_SQL = `SELECT DISTINCT bidder_name, bidder_key FROM auction_bids
+WHERE bidder_key IS NULL OR key_version IS NULL OR key_version < $1::integer`;
 /** $1 JSON [{name, key}], sent as text: postgres.js would encode a string for a json parameter again. */
 const SET_BID_KEYS_SQL = `UPDATE auction_bids b SET bidder_key = k.key
 FROM json_to_recordset($1::text::json) AS k(name text, key text)
 WHERE b.bidder_name = k.name AND b.bidder_key IS DISTINCT FROM k.key`;
+/** The same, recording the version ($2) on every row of those names. */
+const SET_BID_KEYS_AND_VERSIONS_SQL = `UPDATE auction_bids b SET bidder_key = k.key, key_version = $2::integer
+FROM json_to_recordset($1::text::json) AS k(name text, key text)
+WHERE b.bidder_name = k.name AND (b.bidder_key IS DISTINCT FROM k.key OR b.key_version IS DISTINCT FROM $2::integer)`;
+const HAS_STALE_BLOCKS_SQL = `SELECT EXISTS (SELECT 1 FROM auction_blocked_names
+  WHERE key_version IS DISTINCT FROM $1::integer) AS present`;
+const SET_BLOCK_VERSIONS_SQL =
+  "UPDATE auction_blocked_names SET key_version = $1::integer WHERE key_version IS DISTINCT FROM $1::integer";
 const BLOCKS_SQL = `SELECT name_key, bidder_name, to_char(blocked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS blocked_at
 FROM auction_blocked_names ORDER BY blocked_at, name_key`;
 /** $1 JSON [old key]. */
@@ -62,14 +82,25 @@ export interface Rekeyed {
   bidsShownOrHidden: number;
 }
 
-async function rekeyBids(tx: MigrationTransaction, all: boolean): Promise<number> {
-  const rows = await tx.query(all ? ALL_BID_NAMES_SQL : UNKEYED_BID_NAMES_SQL);
-  const changed = rows
-    .map((row) => ({ name: String(row.bidder_name), stored: row.bidder_key, key: nameKey(String(row.bidder_name)) }))
-    .filter(({ stored, key }) => stored !== key)
-    .map(({ name, key }) => ({ name, key }));
-  for (let start = 0; start < changed.length; start += NAMES_PER_UPDATE) {
-    await tx.query(SET_BID_KEYS_SQL, [JSON.stringify(changed.slice(start, start + NAMES_PER_UPDATE))]);
+/** `all`: every name (an older version recorded); `rowVersions`: the rows record theirs (sql/016). */
+async function rekeyBids(tx: MigrationTransaction, all: boolean, rowVersions: boolean): Promise<number> {
+  const rows = all
+    ? await tx.query(ALL_BID_NAMES_SQL)
+    : rowVersions
+      ? await tx.query(STALE_BID_NAMES_SQL, [NAME_KEY_VERSION])
+      : await tx.query(UNKEYED_BID_NAMES_SQL);
+  const keyed = rows.map((row) => ({
+    name: String(row.bidder_name),
+    stored: row.bidder_key,
+    key: nameKey(String(row.bidder_name)),
+  }));
+  const changed = keyed.filter(({ stored, key }) => stored !== key);
+  // With row versions, every row read is stamped, its key changed or not; without, only changes.
+  const written = (rowVersions ? keyed : changed).map(({ name, key }) => ({ name, key }));
+  for (let start = 0; start < written.length; start += NAMES_PER_UPDATE) {
+    const names = JSON.stringify(written.slice(start, start + NAMES_PER_UPDATE));
+    if (rowVersions) await tx.query(SET_BID_KEYS_AND_VERSIONS_SQL, [names, NAME_KEY_VERSION]);
+    else await tx.query(SET_BID_KEYS_SQL, [names]);
   }
   return new Set(changed.map(({ name }) => name)).size;
 }
@@ -93,6 +124,12 @@ async function rekeyBlocks(tx: MigrationTransaction): Promise<{ blocks: number; 
   return { blocks: moved.length, mergedBlocks: dropped.length };
 }
 
+/**
+ * The session setting the key_version columns' default reads (sql/016): set on every connection
+ * this code opens, so each bid and block it writes records the version of the key it computed.
+ */
+export const NAME_KEY_VERSION_SETTING = "auction.name_key_version";
+
 /** The afterMigrations step of both backends (see above). */
 export async function rekeyNames(tx: MigrationTransaction, logger: Logger): Promise<Rekeyed | null> {
   // A store opened with only some migrations (tests of older schemas): nothing records keys yet.
@@ -108,9 +145,12 @@ export async function rekeyNames(tx: MigrationTransaction, logger: Logger): Prom
     return null;
   }
   const all = stored < NAME_KEY_VERSION;
+  const rowVersions = (await tx.query(HAS_ROW_VERSIONS_SQL))[0]?.present === true;
   await tx.query(LOCK_BIDS_SQL);
-  const bidNames = await rekeyBids(tx, all);
-  const { blocks, mergedBlocks } = all ? await rekeyBlocks(tx) : { blocks: 0, mergedBlocks: 0 };
+  const bidNames = await rekeyBids(tx, all, rowVersions);
+  const staleBlocks = rowVersions && (await tx.query(HAS_STALE_BLOCKS_SQL, [NAME_KEY_VERSION]))[0]?.present === true;
+  const { blocks, mergedBlocks } = all || staleBlocks ? await rekeyBlocks(tx) : { blocks: 0, mergedBlocks: 0 };
+  if (rowVersions && (all || staleBlocks)) await tx.query(SET_BLOCK_VERSIONS_SQL, [NAME_KEY_VERSION]);
   let bidsShownOrHidden = 0;
   if (bidNames > 0 || blocks > 0 || mergedBlocks > 0) {
     bidsShownOrHidden = Number((await tx.query(SET_NAME_BLOCKED_SQL))[0]?.bids ?? 0);
@@ -123,6 +163,6 @@ export async function rekeyNames(tx: MigrationTransaction, logger: Logger): Prom
   const changed = bidNames + blocks + mergedBlocks > 0;
   // A new database records the version too (sql/007 starts it at 1), with nothing to re-key.
   if (all) logger[changed ? "info" : "debug"]({ from: stored, to: NAME_KEY_VERSION, ...rekeyed }, "names re-keyed");
-  else if (changed) logger.info(rekeyed, "bids without a name key keyed");
+  else if (changed) logger.info(rekeyed, "names keyed by older code, or by none, re-keyed");
   return rekeyed;
 }

@@ -11,11 +11,12 @@
 import { statfs } from "node:fs/promises";
 import type { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../logger.ts";
+import { NAME_KEY_VERSION } from "../names/nameKey.ts";
 import { ADMIN_SESSIONS_CHANNEL, createAdminNotices, createAdminStore } from "./admin.ts";
 import { type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
 import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
-import { rekeyNames } from "./nameKeyVersion.ts";
+import { NAME_KEY_VERSION_SETTING, rekeyNames } from "./nameKeyVersion.ts";
 import {
   createPaymentNotices,
   createPaymentStore,
@@ -159,6 +160,8 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<Stor
       if (isEngineAbortLine(line)) engine.abort(line);
     });
     const opened = db;
+    // The version each bid and block this code writes records with its key (sql/016).
+    await opened.query("SELECT set_config($1, $2, false)", [NAME_KEY_VERSION_SETTING, String(NAME_KEY_VERSION)]);
     await applyMigrations(
       pgliteTransaction(opened),
       options.migrations ?? (await readMigrations()),

@@ -10,10 +10,11 @@
  */
 import postgres from "postgres";
 import type { Logger } from "../logger.ts";
+import { NAME_KEY_VERSION } from "../names/nameKey.ts";
 import { ADMIN_SESSIONS_CHANNEL, createAdminNotices, createAdminStore } from "./admin.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
 import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
-import { rekeyNames } from "./nameKeyVersion.ts";
+import { NAME_KEY_VERSION_SETTING, rekeyNames } from "./nameKeyVersion.ts";
 import {
   createPaymentNotices,
   createPaymentStore,
@@ -119,7 +120,12 @@ function connectionOptions(logger: Logger) {
     connect_timeout: CONNECT_TIMEOUT_S,
     backoff: reconnectBackoffSeconds,
     onnotice: (notice: postgres.Notice) => logger.debug({ notice }, "postgres notice"),
-    connection: { application_name: "nothing-store", statement_timeout: STATEMENT_TIMEOUT_MS },
+    connection: {
+      application_name: "nothing-store",
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      // The version each bid and block this code writes records with its key (sql/016).
+      [NAME_KEY_VERSION_SETTING]: String(NAME_KEY_VERSION),
+    },
   };
 }
 

@@ -1,9 +1,12 @@
 /**
  * A downgrade, on both backends (docs/decisions/2026-11-27-refuse-downgrades.md): code that finds
  * migrations it does not know refuses the database, naming them, unless the newest declares this
- * code's level compatible.
+ * code's level compatible; and a name keyed by older code (a rollback's, a rolling deploy's) is
+ * re-keyed at the next open whatever key version the database records, so a blocked name's
+ * disguise cannot stay a round's winner.
  */
 import { describe, expect, it } from "vitest";
+import { NAME_KEY_VERSION, nameKey } from "../../realtime/names/nameKey.ts";
 import { type Migration, MigrationsAheadError, readMigrations } from "../../realtime/storage/migrations.ts";
 import { openPgliteStore } from "../../realtime/storage/pglite.ts";
 import { openPostgresStore } from "../../realtime/storage/postgres.ts";
@@ -14,6 +17,7 @@ import { jsonLines, serviceProcessEnv, spawnService } from "./support/servicePro
 import {
   BACKENDS,
   cleanUpAfter,
+  type DirectQuery,
   locationForThisTest,
   storeForThisTest,
   type TestLocation,
@@ -44,6 +48,38 @@ async function openWith(location: TestLocation, migrations: Migration[], lines: 
     : await openPgliteStore({ dataDir: location.dataDir, logger, migrations });
   cleanUpAfter(() => store.close());
   return store;
+}
+
+/** sql/002's key, which the releases before the skeleton computed (nameKey.ts's version 1). */
+const versionOneKey = (name: string) => name.normalize("NFKC").toUpperCase().toLowerCase().normalize("NFKC");
+
+const ROUND = { roundSeconds: 60, softCloseSeconds: 10 };
+const CLOCK_START = Date.parse("2026-06-01T12:00:00.000Z");
+
+/**
+ * What the operator saw: code of the old key, on the upgraded database, placing bids the way it
+ * did (its own key, through the database's functions; its connections set no key version), and a
+ * round settled with the disguise on top.
+ */
+async function bidAsOldCode(query: DirectQuery): Promise<number[]> {
+  const at = (seconds: number) =>
+    query("SELECT set_config('auction.test_now', $1, false)", [new Date(CLOCK_START + seconds * 1000).toISOString()]);
+  const ids: number[] = [];
+  await at(0);
+  for (const [name, cents] of [
+    ["Alice", 100],
+    ["N\u043ebody", 900],
+  ] as const) {
+    const [row] = await query(
+      "SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint, $4::integer, $5::integer)",
+      [name, versionOneKey(name), cents, ROUND.roundSeconds, ROUND.softCloseSeconds],
+    );
+    expect(row?.outcome, name).toBe("accepted");
+    ids.push(Number(row?.id));
+  }
+  await at(120);
+  await query("SELECT * FROM settle_auction_round($1::integer)", [ROUND.roundSeconds]);
+  return ids;
 }
 
 describe.each(BACKENDS)("a downgrade on %s", (backend) => {
@@ -81,6 +117,10 @@ describe.each(BACKENDS)("a downgrade on %s", (backend) => {
     const store = await openWith(location, today, lines);
     expect(await store.placeBid("Alice", 100)).toMatchObject({ accepted: true });
     await store.close();
+    // Placed through a pooled connection, which carries this code's key version (sql/016).
+    expect(await withDirectSql(location, (query) => query("SELECT key_version FROM auction_bids"))).toEqual([
+      { key_version: NAME_KEY_VERSION },
+    ]);
     expect(lines.filter((line) => line.level === 40)).toContainEqual(
       expect.objectContaining({
         migrations: [`${level + 1}_newer_table.sql`, `${level + 2}_newer_column.sql`],
@@ -93,6 +133,45 @@ describe.each(BACKENDS)("a downgrade on %s", (backend) => {
     const newer = await locationForThisTest(backend, { unmigrated: true });
     await (await openWith(newer, [...today, ...newerMigrations(level, level + 1)])).close();
     await expect(openWith(newer, today)).rejects.toBeInstanceOf(MigrationsAheadError);
+  }, 120_000);
+
+  it("cannot leave a disguise keyed by older code the winner: the next open re-keys it", async () => {
+    const location = await locationForThisTest(backend);
+    const store = await storeForThisTest(location, { rounds: ROUND });
+    await store.moderate({ action: "block", bidderName: "Nobody", reason: null, sessionId: "session-today" });
+    await store.close();
+    // What this code writes records the version of the key it computed.
+    expect(
+      await withDirectSql(location, (query) => query("SELECT name_key, key_version FROM auction_blocked_names")),
+    ).toEqual([{ name_key: nameKey("Nobody"), key_version: NAME_KEY_VERSION }]);
+
+    const ids = await withDirectSql(location, bidAsOldCode);
+    const before = await withDirectSql(location, (query) =>
+      query("SELECT bidder_key, key_version, name_blocked FROM auction_bids WHERE id = $1", [ids[1]]),
+    );
+    // The bug: the old key passes the block, and the database says it is keyed by the new version.
+    expect(before).toEqual([{ bidder_key: versionOneKey("N\u043ebody"), key_version: null, name_blocked: false }]);
+    expect(await withDirectSql(location, (query) => query("SELECT version FROM auction_name_key_version"))).toEqual([
+      { version: NAME_KEY_VERSION },
+    ]);
+
+    const lines: Line[] = [];
+    const reopened = await storeForThisTest(location, {
+      rounds: ROUND,
+      logger: testLogger((line) => lines.push(line)),
+    });
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: "names keyed by older code, or by none, re-keyed", bidsShownOrHidden: 1 }),
+    );
+    expect((await reopened.winners(5)).map((winner) => winner.bid.bidderName)).toEqual(["Alice"]);
+    await reopened.close();
+    const after = await withDirectSql(location, (query) =>
+      query("SELECT bidder_name, bidder_key, key_version, name_blocked FROM auction_bids ORDER BY id"),
+    );
+    expect(after).toEqual([
+      { bidder_name: "Alice", bidder_key: nameKey("Alice"), key_version: NAME_KEY_VERSION, name_blocked: false },
+      { bidder_name: "N\u043ebody", bidder_key: nameKey("Nobody"), key_version: NAME_KEY_VERSION, name_blocked: true },
+    ]);
   }, 120_000);
 });
 

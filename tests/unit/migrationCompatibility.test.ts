@@ -26,6 +26,9 @@ describe("compatible-with", () => {
     const declared = (await readMigrations())
       .filter((migration) => migration.compatibleWith !== undefined)
       .map((migration) => [migration.name, migration.compatibleWith]);
-    expect(declared).toEqual([["015_migration_compatibility.sql", 14]]);
+    expect(declared).toEqual([
+      ["015_migration_compatibility.sql", 14],
+      ["016_name_key_per_row.sql", 14],
+    ]);
   });
 });
