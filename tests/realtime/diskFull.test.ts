@@ -123,10 +123,13 @@ async function runOutOfSpace({ service, disk, acknowledged }: Episode) {
   expect(answers.every((answer) => answer.type === "error" && answer.code === "unavailable")).toBe(true);
   expect(await status(`${service.httpUrl}/healthz`)).toBe(200);
   expect(service.crashed()).toBe(false);
+  // The log comes through the child's stdout, which a busy machine may deliver after the answers.
+  await waitFor("the disk_full line in the log", () =>
+    service.logs.slice(logsBefore).some((line) => Number(line.level) >= 40 && line.kind === "disk_full"),
+  );
   const episode = service.logs.slice(logsBefore);
   const warnings = episode.filter((line) => Number(line.level) >= 40);
   expect(warnings.length, JSON.stringify(warnings)).toBeLessThanOrEqual(MAX_WARNING_LINES);
-  expect(warnings.filter((line) => line.kind === "disk_full").length).toBeGreaterThanOrEqual(1);
   expect(episode.some((line) => line.msg === "placing a bid failed")).toBe(false);
   expect(await metric(service, 'storage_write_failures_total{kind="disk_full"}')).toBeGreaterThanOrEqual(1);
   expect(await metric(service, 'storage_write_failures_total{kind="panic"}')).toBe(0);
