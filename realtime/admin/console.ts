@@ -22,6 +22,8 @@
  *   8 hours, Secure when the request came over https (directly, or by X-Forwarded-Proto through
  *   TRUST_PROXY hops). A cookie opens the console only while its signature holds and its row is
  *   neither revoked nor expired, read from the database on every request (no copy is kept here).
+ *   Its key, like the device's, derives from the secret and the password's hash: an instance
+ *   restarted with a new ADMIN_PASSWORD_HASH or secret refuses every session signed before.
  *   "Sign out" revokes the session, "Sign out everywhere" every session, on every instance at once.
  * - Every POST needs a same-origin Origin (403 otherwise), every route but the sign-in page and
  *   the sign-in itself a live session (401 otherwise).
@@ -44,7 +46,7 @@ import { DEVICE_MS, deviceKey, deviceToken, newDeviceId, readDevice } from "./de
 import { readCookie, readForm } from "./forms.ts";
 import { createModerationDesk, readBefore, readNotice } from "./moderation.ts";
 import { verifyPassword } from "./password.ts";
-import { newSessionId, readSession, SESSION_MS, type Session, sessionToken } from "./session.ts";
+import { newSessionId, readSession, SESSION_MS, type Session, sessionKey, sessionToken } from "./session.ts";
 import {
   createCheckSlots,
   createRefusalMemo,
@@ -111,6 +113,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
   const checks = createCheckSlots(admin.signIn?.maxConcurrentChecks);
   /** Derived once: a new password hash or secret takes a restart, which derives it anew. */
   const devices = deviceKey(admin.sessionSecret, admin.passwordHash);
+  const sessions = sessionKey(admin.sessionSecret, admin.passwordHash);
   let held = 0;
   metrics.signInLimit.failures = () => store.admin.signInFailures(FAILURE_WINDOW_MS, at()).catch(() => null);
   metrics.signInLimit.held = () => held;
@@ -198,7 +201,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
 
   /** The cookie's session if its signature holds and the database has it live; null otherwise. */
   async function liveSession(req: IncomingMessage): Promise<Session | null> {
-    const session = readSession(admin.sessionSecret, readCookie(req, SESSION_COOKIE), now());
+    const session = readSession(sessions, readCookie(req, SESSION_COOKIE), now());
     return session && (await isLive(session)) ? session : null;
   }
 
@@ -255,7 +258,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
         ...HEADERS,
         Location: "/admin",
         "Set-Cookie": [
-          sessionCookie(req, sessionToken(admin.sessionSecret, { id, expiresAtMs }), SESSION_MS / 1000),
+          sessionCookie(req, sessionToken(sessions, { id, expiresAtMs }), SESSION_MS / 1000),
           deviceCookie(req, deviceToken(devices, device)),
         ],
       })

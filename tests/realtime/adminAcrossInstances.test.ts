@@ -3,13 +3,14 @@
  * a store of its own as separate processes would be, behind a trusted proxy that forwards many
  * client addresses: a sign-out through one refuses the cookie on the other at once and ends its
  * event stream; "Sign out everywhere" through one ends the sessions the other signed in; a new
- * session secret ends them all; the per-address limit and the console-wide delay count the attempts
+ * session secret or password hash ends them all; the per-address limit and the console-wide delay count the attempts
  * of both instances together, the delay on a clock the test moves (nothing sleeps); a device's
  * failures lock it on both, and "Sign out everywhere" through one revokes the devices of both.
  */
 import { describe, expect, it, onTestFinished } from "vitest";
 import { FAILURE_WINDOW_MS } from "../../realtime/admin/signInLimits.ts";
 import type { AdminSettings } from "../../realtime/config.ts";
+import { formatPasswordHash } from "../../realtime/passwordHash.ts";
 import { withTimeout } from "../../scripts/support/childProcess.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { type Instance, startInstances } from "./support/auctionService.ts";
@@ -109,6 +110,25 @@ describe("the operator console's sessions across two instances", () => {
     // And the other way round.
     const fresh = cookieOf(await signInTo(c, PASSWORD));
     expect(await consoleState(c, fresh)).toBe("console");
+    expect(await consoleState(a, fresh)).toBe("sign-in");
+  });
+
+  it("ends every session when ADMIN_PASSWORD_HASH changes, though their rows are live", async () => {
+    const { location, a, b } = await twoInstances();
+    const cookies = [cookieOf(await signInTo(a, PASSWORD)), cookieOf(await signInTo(b, PASSWORD))];
+    // Both instances restarted with the same password hashed anew (another salt), on the same database.
+    const rehashed = await cheapAdmin(10);
+    expect(formatPasswordHash(rehashed.passwordHash)).not.toBe(formatPasswordHash(ADMIN.passwordHash));
+    const restarted = (await instancesOn(location, 2, rehashed)).map((instance) => instance.service.httpUrl);
+    for (const url of restarted) {
+      for (const cookie of cookies) {
+        expect(await consoleState(url, cookie)).toBe("sign-in");
+        expect((await consolePost(url, "/admin/blocks", "name=Alice", { Cookie: cookie })).status).toBe(401);
+      }
+    }
+    // The same password signs in again, and that session holds on both restarted instances.
+    const fresh = cookieOf(await signInTo(restarted[0] as string, PASSWORD));
+    for (const url of restarted) expect(await consoleState(url, fresh)).toBe("console");
     expect(await consoleState(a, fresh)).toBe("sign-in");
   });
 });

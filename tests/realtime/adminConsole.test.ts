@@ -5,7 +5,7 @@
  * when it is not configured.
  */
 import { describe, expect, it, onTestFinished } from "vitest";
-import { newSessionId, SESSION_MS, sessionToken } from "../../realtime/admin/session.ts";
+import { newSessionId, SESSION_MS, sessionKey, sessionToken } from "../../realtime/admin/session.ts";
 import type { ServiceConfig } from "../../realtime/config.ts";
 import type { BidStore } from "../../realtime/storage/types.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
@@ -180,12 +180,15 @@ describe("the operator console", () => {
     const valid = cookieOf(await signIn(service)).replace("nothing_admin=", "");
     const [id, expires] = valid.split(".") as [string, string];
     const tampered = `${id}.${Number(expires) + 1}.${valid.split(".")[2]}`;
-    const otherSecret = sessionToken("another secret of at least thirty-two bytes", {
+    const otherSecret = sessionToken(sessionKey("another secret of at least thirty-two bytes", ADMIN.passwordHash), {
       id,
       expiresAtMs: Number(expires),
     });
     // Signed with the right secret, but no sign-in ever made it: the database has no such session.
-    const unknown = sessionToken(SESSION_SECRET, { id: newSessionId(), expiresAtMs: Number(expires) });
+    const unknown = sessionToken(sessionKey(SESSION_SECRET, ADMIN.passwordHash), {
+      id: newSessionId(),
+      expiresAtMs: Number(expires),
+    });
     const audit = (token: string) =>
       fetch(`${service.httpUrl}/admin/audit`, { headers: { Cookie: `nothing_admin=${token}` } });
     for (const token of [tampered, otherSecret, unknown, "garbage", ""]) {

@@ -1,8 +1,17 @@
-/** The operator's session cookie: one spelling per session, the one sessionToken writes. */
+/**
+ * The operator's session cookie: one spelling per session, the one sessionToken writes, signed with
+ * a key bound to the secret and the password's hash.
+ */
 import { describe, expect, it } from "vitest";
-import { newSessionId, readSession, SESSION_MS, sessionToken } from "../../realtime/admin/session.ts";
+import { deviceKey } from "../../realtime/admin/device.ts";
+import { hashPassword } from "../../realtime/admin/password.ts";
+import { newSessionId, readSession, SESSION_MS, sessionKey, sessionToken } from "../../realtime/admin/session.ts";
+import { parsePasswordHash } from "../../realtime/passwordHash.ts";
 
-const SECRET = "a session secret of at least thirty-two bytes";
+const CHEAP = { logN: 10, r: 8, p: 1 };
+const HASH = parsePasswordHash(await hashPassword("correct horse battery", CHEAP));
+const SECRET_TEXT = "a session secret of at least thirty-two bytes";
+const SECRET = sessionKey(SECRET_TEXT, HASH);
 const NOW = 1_800_000_000_000;
 
 /** A token whose signature holds a "-" or "_" (about 3 in 4 do), from a bounded run of sessions. */
@@ -22,7 +31,17 @@ describe("the session cookie", () => {
     expect(readSession(SECRET, token, NOW)).toEqual(session);
     expect(readSession(SECRET, token, NOW + SESSION_MS - 1)).toEqual(session);
     expect(readSession(SECRET, token, NOW + SESSION_MS)).toBeNull();
-    expect(readSession("another secret of at least thirty-two bytes", token, NOW)).toBeNull();
+    expect(readSession(sessionKey("another secret of at least thirty-two bytes", HASH), token, NOW)).toBeNull();
+  });
+
+  it("is refused once the password is hashed anew, and signed apart from the devices", async () => {
+    const token = sessionToken(SECRET, { id: newSessionId(), expiresAtMs: NOW + SESSION_MS });
+    expect(readSession(sessionKey(SECRET_TEXT, HASH), token, NOW)).not.toBeNull();
+    // The same password hashed anew: another salt, another hash, no session kept.
+    const rehashed = parsePasswordHash(await hashPassword("correct horse battery", CHEAP));
+    expect(readSession(sessionKey(SECRET_TEXT, rehashed), token, NOW)).toBeNull();
+    expect(SECRET.equals(deviceKey(SECRET_TEXT, HASH))).toBe(false);
+    expect(SECRET.equals(Buffer.from(SECRET_TEXT))).toBe(false);
   });
 
   it("refuses every other spelling of the same signature: padding, stray characters, +/ for -_, other trailing bits", () => {
