@@ -6,6 +6,18 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import { ERROR_CODES } from "../src/lib/auction/protocol.ts";
 import { STORAGE_FAULT_KINDS } from "./storage/storageFaults.ts";
 
+/** Every outcome admin_moderation_actions_total counts, by action, each present from zero. */
+const MODERATION_OUTCOMES: [string, string[]][] = [
+  ...["hide", "restore"].map((action): [string, string[]] => [action, ["done", "unchanged", "no_such_bid"]]),
+  ...["block", "unblock"].map((action): [string, string[]] => [action, ["done", "unchanged"]]),
+  ...["hide_patron", "restore_patron"].map((action): [string, string[]] => [
+    action,
+    ["done", "unchanged", "no_such_patron"],
+  ]),
+  // Refused unread (a form the desk could not read), by what it was about.
+  ...["bid", "name", "patron"].map((subject): [string, string[]] => [subject, ["invalid"]]),
+];
+
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -62,8 +74,46 @@ export function createMetrics() {
     failures: () => Promise<{ failures: number; keys: number } | null>;
     held: () => number;
   } = { failures: async () => null, held: () => 0 };
+  /**
+   * The socket server, made after the metrics, says here whether the instance is ready (what
+   * /readyz answers) and whether its database is up; 0 for both until it does.
+   */
+  const health: { ready: () => boolean; databaseUp: () => boolean } = { ready: () => false, databaseUp: () => false };
+  const moderationActions = new Counter({
+    name: "admin_moderation_actions_total",
+    help: "Operator actions: hide, restore, block, unblock, hide_patron, restore_patron (bid, name or patron when refused unread), by outcome.",
+    labelNames: ["action", "outcome"] as const,
+    registers: [registry],
+  });
+  for (const [action, outcomes] of MODERATION_OUTCOMES) {
+    for (const outcome of outcomes) moderationActions.inc({ action, outcome }, 0);
+  }
+  const bidsDecided = new Counter({
+    name: "auction_bids_decided_total",
+    help: "Bids the database decided for this instance (accepted, or refused there), by outcome.",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  for (const outcome of ["accepted", "too_low", "name_not_allowed"]) bidsDecided.inc({ outcome }, 0);
   return {
     registry,
+    health,
+    serviceReady: new Gauge({
+      name: "service_ready",
+      help: "1 while this instance is ready (what /readyz answers 200 for: its database reachable, LISTEN active, not shutting down), else 0.",
+      registers: [registry],
+      collect() {
+        this.set(health.ready() ? 1 : 0);
+      },
+    }),
+    databaseUp: new Gauge({
+      name: "database_up",
+      help: "1 while this instance's database is reachable and LISTEN active (PGlite: open, its disk taking writes), else 0.",
+      registers: [registry],
+      collect() {
+        this.set(health.databaseUp() ? 1 : 0);
+      },
+    }),
     openSockets: new Gauge({
       name: "auction_open_sockets",
       help: "WebSocket connections open on this instance.",
@@ -101,18 +151,8 @@ export function createMetrics() {
         this.set(signInLimit.held());
       },
     }),
-    moderationActions: new Counter({
-      name: "admin_moderation_actions_total",
-      help: "Operator actions: hide, restore, block, unblock, hide_patron, restore_patron (bid, name or patron when refused unread), by outcome.",
-      labelNames: ["action", "outcome"] as const,
-      registers: [registry],
-    }),
-    bidsDecided: new Counter({
-      name: "auction_bids_decided_total",
-      help: "Bids the database decided for this instance (accepted, or refused there), by outcome.",
-      labelNames: ["outcome"] as const,
-      registers: [registry],
-    }),
+    moderationActions,
+    bidsDecided,
     bidBatchSize: new Histogram({
       name: "auction_bid_batch_size",
       help: "Bids per placement transaction (group commit: those that arrived while the previous one was in flight).",

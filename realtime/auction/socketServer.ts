@@ -126,6 +126,8 @@ export function createSocketServer(
   });
   let draining = false;
   let heartbeat: NodeJS.Timeout | undefined;
+  metrics.health.ready = () => !draining && store.isReady();
+  metrics.health.databaseUp = () => store.isReady();
   // Apart, so a flood of made-up paths cannot push a real origin's refusal out of memory.
   const wrongPaths = createRefusalLog({ now });
   const foreignOrigins = createRefusalLog({ now });

@@ -217,8 +217,24 @@ export function statusBody(payment: StoredPayment): PaymentStatusBody {
   };
 }
 
+/** Every outcome payment_requests_total counts (docs/realtime.md's refusals of POST /payments), each from zero. */
+const REQUEST_OUTCOMES = [
+  "created",
+  "bad_request",
+  "too_large",
+  "unsupported_media_type",
+  "unknown_tier",
+  "invalid_name",
+  "name_not_allowed",
+  "origin_not_allowed",
+  "rate_limited",
+  "busy",
+  "unavailable",
+] as const;
+
 export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute {
   const { settings, store, allowedOrigins, logger, metrics, nameFilter, rateLimiter, statusLimiter } = options;
+  for (const outcome of REQUEST_OUTCOMES) metrics.paymentRequests.inc({ outcome }, 0);
   const coalesce = createCoalescer();
   const referenceDecoder = getAddressDecoder();
   let patronsCache: { body: PatronsBody; at: number } | null = null;

@@ -81,6 +81,20 @@ class LeaseLost extends Error {
 
 type JudgedLogOutcome = RecordOutcome | { outcome: "failed" | "no_payment" | "set_aside" };
 
+/** Every outcome payment_confirmations_total counts, each present from zero. */
+const CONFIRMATION_OUTCOMES = [
+  "confirmed",
+  "underpaid",
+  "late",
+  "unknown_reference",
+  "already_recorded",
+  "not_open",
+  "failed",
+  "no_payment",
+  "set_aside",
+  "expired",
+] as const satisfies readonly (JudgedLogOutcome["outcome"] | "expired")[];
+
 export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWatcher {
   const { store, chain, account, pollMs, unreachableAfterMs, retentionMs, metrics, timers, now = Date.now } = options;
   const logger = options.logger.child({ component: "payments" });
@@ -98,6 +112,7 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
   let lastForget = Number.NEGATIVE_INFINITY;
   const missingLookups = new Map<string, number>();
   const judgeTries = new Map<string, number>();
+  for (const outcome of CONFIRMATION_OUTCOMES) metrics.paymentOutcomes.inc({ outcome }, 0);
 
   function dropLease(reason: string) {
     if (!lease) return;

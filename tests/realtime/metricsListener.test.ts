@@ -30,6 +30,32 @@ describe("the metrics listener, in process", () => {
   const onMetricsPort = (requestLine: string, headers: Record<string, string> = {}) =>
     rawRequest(metricsPort, requestLine, { Host: `127.0.0.1:${metricsPort}`, ...headers });
 
+  it("starts every counter at zero, each labelled one with every label value, and says ready and database up", async () => {
+    const metrics = await served.service.metrics.registry.getMetricsAsJSON();
+    const counters = metrics.filter((metric) => String(metric.type) === "counter");
+    // Payments are off here: their counters start with the routes and the watcher (paymentRoutes.test.ts).
+    const unpaid = counters.filter((metric) => !metric.name.startsWith("payment"));
+    for (const counter of unpaid) expect(counter.values.length, counter.name).toBeGreaterThan(0);
+    const series = (name: string) =>
+      (metrics.find((metric) => metric.name === name)?.values ?? []).map((value) =>
+        [...Object.values(value.labels), value.value].join(" "),
+      );
+    expect(series("admin_moderation_actions_total")).toEqual([
+      ...["hide", "restore"].flatMap((action) => ["done", "unchanged", "no_such_bid"].map((o) => `${action} ${o} 0`)),
+      ...["block", "unblock"].flatMap((action) => ["done", "unchanged"].map((o) => `${action} ${o} 0`)),
+      ...["hide_patron", "restore_patron"].flatMap((action) =>
+        ["done", "unchanged", "no_such_patron"].map((o) => `${action} ${o} 0`),
+      ),
+      "bid invalid 0",
+      "name invalid 0",
+      "patron invalid 0",
+    ]);
+    expect(series("auction_bids_decided_total")).toEqual(["accepted 0", "too_low 0", "name_not_allowed 0"]);
+    const text = String((await onMetricsPort("GET /metrics HTTP/1.1")).body);
+    expect(text).toContain("service_ready 1\n");
+    expect(text).toContain("database_up 1\n");
+  });
+
   it("answers GET /metrics with Prometheus text, its length and no-store; HEAD with the same headers and no body", async () => {
     const get = await onMetricsPort("GET /metrics HTTP/1.1");
     expect(get.status).toBe(200);
@@ -196,6 +222,27 @@ describe("the metrics listener of a service process", () => {
       `could not listen on 127.0.0.1:${held.port} (METRICS_HOST:METRICS_PORT): listen EADDRINUSE`,
     );
     expect(service.output()).not.toContain(" is open at ");
+  });
+
+  it("says service_ready and database_up 0 while the database is unreachable, 1 once it is back", async () => {
+    const database = await databaseForThisTest();
+    const databaseUrl = new URL(database.url);
+    const relay = await startCuttableProxy(Number(databaseUrl.port));
+    cleanUpAfter(() => relay.close());
+    databaseUrl.port = String(relay.port);
+    const service = await startServiceProcess({ databaseUrl: databaseUrl.href });
+    cleanUpAfter(() => service.stop());
+    const gauges = async () => {
+      const text = await (await fetch(service.metricsUrl)).text();
+      return [/^service_ready (\d)$/m.exec(text)?.[1], /^database_up (\d)$/m.exec(text)?.[1]].join(" ");
+    };
+    expect(await gauges()).toBe("1 1");
+    relay.goDown();
+    await waitFor("both gauges at 0", async () => (await gauges()) === "0 0", 30_000);
+    expect((await fetch(`${service.httpUrl}/readyz`)).status).toBe(503);
+    relay.comeBack();
+    await waitFor("both gauges at 1", async () => (await gauges()) === "1 1", 30_000);
+    expect((await fetch(`${service.httpUrl}/readyz`)).status).toBe(200);
   });
 
   it("closes the metrics listener with the public one on SIGTERM, while the drain still runs", async () => {
