@@ -32,6 +32,32 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Errors only a changed DATA_DIR (or its mount, or its owner) fixes: PGlite must write there,
+ * starting with the lock file. No stack: the message says it all.
+ */
+function dataDirRefusal(error: unknown, dataDir: string): StartFailure | null {
+  const code = codeOf(error);
+  const path = (error as { path?: unknown } | null)?.path;
+  const fields = { dataDir, code, path };
+  if (code === "EROFS") {
+    return {
+      exitCode: 2,
+      msg: `DATA_DIR ${dataDir} is read-only (EROFS, a read-only file system): PGlite keeps the auction there and must write to it; mount it read-write or choose another DATA_DIR`,
+      fields,
+    };
+  }
+  if (code === "EACCES" || code === "EPERM") {
+    const user = typeof process.getuid === "function" ? `uid ${process.getuid()}: ` : "";
+    return {
+      exitCode: 2,
+      msg: `DATA_DIR ${dataDir} is read-only for this process (${user}${code}${typeof path === "string" ? ` on ${path}` : ""}): PGlite keeps the auction there and must write to it; give this user write access (chown) or choose another DATA_DIR`,
+      fields,
+    };
+  }
+  return null;
+}
+
 /** The store did not open. `databaseUrl` null: PGlite in `dataDir`. */
 export function storeFailure(error: unknown, databaseUrl: string | null, dataDir: string): StartFailure {
   // A database a newer release upgraded (storage/migrations.ts): only another release or a
@@ -48,6 +74,8 @@ export function storeFailure(error: unknown, databaseUrl: string | null, dataDir
     };
   }
   if (!databaseUrl) {
+    const refusal = dataDirRefusal(error, dataDir);
+    if (refusal) return refusal;
     return {
       exitCode: 1,
       msg: `could not open the auction store on PGlite in DATA_DIR ${dataDir}: ${messageOf(error)}`,

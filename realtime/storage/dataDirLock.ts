@@ -8,7 +8,7 @@
 import { unlinkSync } from "node:fs";
 import { mkdir, readFile, realpath, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 export const LOCK_FILE_NAME = "nothing-store.lock";
 const HEARTBEAT_MS = 10_000;
@@ -92,9 +92,33 @@ async function isStale(lockFile: string, owner: LockOwner | "unreadable"): Promi
   return !processExists(owner.pid);
 }
 
+/**
+ * Creates the directory and its parents. A recursive mkdir under a read-only mount fails ENOENT,
+ * not EROFS (Node retries the parent and reports the last miss): then the first missing directory
+ * is made alone, which fails with the real reason (EROFS, EACCES) for the start message to name.
+ */
+async function makeDataDir(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    let missing = dataDir;
+    while (dirname(missing) !== missing && !(await exists(dirname(missing)))) missing = dirname(missing);
+    await mkdir(missing);
+    throw error;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
 /** Takes the lock or throws DataDirLockedError naming the directory and its holder. Creates the directory. */
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
-  await mkdir(dataDir, { recursive: true });
+  await makeDataDir(dataDir);
   const dir = await realpath(dataDir);
   if (heldByThisProcess.has(dir)) {
     throw new DataDirLockedError(`The data directory ${dir} is already open in this process.`);

@@ -3,6 +3,9 @@
  * it and stops it, every bad setting refused at start with exit 2 and its name, and the line that
  * says what is running. Real processes: npm, the service, PostgreSQL and PGlite.
  */
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { withTimeout } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
@@ -74,6 +77,60 @@ describe("npm run serve under a supervisor", () => {
   it("drains once when the whole process group is signalled (the service hears it twice: directly and through npm)", async () => {
     const npm = await npmRunServe();
     await expectDrainedAfter(npm, () => process.kill(-(npm.child.pid as number), "SIGTERM"));
+  });
+});
+
+/** A read-only tmpfs mounted for this test (root only), or null where this process may not mount. */
+async function readOnlyMount(): Promise<string | null> {
+  if (process.getuid?.() !== 0) return null;
+  const dir = await mkdtemp(join(tmpdir(), "nothing-ro-"));
+  const mount = spawnCollected("mount", ["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", dir], process.env);
+  if ((await withTimeout(mount.exited, 10_000, "mount")) !== 0) {
+    await rm(dir, { recursive: true, force: true });
+    return null;
+  }
+  cleanUpAfter(async () => {
+    await withTimeout(spawnCollected("umount", [dir], process.env).exited, 10_000, "umount");
+    await rm(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+
+describe("a DATA_DIR the service cannot write stops the start with exit code 2, naming it", () => {
+  async function refusedOn(dataDir: string, user?: { uid: number; gid: number }) {
+    const service = spawnService(serviceProcessEnv({ dataDir }), user);
+    const code = await withTimeout(service.exited, 60_000, "the service exiting");
+    expect(service.output()).not.toContain(" is open at ");
+    const fatal = jsonLines(service.stdout()).find((line) => line.level === 60);
+    // One line, no stack: the message is the whole story.
+    expect(fatal).not.toHaveProperty("err");
+    return { code, fatal: fatal?.msg };
+  }
+
+  it("a read-only mount (EROFS): DATA_DIR itself, or a directory still to be made under it", async (context) => {
+    const mount = await readOnlyMount();
+    if (!mount) return context.skip("mounting a read-only tmpfs needs root");
+    const advice =
+      "PGlite keeps the auction there and must write to it; mount it read-write or choose another DATA_DIR";
+    for (const dataDir of [mount, join(mount, "data", "auction")]) {
+      expect(await refusedOn(dataDir)).toEqual({
+        code: 2,
+        fatal: `DATA_DIR ${dataDir} is read-only (EROFS, a read-only file system): ${advice}`,
+      });
+    }
+  });
+
+  it("a directory this user may not write (EACCES), as another user when run as root", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "nothing-555-"));
+    cleanUpAfter(() => rm(dir, { recursive: true, force: true }));
+    await chmod(dir, 0o555);
+    // As root, chmod stops nobody: the service runs as the unprivileged "nobody" instead.
+    const user = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : undefined;
+    const uid = user?.uid ?? process.getuid?.();
+    expect(await refusedOn(dir, user)).toEqual({
+      code: 2,
+      fatal: `DATA_DIR ${dir} is read-only for this process (uid ${uid}: EACCES on ${dir}/nothing-store.lock): PGlite keeps the auction there and must write to it; give this user write access (chown) or choose another DATA_DIR`,
+    });
   });
 });
 

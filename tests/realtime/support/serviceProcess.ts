@@ -176,15 +176,20 @@ export interface CollectedProcess {
 /**
  * `command` with the test environment `env`, its output collected until it exits; killed when the
  * current test ends. `group`: the process leads a process group of its own, and the whole group
- * is killed then (npm and the service it starts).
+ * is killed then (npm and the service it starts). `user`: run as that uid and gid (needs root).
  */
 export function spawnCollected(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  { group = false }: { group?: boolean } = {},
+  { group = false, user }: { group?: boolean; user?: { uid: number; gid: number } } = {},
 ): CollectedProcess {
-  const child: ChildProcess = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: group });
+  const child: ChildProcess = spawn(command, args, {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: group,
+    ...user,
+  });
   cleanUpAfter(async () => {
     if (group && child.pid !== undefined) {
       try {
@@ -212,8 +217,8 @@ export function spawnCollected(
 }
 
 /** `node realtime/main.ts` with the test environment `env`, its output collected until it exits. */
-export function spawnService(env: NodeJS.ProcessEnv): CollectedProcess {
-  return spawnCollected(process.execPath, ["realtime/main.ts"], env);
+export function spawnService(env: NodeJS.ProcessEnv, user?: { uid: number; gid: number }): CollectedProcess {
+  return spawnCollected(process.execPath, ["realtime/main.ts"], env, { user });
 }
 
 /** Whether a TCP connection to the port on loopback is accepted. */
