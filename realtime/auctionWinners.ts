@@ -9,7 +9,7 @@ import { WINNERS_LIMIT, WINNERS_PATH, type WinnersBody } from "../src/lib/auctio
 import { createCoalescer } from "./auction/coalescedReads.ts";
 import { isOriginAllowed } from "./auction/originPolicy.ts";
 import { answerJson, refuseUnlessRead } from "./httpAnswers.ts";
-import type { Logger } from "./logger.ts";
+import { type Logger, loggedError } from "./logger.ts";
 import type { RequestTarget } from "./requestTarget.ts";
 import type { BidStore } from "./storage/types.ts";
 
@@ -54,7 +54,7 @@ export function createWinnersRoute({ store, allowedOrigins, logger }: WinnersRou
       },
       (error: unknown) => {
         // The database is down or the store closed: the page says so; the service carries on.
-        logger.warn({ err: error }, "could not read the auction winners");
+        logger.warn({ err: loggedError(error) }, "could not read the auction winners");
         answerJson(res, 503, { error: "unavailable" });
       },
     );

@@ -1,4 +1,5 @@
 import { type DestinationStream, pino } from "pino";
+import { StoreUnavailableError } from "./storage/types.ts";
 
 /** Structured JSON lines (stdout unless a destination is given, as tests do), one logger for the whole service. */
 export function createLogger(level: string, destination?: DestinationStream) {
@@ -20,4 +21,14 @@ export async function createServiceLogger(
   if (!pretty) return createLogger(level, output as DestinationStream | undefined);
   const options = { translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,service", colorize: terminal && !output };
   return createLogger(level, pretty.default(output ? { ...options, destination: output } : options));
+}
+
+/**
+ * A log line's `err` for an error that may be expected: the database out of reach
+ * (StoreUnavailableError, its disk full included) is a condition the service rides out, logged as
+ * its one-line message (which names the cause: "PostgreSQL is unavailable (ECONNREFUSED: …)");
+ * anything else is a bug, kept whole for pino to serialise with its stack.
+ */
+export function loggedError(error: unknown): unknown {
+  return error instanceof StoreUnavailableError ? `${error.name}: ${error.message}` : error;
 }

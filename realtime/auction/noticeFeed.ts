@@ -12,7 +12,7 @@
  *   during the read keeps the queue held too: the next ready event reads again, then flushes.
  */
 import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, loggedError } from "../logger.ts";
 import type { AuctionView, BidNotice, BidStore } from "../storage/types.ts";
 
 const CATCH_UP_RETRY_MS = 1_000;
@@ -127,7 +127,7 @@ export function createNoticeFeed(options: NoticeFeedOptions): NoticeFeed {
       logger.info({ lastBroadcastId: lastId }, "caught up with the bids placed while the database was away");
     } catch (error) {
       failed = true;
-      logger.warn({ err: error }, "catching up after the database outage failed; retrying");
+      logger.warn({ err: loggedError(error) }, "catching up after the database outage failed; retrying");
     } finally {
       catchingUp = false;
     }

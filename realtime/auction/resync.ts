@@ -16,7 +16,7 @@
  * The sockets stay the broadcaster's: it holds and flushes their bids through `ResyncSockets`.
  */
 import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, loggedError } from "../logger.ts";
 import type { AuctionView, BidStore } from "../storage/types.ts";
 import type { Coalesce } from "./coalescedReads.ts";
 import type { KnownStanding } from "./knownStanding.ts";
@@ -115,7 +115,7 @@ export function createResync<S>(options: ResyncOptions<S>): Resync<S> {
         try {
           view = await coalesce("view", () => store.view(SNAPSHOT_SIZE));
         } catch (error) {
-          logger.warn({ err: error }, "reading the list after a moderation action failed; retrying");
+          logger.warn({ err: loggedError(error) }, "reading the list after a moderation action failed; retrying");
           for (const socket of reading) waiting.add(socket);
           reading.clear();
           await new Promise((resolve) => setTimeout(resolve, RESYNC_RETRY_MS).unref());

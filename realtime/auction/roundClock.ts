@@ -7,7 +7,7 @@
  * soft-close bid moved the end meanwhile, the answer says so and the timer is set again.
  */
 import type { Timers } from "../../src/lib/timers.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { BidStore, RoundSettlement, RoundStanding } from "../storage/types.ts";
 
@@ -85,7 +85,7 @@ export function createRoundClock({ store, logger, metrics, timers, now = Date.no
       arm();
     } catch (error) {
       // The database is away: try again shortly (its return also settles, see start()).
-      logger.warn({ err: error }, "settling the auction round failed; retrying");
+      logger.warn({ err: loggedError(error) }, "settling the auction round failed; retrying");
       timers.clearTimeout(timer);
       if (!stopped) timer = timers.setTimeout(settle, SETTLE_RETRY_MS);
     } finally {

@@ -15,7 +15,7 @@ import {
 import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
 import { globalTimers } from "../../src/lib/timers.ts";
 import type { ServiceConfig } from "../config.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { createNameFilter } from "../names/nameFilter.ts";
 import type { PaymentSocketLink } from "../payments/sockets.ts";
@@ -169,7 +169,7 @@ export function createSocketServer(
         }
       },
       (error: unknown) => {
-        logger.warn({ err: error }, "could not read the opening snapshot");
+        logger.warn({ err: loggedError(error) }, "could not read the opening snapshot");
         send(socket, { type: "error", code: "unavailable", message: REFUSAL_TEXTS.unavailable });
         socket.close(CLOSE_CODES.tryAgainLater, "Auction unavailable");
       },

@@ -9,7 +9,7 @@ import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { globalTimers, type Timers } from "../../src/lib/timers.ts";
 import { createRateLimiter } from "../auction/rateLimiter.ts";
 import type { ServiceConfig } from "../config.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { createNameFilter } from "../names/nameFilter.ts";
 import type { PaymentStore, RpcState, StoredPayment } from "../storage/payments.ts";
@@ -108,7 +108,7 @@ export function startPayments(options: PaymentsOptions): Payments {
       (payment) => {
         if (payment) for (const listener of outcomeListeners) listener(payment);
       },
-      (error: unknown) => logger.warn({ err: error, reference }, "could not read a payment's outcome"),
+      (error: unknown) => logger.warn({ err: loggedError(error), reference }, "could not read a payment's outcome"),
     );
   });
 
@@ -151,7 +151,7 @@ export function startPayments(options: PaymentsOptions): Payments {
         logger.error({ retryInMs: delay }, `payments are unavailable: ${error.message}`);
       else if (error instanceof RpcFault)
         logger.warn({ kind: error.kind, retryInMs: delay }, "could not read the mint from the Solana RPC");
-      else logger.warn({ err: error, retryInMs: delay }, "could not read the mint");
+      else logger.warn({ err: loggedError(error), retryInMs: delay }, "could not read the mint");
       setupTimer = timers.setTimeout(() => void setUp(attempt + 1), delay);
     }
   }

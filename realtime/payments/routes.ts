@@ -33,7 +33,7 @@ import { createCoalescer } from "../auction/coalescedReads.ts";
 import { isOriginAllowed } from "../auction/originPolicy.ts";
 import type { RateLimiter } from "../auction/rateLimiter.ts";
 import { answerJson, refuseMethod, refuseUnlessRead } from "../httpAnswers.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { NameFilter } from "../names/nameFilter.ts";
 import type { RequestTarget } from "../requestTarget.ts";
@@ -248,7 +248,7 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
 
   function failed(res: ServerResponse, what: string, error: unknown) {
     if (!(error instanceof StoreUnavailableError)) logger.error({ err: error }, `${what} failed`);
-    else logger.warn({ err: error }, `${what}: the database is unavailable`);
+    else logger.warn({ err: loggedError(error) }, `${what}: the database is unavailable`);
     if (!res.headersSent) unavailable(res);
   }
 

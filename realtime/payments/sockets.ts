@@ -9,7 +9,7 @@
 import type { WebSocket } from "ws";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
 import { createRateLimiter } from "../auction/rateLimiter.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, loggedError } from "../logger.ts";
 import type { PaymentStore, StoredPayment } from "../storage/payments.ts";
 import { statusBody } from "./routes.ts";
 
@@ -96,7 +96,8 @@ export function createPaymentSockets(options: PaymentSocketsOptions): PaymentSoc
         (payment) => {
           if (payment && lastSent.get(reference) !== `${payment.status} ${payment.signature}`) tell(payment);
         },
-        (error: unknown) => logger.warn({ err: error, reference }, "could not read a watched payment again"),
+        (error: unknown) =>
+          logger.warn({ err: loggedError(error), reference }, "could not read a watched payment again"),
       );
     }
   });
@@ -129,7 +130,7 @@ export function createPaymentSockets(options: PaymentSocketsOptions): PaymentSoc
         (payment) => {
           if (payment && watchedBy.get(socket)?.has(reference)) tell(payment, socket);
         },
-        (error: unknown) => logger.warn({ err: error, reference }, "could not read a watched payment"),
+        (error: unknown) => logger.warn({ err: loggedError(error), reference }, "could not read a watched payment"),
       );
     },
   };

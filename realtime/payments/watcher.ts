@@ -16,7 +16,7 @@
  */
 import type { Address, Signature } from "@solana/kit";
 import type { Timers } from "../../src/lib/timers.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { LookupTarget, PaymentStore, RecordOutcome, RpcState, WatcherLease } from "../storage/payments.ts";
 import { type ChainClient, RpcFault, type SignatureInfo } from "./chain.ts";
@@ -333,7 +333,7 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
       try {
         return (await claim()) ? 0 : LEASE_RETRY_MS;
       } catch (error) {
-        logger.warn({ err: error }, "could not try for the payment watcher lease");
+        logger.warn({ err: loggedError(error) }, "could not try for the payment watcher lease");
         return LEASE_RETRY_MS;
       }
     }
@@ -366,7 +366,7 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
       }
       // The database: the lookups are repeated once it answers; what was recorded stays recorded.
       const delay = backoff(null);
-      logger.warn({ err: error, retryInMs: delay }, "the payment watcher could not record: backing off");
+      logger.warn({ err: loggedError(error), retryInMs: delay }, "the payment watcher could not record: backing off");
       return delay;
     }
   }

@@ -14,6 +14,8 @@ import {
   postgresBinariesPresent,
   startPostgresCluster,
 } from "../../scripts/support/postgresCluster.ts";
+import { connectClient } from "./support/auctionClient.ts";
+import { startAuctionService } from "./support/auctionService.ts";
 import { openTestStore, testLogger, waitFor } from "./support/stores.ts";
 
 // Refused connections fail at once; this bounds the worst case (a server mid-shutdown).
@@ -173,6 +175,45 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
     }
     expect(names.filter((name) => name === "before the outage")).toHaveLength(1);
     await store.close();
+  });
+
+  it("logs the outage a service lives through in lines without a stack: it is expected, not a bug", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = testLogger((line) => lines.push(line));
+    store = await openTestStore(
+      { backend: "postgres", databaseUrl: cluster.url, dataDir: "", remove: async () => {} },
+      { logger },
+    );
+    const service = await startAuctionService(store, {}, logger);
+    try {
+      const client = await connectClient(service.socketUrl);
+      const opening = await client.opening();
+      // Above what the tests before placed on this cluster (dollars, as a visitor types them).
+      const dollars = Math.ceil(("highest" in opening ? (opening.highest?.amountCents ?? 0) : 0) / 100) + 1;
+      expect((await client.bid("before the outage", dollars)).type).toBe("accepted");
+
+      await cluster.stop();
+      await waitFor("not ready", () => !store.isReady(), UNAVAILABLE_WITHIN_MS);
+      // What visitors do meanwhile: bid, open the page (a new socket), read the winners.
+      expect((await client.bid("during the outage", dollars + 1)).type).toBe("error");
+      const late = await connectClient(service.socketUrl);
+      expect((await late.closed).code).toBe(1013);
+      expect((await fetch(`${service.httpUrl}/auction/winners`)).status).toBe(503);
+
+      await cluster.start();
+      await waitFor("ready again", () => store.isReady(), RECOVERY_WITHIN_MS);
+      expect((await client.bid("after the outage", dollars + 2)).type).toBe("accepted");
+      await client.close();
+    } finally {
+      await service.stop();
+      await store.close();
+    }
+    const warnings = lines.filter((line) => Number(line.level) >= 40);
+    expect(warnings.length).toBeGreaterThan(0);
+    // Every warning of the outage is one line: no error serialised with its stack.
+    const withStacks = warnings.filter((line) => JSON.stringify(line).includes('"stack"'));
+    expect(withStacks.map((line) => line.msg)).toEqual([]);
+    expect(warnings.filter((line) => Number(line.level) >= 50).map((line) => line.msg)).toEqual([]);
   });
 
   it("fails to open with StoreUnavailableError when the server is down", async () => {

@@ -1,6 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createServiceLogger } from "../../realtime/logger.ts";
+import { createLogger, createServiceLogger, loggedError } from "../../realtime/logger.ts";
+import { StorageFullError, StoreUnavailableError } from "../../realtime/storage/types.ts";
 
 async function logOneLine(terminal: boolean): Promise<string> {
   const output = new PassThrough();
@@ -32,5 +33,26 @@ describe("the service's logs", () => {
     expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: The Nothing Store is open\n {4}port: 4321\n$/);
     expect(text).not.toContain("{");
     expect(text).not.toContain("below the level");
+  });
+});
+
+describe("an error in a log line", () => {
+  it("is its one-line message when the database is out of reach (expected), whole with its stack otherwise", () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new PassThrough();
+    sink.on("data", (chunk: Buffer) => lines.push(JSON.parse(String(chunk))));
+    const logger = createLogger("info", sink);
+    const outage = new StoreUnavailableError("PostgreSQL is unavailable (ECONNREFUSED: connect ECONNREFUSED)");
+    expect(loggedError(outage)).toBe(
+      "StoreUnavailableError: PostgreSQL is unavailable (ECONNREFUSED: connect ECONNREFUSED)",
+    );
+    expect(loggedError(new StorageFullError("no space left"))).toBe("StorageFullError: no space left");
+    const bug = new TypeError("x is undefined");
+    expect(loggedError(bug)).toBe(bug);
+    logger.warn({ err: loggedError(outage) }, "expected");
+    logger.error({ err: loggedError(bug) }, "unexpected");
+    const [expected, unexpected] = lines;
+    expect(JSON.stringify(expected)).not.toContain("stack");
+    expect(unexpected?.err).toMatchObject({ type: "TypeError", stack: expect.stringContaining("TypeError") });
   });
 });
