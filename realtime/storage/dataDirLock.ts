@@ -1,18 +1,30 @@
 /**
  * An exclusive lock on a PGlite data directory, which PGlite does not lock itself (two processes
- * on one directory would corrupt it). A lock file created with O_EXCL records the owner's pid and
- * host. On the same host a lock whose process is gone is stale at once, so a crash never leaves
- * the directory locked; a lock from another host (a shared volume) is stale once its owner has
- * stopped refreshing it for HEARTBEAT_STALE_MS.
+ * on one directory would corrupt it). A lock file created with O_EXCL records the owner's pid,
+ * host and heartbeat interval. On the same host a lock whose process is gone is stale at once, so a
+ * crash never leaves the directory locked. A lock from another host (a shared volume, or the same
+ * volume under a container recreated with a new host name, where the pid says nothing) is judged by
+ * its heartbeat: its holder touches it every HEARTBEAT_MS, so an opener watches it, and a lock not
+ * touched for MISSED_BEATS of its holder's beats is stale, one touched meanwhile is live. Watching
+ * for a change, on the opener's own clock, is immune to clock skew between hosts. A holder that
+ * finds its file replaced (its event loop stalled past the window) stops touching it and reports
+ * the loss, so two live processes never both write the directory for longer than one beat.
+ * Lock files written before the interval was recorded keep the old rule: stale after
+ * LEGACY_STALE_MS without a touch.
  */
 import { unlinkSync } from "node:fs";
 import { mkdir, readFile, realpath, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 
 export const LOCK_FILE_NAME = "nothing-store.lock";
-const HEARTBEAT_MS = 10_000;
-const HEARTBEAT_STALE_MS = 60_000;
+/** How often a holder touches its lock file. */
+export const HEARTBEAT_MS = 5_000;
+/** A lock from another host is stale once this many of its holder's beats passed without a touch: 15 s. */
+const MISSED_BEATS = 3;
+/** A lock file without a recorded interval (an older service): stale after 60 s without a touch. */
+const LEGACY_STALE_MS = 60_000;
 // A lock file is created empty and then written; one that stays empty longer is from a crash.
 const EMPTY_LOCK_STALE_MS = 5_000;
 
@@ -29,6 +41,17 @@ interface LockOwner {
   pid: number;
   hostname: string;
   since: string;
+  /** How often the holder touches the file; absent in the files of older services. */
+  heartbeatMs?: number;
+}
+
+export interface LockOptions {
+  /** This machine's name (tests stand in another). */
+  hostname?: string;
+  /** The interval this holder touches its file at, recorded in it. */
+  heartbeatMs?: number;
+  /** Called once if another process replaced the lock file while this one held it. */
+  onLost?: (reason: string) => void;
 }
 
 const heldByThisProcess = new Map<string, string>();
@@ -84,9 +107,42 @@ async function identity(lockFile: string): Promise<string | null> {
   }
 }
 
-async function isStale(lockFile: string, owner: LockOwner | "unreadable"): Promise<boolean> {
+/** How long a lock of `owner` from another host may go untouched while its holder lives. */
+function staleAfterMs(owner: LockOwner): number {
+  const beat = owner.heartbeatMs;
+  return typeof beat === "number" && beat > 0 ? Math.min(beat * MISSED_BEATS, LEGACY_STALE_MS) : LEGACY_STALE_MS;
+}
+
+async function mtimeMs(lockFile: string): Promise<number | null> {
+  try {
+    return (await stat(lockFile)).mtimeMs;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Watches a lock from another host for up to its window, less the time it has already gone
+ * untouched: stale if no touch came, live if one did (or the file changed or went).
+ */
+async function untouchedForItsWindow(lockFile: string, owner: LockOwner): Promise<boolean> {
+  const window = staleAfterMs(owner);
+  const first = await mtimeMs(lockFile);
+  if (first === null) return false;
+  const untouched = Math.max(0, Date.now() - first);
+  if (untouched > window) return true;
+  const deadline = Date.now() + window - untouched;
+  const step = Math.max(10, Math.min(1_000, (owner.heartbeatMs ?? 1_000) / 5));
+  while (Date.now() < deadline) {
+    await delay(Math.min(step, Math.max(0, deadline - Date.now())));
+    if ((await mtimeMs(lockFile)) !== first) return false;
+  }
+  return true;
+}
+
+async function isStale(lockFile: string, owner: LockOwner | "unreadable", host: string): Promise<boolean> {
   if (owner === "unreadable") return (await ageMs(lockFile)) > EMPTY_LOCK_STALE_MS;
-  if (owner.hostname !== hostname()) return (await ageMs(lockFile)) > HEARTBEAT_STALE_MS;
+  if (owner.hostname !== host) return untouchedForItsWindow(lockFile, owner);
   // Our own pid on a lock this process does not hold: a previous life of a restarted container.
   if (owner.pid === process.pid) return true;
   return !processExists(owner.pid);
@@ -117,7 +173,7 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** Takes the lock or throws DataDirLockedError naming the directory and its holder. Creates the directory. */
-export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
+export async function lockDataDir(dataDir: string, options: LockOptions = {}): Promise<DataDirLock> {
   await makeDataDir(dataDir);
   const dir = await realpath(dataDir);
   if (heldByThisProcess.has(dir)) {
@@ -127,19 +183,21 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   // Claimed before any await, so a second open in this process never mistakes our file for a stale one.
   heldByThisProcess.set(dir, lockFile);
   try {
-    return await takeLockFile(dir, lockFile);
+    return await takeLockFile(dir, lockFile, options);
   } catch (error) {
     heldByThisProcess.delete(dir);
     throw error;
   }
 }
 
-async function takeLockFile(dir: string, lockFile: string): Promise<DataDirLock> {
-  const me: LockOwner = { pid: process.pid, hostname: hostname(), since: new Date().toISOString() };
+async function takeLockFile(dir: string, lockFile: string, options: LockOptions): Promise<DataDirLock> {
+  const host = options.hostname ?? hostname();
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+  const me: LockOwner = { pid: process.pid, hostname: host, since: new Date().toISOString(), heartbeatMs };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       await writeFile(lockFile, JSON.stringify(me), { flag: "wx" });
-      return hold(dir, lockFile);
+      return hold(dir, lockFile, me, options.onLost);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
@@ -148,7 +206,7 @@ async function takeLockFile(dir: string, lockFile: string): Promise<DataDirLock>
     const judged = await identity(lockFile);
     const owner = await readOwner(lockFile);
     if (owner === "vanished" || judged === null) continue;
-    if (!(await isStale(lockFile, owner))) {
+    if (!(await isStale(lockFile, owner, host))) {
       const holder =
         owner === "unreadable" ? "another process" : `process ${owner.pid} on ${owner.hostname} since ${owner.since}`;
       throw new DataDirLockedError(
@@ -165,14 +223,37 @@ async function takeLockFile(dir: string, lockFile: string): Promise<DataDirLock>
   );
 }
 
-function hold(dir: string, lockFile: string): DataDirLock {
+function hold(
+  dir: string,
+  lockFile: string,
+  me: LockOwner,
+  onLost: ((reason: string) => void) | undefined,
+): DataDirLock {
   installExitHook();
-  const heartbeat = setInterval(() => {
-    const now = new Date();
-    utimes(lockFile, now, now).catch(() => {});
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
   let released = false;
+  /** Another process's file now: never unlinked by this one. */
+  let lost = false;
+  // Touch the file only while it still names this holder: refreshing a successor's would hide the loss.
+  const heartbeat = setInterval(async () => {
+    const now = new Date();
+    const owner = await readOwner(lockFile);
+    const ours =
+      typeof owner === "object" && owner.pid === me.pid && owner.hostname === me.hostname && owner.since === me.since;
+    if (ours || owner === "unreadable") {
+      await utimes(lockFile, now, now).catch(() => {});
+      return;
+    }
+    clearInterval(heartbeat);
+    if (released) return;
+    lost = true;
+    heldByThisProcess.delete(dir);
+    onLost?.(
+      owner === "vanished"
+        ? `the lock file ${lockFile} was removed while this process held it`
+        : `process ${owner.pid} on ${owner.hostname} took the lock file ${lockFile} while this process held it (its heartbeat stalled past ${MISSED_BEATS} beats)`,
+    );
+  }, me.heartbeatMs);
+  heartbeat.unref();
   return {
     lockFile,
     async release() {
@@ -180,7 +261,7 @@ function hold(dir: string, lockFile: string): DataDirLock {
       released = true;
       clearInterval(heartbeat);
       heldByThisProcess.delete(dir);
-      await unlink(lockFile).catch(() => {});
+      if (!lost) await unlink(lockFile).catch(() => {});
     },
   };
 }

@@ -151,7 +151,8 @@ export function pgliteTransaction(db: PGlite): InTransaction {
 export async function openPgliteStore(options: PgliteStoreOptions): Promise<StoreWithPayments> {
   const { dataDir, logger } = options;
   const faults = options.faults ?? {};
-  const lock = await lockDataDir(dataDir);
+  // The lock lost to another process (this one stalled past its heartbeats): stop before both write.
+  const lock = await lockDataDir(dataDir, { onLost: (reason) => faults.onFatal?.(reason) });
   const engine = createEngine(faults);
   let db: PGlite | undefined;
   try {

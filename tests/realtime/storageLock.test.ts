@@ -5,11 +5,12 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { realpath } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect } from "vitest";
-import { DataDirLockedError, LOCK_FILE_NAME } from "../../realtime/storage/dataDirLock.ts";
+import { describe, expect, it } from "vitest";
+import { DataDirLockedError, LOCK_FILE_NAME, lockDataDir } from "../../realtime/storage/dataDirLock.ts";
 import { killChild } from "../../scripts/support/childProcess.ts";
 import { cleanUpAfter, NO_BIDS, openTestStore, storeForThisTest, storeTestOn, waitFor } from "./support/stores.ts";
 
@@ -99,4 +100,97 @@ describe("the PGlite data directory lock", () => {
     },
     60_000,
   );
+});
+
+/** A directory of its own, removed when the test ends. */
+async function lockDir(): Promise<string> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), "nothing-lock-")));
+  cleanUpAfter(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * A process holding `dir` under another host name, touching its lock every `heartbeatMs`: a
+ * container on the same volume, whose pid means nothing here. Resolves once it holds the lock.
+ */
+async function holdAsAnotherHost(dir: string, heartbeatMs: number) {
+  const module = new URL("../../realtime/storage/dataDirLock.ts", import.meta.url).href;
+  const script = `const { lockDataDir } = await import(${JSON.stringify(module)});
+    await lockDataDir(${JSON.stringify(dir)}, { hostname: "old-container", heartbeatMs: ${heartbeatMs} });
+    console.log("held"); setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+  cleanUpAfter(() => killChild(child));
+  let errors = "";
+  child.stderr.on("data", (chunk) => {
+    errors += chunk;
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk) => String(chunk).includes("held") && resolve());
+    child.once("exit", (code) => reject(new Error(`the holder exited with ${code}: ${errors}`)));
+  });
+  return child;
+}
+
+const lockFileOf = (dir: string) => join(dir, LOCK_FILE_NAME);
+
+describe("a lock held under another host name (a container recreated on the same volume)", () => {
+  it("is refused while its holder beats, and taken 3 missed beats after the holder dies, not 60 s", async () => {
+    const dir = await lockDir();
+    const beat = 300;
+    const holder = await holdAsAnotherHost(dir, beat);
+    const owner = JSON.parse(await readFile(lockFileOf(dir), "utf8"));
+    expect(owner).toMatchObject({ hostname: "old-container", heartbeatMs: beat });
+
+    // Alive: the opener watches for a touch, sees one within a beat, and refuses.
+    const started = Date.now();
+    await expect(lockDataDir(dir)).rejects.toThrow(
+      `is in use by process ${holder.pid} on old-container since ${owner.since}`,
+    );
+    expect(Date.now() - started).toBeLessThan(3 * beat + 2_000);
+
+    holder.kill("SIGKILL");
+    await new Promise((resolve) => holder.once("exit", resolve));
+    // Dead: its file stays, untouched; taken once 3 of its beats have passed without a touch.
+    expect(existsSync(lockFileOf(dir))).toBe(true);
+    const taking = Date.now();
+    const lock = await lockDataDir(dir);
+    cleanUpAfter(() => lock.release());
+    expect(Date.now() - taking).toBeLessThan(3 * beat + 2_000);
+    expect(JSON.parse(await readFile(lockFileOf(dir), "utf8"))).toMatchObject({
+      pid: process.pid,
+      hostname: hostname(),
+      heartbeatMs: 5_000,
+    });
+  }, 30_000);
+
+  it("is taken at once when untouched for 60 s and written by an older service (no interval recorded)", async () => {
+    const dir = await lockDir();
+    await writeFile(
+      lockFileOf(dir),
+      JSON.stringify({ pid: 1, hostname: "old-container", since: "2026-01-01T00:00:00Z" }),
+    );
+    const minuteAgo = new Date(Date.now() - 61_000);
+    await utimes(lockFileOf(dir), minuteAgo, minuteAgo);
+    const lock = await lockDataDir(dir);
+    cleanUpAfter(() => lock.release());
+    expect(JSON.parse(await readFile(lockFileOf(dir), "utf8"))).toMatchObject({ pid: process.pid });
+  });
+
+  it("tells its holder when another process took it (the holder stalled past its beats), and stops touching it", async () => {
+    const dir = await lockDir();
+    const lost: string[] = [];
+    const lock = await lockDataDir(dir, { heartbeatMs: 100, onLost: (reason) => lost.push(reason) });
+    cleanUpAfter(() => lock.release());
+    const successor = { pid: 4242, hostname: "new-container", since: new Date().toISOString(), heartbeatMs: 5_000 };
+    await writeFile(lockFileOf(dir), JSON.stringify(successor));
+    const longAgo = new Date(Date.now() - 30_000);
+    await utimes(lockFileOf(dir), longAgo, longAgo);
+    await waitFor("the loss reported", () => lost.length === 1);
+    expect(lost[0]).toContain("process 4242 on new-container took the lock file");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Never refreshed by the old holder, and never unlinked by its release.
+    expect((await stat(lockFileOf(dir))).mtimeMs).toBe(longAgo.getTime());
+    await lock.release();
+    expect(JSON.parse(await readFile(lockFileOf(dir), "utf8"))).toMatchObject({ pid: 4242 });
+  });
 });
