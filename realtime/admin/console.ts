@@ -99,6 +99,21 @@ export function isAdminPath(path: string): boolean {
   return path === "/admin" || path.startsWith("/admin/");
 }
 
+/**
+ * Whether a form's Origin names this console's host but another port: the Host a proxy passed on
+ * lost the port the browser used (nginx's $host drops it), or names the proxy's upstream port.
+ */
+function differsOnlyByPort(origin: string | null, expected: string | null): boolean {
+  if (origin === null || expected === null) return false;
+  try {
+    const [given, own] = [new URL(origin), new URL(expected)];
+    const port = (url: URL) => url.port || (url.protocol === "https:" ? "443" : "80");
+    return given.hostname === own.hostname && port(given) !== port(own);
+  } catch {
+    return false;
+  }
+}
+
 /** The /admin routes: the handler answers every request whose path isAdminPath. */
 export function createAdminConsole({ admin, trustProxy, logger, metrics, store, payments }: AdminConsoleOptions) {
   const clock = admin.clock;
@@ -163,7 +178,9 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
       { origin, expected, path, client },
       httpsBehindProxy
         ? "refused a console form sent over https while the service saw http: behind a proxy that ends TLS, set TRUST_PROXY to the number of proxies"
-        : "refused a console form whose Origin is not this console's (behind a proxy that ends TLS, set TRUST_PROXY)",
+        : differsOnlyByPort(origin, expected)
+          ? "refused a console form whose Origin differs from the Host only by its port: a proxy in front must pass the Host the browser sent, port included (nginx: proxy_set_header Host $http_host)"
+          : "refused a console form whose Origin is not this console's (behind a proxy that ends TLS, set TRUST_PROXY)",
     );
   }
 
