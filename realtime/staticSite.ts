@@ -23,7 +23,7 @@
  * - A page or file answers GET and HEAD; any other method is 405 with `Allow: GET, HEAD`
  *   (sirv does not look at the method: a POST was served the page).
  */
-import { createReadStream, type ReadStream, readFileSync } from "node:fs";
+import { createReadStream, type ReadStream, readFileSync, realpathSync } from "node:fs";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -56,7 +56,63 @@ interface Chosen {
   whole: ReadStream;
 }
 
+/** How often the site looks whether STATIC_DIR now leads to another build (a symlink switched). */
+export const BUILD_CHECK_MS = 1_000;
+
+/**
+ * The pages of STATIC_DIR, which may be a symlink to one build among several: a rebuild goes into a
+ * directory of its own and the link is switched to it at once (`ln -sfn` then `mv -T`, a rename).
+ * Each build is read whole from its real directory (sirv's index, the 404 page, the headers), and
+ * at most every BUILD_CHECK_MS the link is resolved again: once it leads elsewhere, requests from
+ * then on are answered from the new build, whole, while those under way finish from the old one.
+ * A new target that is no build (no 404.html) is logged and the old build kept.
+ */
 export function createStaticSite(staticDir: string, logger: Logger): StaticSite {
+  const now = Date.now;
+  let realDir = resolvedOrAsIs(staticDir);
+  let site = createBuildSite(realDir, logger);
+  let checkedAt = now();
+  return (req, res, target) => {
+    if (now() - checkedAt >= BUILD_CHECK_MS) {
+      checkedAt = now();
+      let next: string | null = null;
+      try {
+        next = realpathSync(staticDir);
+      } catch (error) {
+        logger.error(
+          { staticDir, err: (error as Error).message },
+          "STATIC_DIR cannot be resolved: serving the build before",
+        );
+      }
+      if (next !== null && next !== realDir) {
+        try {
+          site = createBuildSite(next, logger);
+          logger.info({ staticDir, build: next, previous: realDir }, "serving a new build");
+        } catch (error) {
+          logger.error(
+            { staticDir, build: next, err: (error as Error).message },
+            "STATIC_DIR leads to no build: serving the build before",
+          );
+        }
+        // Judged once: the next switch of the link is looked at, not this target again.
+        realDir = next;
+      }
+    }
+    site(req, res, target);
+  };
+}
+
+/** The directory a path leads to; the path itself when it leads nowhere (then no build is found there). */
+function resolvedOrAsIs(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** One build's pages, read from its real directory. */
+function createBuildSite(staticDir: string, logger: Logger): StaticSite {
   let notFoundPage: Buffer;
   try {
     notFoundPage = readFileSync(join(staticDir, "404.html"));

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -11,7 +11,9 @@ import { createLogger } from "../../realtime/logger.ts";
 import { createMetrics } from "../../realtime/metrics.ts";
 import { PAGE_HEADERS } from "../../realtime/securityHeaders.ts";
 import { createAppServer } from "../../realtime/server.ts";
+import { BUILD_CHECK_MS } from "../../realtime/staticSite.ts";
 import type { BidStore } from "../../realtime/storage/types.ts";
+import { buildTestSite } from "./support/builtSite.ts";
 
 interface LogLine {
   level: number;
@@ -174,4 +176,72 @@ describe("static site serving", () => {
       ),
     ).toThrow(/run "npm run build" first/);
   });
+});
+
+describe("a rebuild into a new directory, switched in through a symlink", () => {
+  it("answers every request while STATIC_DIR's link switches builds: no 404, then the new build whole", async () => {
+    const builds = await mkdtemp(join(tmpdir(), "nothing-builds-"));
+    const [first, second] = [await buildTestSite(), await buildTestSite()];
+    const newAsset = "/_astro/next.def456.js";
+    await writeFile(join(second.dir, newAsset), "console.log('the next build');");
+    const link = join(builds, "dist");
+    await symlink(first.dir, link);
+    const lines: LogLine[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const app = createAppServer(
+      { port: 0, host: "127.0.0.1", staticDir: link, logLevel: "info" },
+      createLogger("info", sink),
+    );
+    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+    try {
+      expect((await fetch(`${origin}${newAsset}`)).status).toBe(404);
+      const statuses: string[] = [];
+      let switched = false;
+      let newBuildSince: number | null = null;
+      // Bounded: the switch is picked up within BUILD_CHECK_MS; 20 more rounds once it is.
+      for (let round = 0; round < 400 && (newBuildSince === null || round < newBuildSince + 20); round++) {
+        if (round === 10) {
+          // What the docs say to run: a new link beside, renamed over the old one (atomic).
+          await symlink(second.dir, join(builds, "dist.next"));
+          await rename(join(builds, "dist.next"), link);
+          switched = true;
+        }
+        const [home, asset] = await Promise.all([fetch(`${origin}/`), fetch(`${origin}${newAsset}`)]);
+        await Promise.all([home.arrayBuffer(), asset.arrayBuffer()]);
+        statuses.push(`${home.status} ${asset.status}`);
+        if (switched && asset.status === 200 && newBuildSince === null) newBuildSince = round;
+        await new Promise((resolve) => setTimeout(resolve, BUILD_CHECK_MS / 20));
+      }
+      expect(newBuildSince).not.toBeNull();
+      // The pages answered 200 throughout; the old build until the switch was seen, the new one after, never back.
+      expect(statuses.every((status) => status.startsWith("200 "))).toBe(true);
+      const after = statuses.slice(newBuildSince ?? 0);
+      expect(after.every((status) => status === "200 200")).toBe(true);
+      expect(statuses.slice(0, newBuildSince ?? 0).every((status) => status === "200 404")).toBe(true);
+      expect(lines).toContainEqual(
+        expect.objectContaining({ msg: "serving a new build", build: await realpath(second.dir) }),
+      );
+
+      // A link switched to something that is no build: logged, and the build before kept.
+      const empty = join(builds, "empty");
+      await mkdir(empty);
+      await symlink(empty, join(builds, "dist.next"));
+      await rename(join(builds, "dist.next"), link);
+      await new Promise((resolve) => setTimeout(resolve, BUILD_CHECK_MS + 100));
+      expect((await fetch(`${origin}${newAsset}`)).status).toBe(200);
+      expect(lines).toContainEqual(
+        expect.objectContaining({ level: 50, msg: "STATIC_DIR leads to no build: serving the build before" }),
+      );
+    } finally {
+      app.closeAllConnections();
+      await new Promise((resolve) => app.close(resolve));
+      await Promise.all([first.remove(), second.remove(), rm(builds, { recursive: true, force: true })]);
+    }
+  }, 60_000);
 });
