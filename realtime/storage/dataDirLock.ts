@@ -5,10 +5,11 @@
  * crash never leaves the directory locked. A lock from another host (a shared volume, or the same
  * volume under a container recreated with a new host name, where the pid says nothing) is judged by
  * its heartbeat: its holder touches it every HEARTBEAT_MS, so an opener watches it, and a lock not
- * touched for MISSED_BEATS of its holder's beats is stale, one touched meanwhile is live. Watching
- * for a change, on the opener's own clock, is immune to clock skew between hosts. A holder that
- * finds its file replaced (its event loop stalled past the window) stops touching it and reports
- * the loss, so two live processes never both write the directory for longer than one beat.
+ * touched for MISSED_BEATS of its holder's beats is stale, one touched meanwhile is live; whatever
+ * the mtime says, the opener watches 2 beats itself, on its own clock, so skew between hosts cannot
+ * make a live lock look stale. A holder that finds its file replaced (its event loop stalled past
+ * the window) stops touching it and reports the loss, so two live processes never both write the
+ * directory for longer than one beat.
  * Lock files written before the interval was recorded keep the old rule: stale after
  * LEGACY_STALE_MS without a touch.
  */
@@ -107,10 +108,16 @@ async function identity(lockFile: string): Promise<string | null> {
   }
 }
 
+/** The holder's recorded interval, if it is a usable one (at most the legacy window). */
+function beatOf(owner: LockOwner): number | undefined {
+  const beat = owner.heartbeatMs;
+  return typeof beat === "number" && Number.isFinite(beat) && beat > 0 ? Math.min(beat, LEGACY_STALE_MS) : undefined;
+}
+
 /** How long a lock of `owner` from another host may go untouched while its holder lives. */
 function staleAfterMs(owner: LockOwner): number {
-  const beat = owner.heartbeatMs;
-  return typeof beat === "number" && beat > 0 ? Math.min(beat * MISSED_BEATS, LEGACY_STALE_MS) : LEGACY_STALE_MS;
+  const beat = beatOf(owner);
+  return beat === undefined ? LEGACY_STALE_MS : Math.min(beat * MISSED_BEATS, LEGACY_STALE_MS);
 }
 
 async function mtimeMs(lockFile: string): Promise<number | null> {
@@ -123,16 +130,19 @@ async function mtimeMs(lockFile: string): Promise<number | null> {
 
 /**
  * Watches a lock from another host for up to its window, less the time it has already gone
- * untouched: stale if no touch came, live if one did (or the file changed or went).
+ * untouched by the mtime: stale if no touch came, live if one did (or the file changed or went).
+ * The mtime is the holder's clock, which may run behind ours: however old it looks, a lock whose
+ * interval is recorded is watched for 2 of its beats at least, which a live holder always touches.
  */
 async function untouchedForItsWindow(lockFile: string, owner: LockOwner): Promise<boolean> {
   const window = staleAfterMs(owner);
   const first = await mtimeMs(lockFile);
   if (first === null) return false;
   const untouched = Math.max(0, Date.now() - first);
-  if (untouched > window) return true;
-  const deadline = Date.now() + window - untouched;
-  const step = Math.max(10, Math.min(1_000, (owner.heartbeatMs ?? 1_000) / 5));
+  const beat = beatOf(owner);
+  if (beat === undefined && untouched > window) return true;
+  const deadline = Date.now() + Math.max(window - untouched, 2 * (beat ?? 0));
+  const step = Math.max(10, Math.min(1_000, (beat ?? 1_000) / 5));
   while (Date.now() < deadline) {
     await delay(Math.min(step, Math.max(0, deadline - Date.now())));
     if ((await mtimeMs(lockFile)) !== first) return false;

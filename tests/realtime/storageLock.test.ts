@@ -163,6 +163,24 @@ describe("a lock held under another host name (a container recreated on the same
     });
   }, 30_000);
 
+  it("is refused while touched, however far behind the holder's clock runs (its mtimes an hour old)", async () => {
+    const dir = await lockDir();
+    const since = new Date().toISOString();
+    await writeFile(lockFileOf(dir), JSON.stringify({ pid: 1, hostname: "old-container", since, heartbeatMs: 200 }));
+    let holderClock = Date.now() - 3_600_000;
+    const touch = () => {
+      holderClock += 200;
+      return utimes(lockFileOf(dir), new Date(holderClock), new Date(holderClock));
+    };
+    await touch();
+    const beating = setInterval(() => void touch(), 200);
+    try {
+      await expect(lockDataDir(dir)).rejects.toThrow("is in use by process 1 on old-container");
+    } finally {
+      clearInterval(beating);
+    }
+  });
+
   it("is taken at once when untouched for 60 s and written by an older service (no interval recorded)", async () => {
     const dir = await lockDir();
     await writeFile(
