@@ -6,7 +6,8 @@
  *
  *   const podman = await privatePodman();
  *   await podman.run(["build", ...]);          // resolves with stdout and stderr, rejects with both
- *   await podman.destroy();                    // unmounts, removes every image, deletes the storage
+ *   await podman.destroy();                    // ends commands still running, unmounts, removes every
+ *                                              // image, deletes the storage
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -30,9 +31,17 @@ export async function privatePodman(): Promise<Podman> {
   await sweepAbandonedStorages();
   const dir = await ownedTempDir(STORAGE_PREFIX);
   const global = ["--root", join(dir, "root"), "--runroot", join(dir, "run")];
-  const run = async (args: string[], timeoutMs = 120_000) => {
+  // Every command still running when destroy() begins (a build whose hook timed out) is ended
+  // first: left running, it would write into the storage while it is removed.
+  const running = new AbortController();
+  const inFlight = new Set<Promise<unknown>>();
+  const podman = async (args: string[], timeoutMs: number, signal?: AbortSignal) => {
     try {
-      return await runCommand("podman", [...global, ...args], { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+      return await runCommand("podman", [...global, ...args], {
+        timeout: timeoutMs,
+        maxBuffer: 64 * 1024 * 1024,
+        signal,
+      });
     } catch (error) {
       const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
       throw new Error(`podman ${args[0]} failed: ${String(stderr).slice(-4000) || String(stdout).slice(-4000)}`, {
@@ -43,12 +52,21 @@ export async function privatePodman(): Promise<Podman> {
   let destroyed = false;
   return {
     dir,
-    run,
+    run(args, timeoutMs = 120_000) {
+      const command = podman(args, timeoutMs, running.signal);
+      inFlight.add(command);
+      const forget = () => inFlight.delete(command);
+      command.then(forget, forget);
+      return command;
+    },
     async destroy() {
       if (destroyed) return;
       destroyed = true;
-      await run(["image", "unmount", "--all"]).catch(() => {});
-      await run(["rmi", "--all", "--force"]).catch(() => {});
+      running.abort();
+      // Each settles once its process has exited (SIGTERM, podman's own cleanup).
+      await Promise.allSettled([...inFlight]);
+      await podman(["image", "unmount", "--all"], 120_000).catch(() => {});
+      await podman(["rmi", "--all", "--force"], 120_000).catch(() => {});
       await removeStorage(dir);
     },
   };

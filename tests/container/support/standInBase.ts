@@ -69,6 +69,17 @@ function nodeBinary(): string {
   return join(REPO, "node_modules", "node", "bin", "node");
 }
 
+/**
+ * Removes every tarball of the cache but `kept` (another Node, npm or suite's, about 220 MB each, or
+ * a copy cut short): the cache holds the stand-in of the pinned versions only, not one per upgrade.
+ */
+async function pruneCache(cacheDir: string, kept: string): Promise<void> {
+  for (const name of await readdir(cacheDir)) {
+    const path = join(cacheDir, name);
+    if (path !== kept) await rm(path, { force: true });
+  }
+}
+
 /** Imports the stand-in into `podman`'s storage and returns its name. */
 export async function importStandInBase(podman: Podman): Promise<string> {
   const nodeVersion = await pinnedNodeVersion();
@@ -92,6 +103,7 @@ export async function importStandInBase(podman: Podman): Promise<string> {
         await rename(`${cached}.partial`, cached);
       }
     }
+    if (cached && cacheDir) await pruneCache(cacheDir, cached);
     const name = `localhost/node-stand-in:${nodeVersion}-${DEBIAN_SUITE}-slim`;
     const changes = [
       "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
