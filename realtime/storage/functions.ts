@@ -24,6 +24,7 @@ export const FUNCTIONS_DIGESTS: readonly string[] = [
   "6f6c486df18715296033acf9a85533db69341d98c3578dcdbfa4c3c71c72688d",
   "082965cd9b1137afb887e54263dbce7dbfff124c567f336998675964cf1c511e",
   "c499774bf0b8de55afd5dcac4a954b10f0f881ded00b82a647aea62f41153370",
+  "6582ab64a2e0b68aba194ebe1936562564667ede633c73c0d362ac9db4423e3c",
 ];
 
 interface FunctionFile {

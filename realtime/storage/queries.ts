@@ -2,6 +2,7 @@
  * The SQL both adapters send and the mapping of its rows, so the two backends cannot drift apart.
  * Each read is one statement, hence one snapshot: the bids and the bidder count always agree.
  */
+import { BID_INCREMENT_CENTS, FIRST_BID_MIN_CENTS } from "../../src/lib/auction/bidRules.ts";
 import type { Logger } from "../logger.ts";
 import { nameKey } from "../names/nameKey.ts";
 import type {
@@ -28,28 +29,43 @@ export const NOTIFY_CHANNEL = "auction_bids";
 
 /**
  * $1 name (trimmed and checked by the rules), $2 its key, $3 amount in cents, $4 round length and
- * $5 soft close in seconds. See sql/functions/40_bids.sql.
+ * $5 soft close in seconds, $6 the bid increment and $7 the first bid's floor in cents (bidRules.ts).
+ * See sql/functions/40_bids.sql.
  */
 export const PLACE_BID_SQL =
-  "SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint, $4::integer, $5::integer)";
+  "SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint, $4::integer, $5::integer, $6::bigint, $7::bigint)";
 
 export function placeBidParameters(
   bidderName: string,
   amountCents: number,
   rounds: RoundSettings,
-): [string, string, number, number, number] {
-  return [bidderName, nameKey(bidderName), amountCents, rounds.roundSeconds, rounds.softCloseSeconds];
+): [string, string, number, number, number, number, number] {
+  return [
+    bidderName,
+    nameKey(bidderName),
+    amountCents,
+    rounds.roundSeconds,
+    rounds.softCloseSeconds,
+    BID_INCREMENT_CENTS,
+    FIRST_BID_MIN_CENTS,
+  ];
 }
 
-/** $1 the bids as JSON [{name, key, cents}] in arrival order, $2 round length, $3 soft close. See sql/functions/40_bids.sql. */
-const PLACE_BIDS_SQL = "SELECT * FROM place_auction_bids($1::text, $2::integer, $3::integer)";
+/**
+ * $1 the bids as JSON [{name, key, cents}] in arrival order, $2 round length, $3 soft close, $4 the
+ * bid increment, $5 the first bid's floor. See sql/functions/40_bids.sql.
+ */
+const PLACE_BIDS_SQL = "SELECT * FROM place_auction_bids($1::text, $2::integer, $3::integer, $4::bigint, $5::bigint)";
 
 /** A batch's bids as place_auction_bids takes them; sent as text, like FILL_KEYS_SQL's JSON. */
-function placeBidsParameters(bids: readonly BidToPlace[], rounds: RoundSettings): [string, number, number] {
+function placeBidsParameters(
+  bids: readonly BidToPlace[],
+  rounds: RoundSettings,
+): [string, number, number, number, number] {
   const json = JSON.stringify(
     bids.map(({ bidderName, amountCents }) => ({ name: bidderName, key: nameKey(bidderName), cents: amountCents })),
   );
-  return [json, rounds.roundSeconds, rounds.softCloseSeconds];
+  return [json, rounds.roundSeconds, rounds.softCloseSeconds, BID_INCREMENT_CENTS, FIRST_BID_MIN_CENTS];
 }
 
 /** $1 round length in seconds. */

@@ -1,6 +1,11 @@
 -- Placing bids (docs/design.md#6c): group commit places the bids that arrived while an instance's
 -- previous placement was in flight together, in one transaction, in arrival order; a lone bid is a
 -- batch of one. Both answer one auction_placement row per bid (sql/008_auction_placement.sql).
+--
+-- The amount rule is the service's to state (BID_INCREMENT_CENTS and FIRST_BID_MIN_CENTS in
+-- src/lib/auction/bidRules.ts): it comes with each call, as the round lengths do, and is stated
+-- nowhere here. A bid wins when it is at least the round's highest visible bid plus the increment,
+-- or, with no visible bid yet, at least the first bid's floor.
 
 -- Whether a name already has a visible bid in the round (the bidder count), by one index probe on
 -- (round_number, bidder_name) per distinct name, whatever the statistics say. Written as EXISTS
@@ -37,7 +42,13 @@ $$;
 -- round's bidders are read once, the bids are judged in memory, and the accepted ones are inserted
 -- by one statement, so a bid costs a fraction of a lone placement. The batch has one time, taken
 -- under the lock: its bids are committed together, and every accepted bid NOTIFYs at the commit.
-CREATE OR REPLACE FUNCTION place_auction_bids(p_bids text, p_round_seconds integer, p_soft_close_seconds integer)
+CREATE OR REPLACE FUNCTION place_auction_bids(
+  p_bids text,
+  p_round_seconds integer,
+  p_soft_close_seconds integer,
+  p_increment_cents bigint,
+  p_first_bid_cents bigint
+)
 RETURNS SETOF auction_placement
 LANGUAGE plpgsql
 AS $$
@@ -97,7 +108,8 @@ BEGIN
       v_known_names := auction_round_known_bidders(v_round.number, v_names);
     END IF;
 
-    IF v_cents[i] <= v_high_cents THEN
+    -- 0 is the state of a round with no visible bid.
+    IF v_cents[i] < (CASE WHEN v_high_cents = 0 THEN p_first_bid_cents ELSE v_high_cents + p_increment_cents END) THEN
       RETURN QUERY SELECT i, 'too_low'::text, NULL::bigint, NULL::text, NULL::bigint, NULL::text, v_bidders,
         v_high_cents, v_moderation, v_round.number, auction_time_text(v_round.ends_at), v_closed_bids;
       CONTINUE;
@@ -152,7 +164,9 @@ CREATE OR REPLACE FUNCTION place_auction_bid(
   p_bidder_key text,
   p_amount_cents bigint,
   p_round_seconds integer,
-  p_soft_close_seconds integer
+  p_soft_close_seconds integer,
+  p_increment_cents bigint,
+  p_first_bid_cents bigint
 )
 RETURNS SETOF auction_placement
 LANGUAGE sql
@@ -160,6 +174,33 @@ AS $$
   SELECT * FROM place_auction_bids(
     json_build_array(json_build_object('name', p_bidder_name, 'key', p_bidder_key, 'cents', p_amount_cents))::text,
     p_round_seconds,
-    p_soft_close_seconds
+    p_soft_close_seconds,
+    p_increment_cents,
+    p_first_bid_cents
   )
+$$;
+
+-- The calls of the release before the amount rule came with each call (docs/design.md#7: compatible
+-- for one release), for its instances during a rolling deploy or a rollback: that release's own
+-- rule, a bid strictly above the highest (1 cent more; any positive first bid). They are its rule,
+-- not today's: a change of BID_INCREMENT_CENTS leaves them alone, and the release after next drops
+-- them in a numbered migration.
+CREATE OR REPLACE FUNCTION place_auction_bids(p_bids text, p_round_seconds integer, p_soft_close_seconds integer)
+RETURNS SETOF auction_placement
+LANGUAGE sql
+AS $$
+  SELECT * FROM place_auction_bids(p_bids, p_round_seconds, p_soft_close_seconds, 1, 1)
+$$;
+
+CREATE OR REPLACE FUNCTION place_auction_bid(
+  p_bidder_name text,
+  p_bidder_key text,
+  p_amount_cents bigint,
+  p_round_seconds integer,
+  p_soft_close_seconds integer
+)
+RETURNS SETOF auction_placement
+LANGUAGE sql
+AS $$
+  SELECT * FROM place_auction_bid(p_bidder_name, p_bidder_key, p_amount_cents, p_round_seconds, p_soft_close_seconds, 1, 1)
 $$;

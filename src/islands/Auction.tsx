@@ -1,6 +1,6 @@
 import { useStore } from "@nanostores/react";
 import { type SubmitEvent, useEffect, useId, useState } from "react";
-import { checkAboveHighest, checkBidderName, minimumNextBidCents, parseAmountInput } from "../lib/auction/bidRules.ts";
+import { checkAboveHighest, checkBidderName, nextWinningCents, parseAmountInput } from "../lib/auction/bidRules.ts";
 import {
   BID_FAILED,
   bidPlaced,
@@ -138,7 +138,7 @@ function Auction() {
               inputMode="decimal"
               step="0.01"
               min="0"
-              placeholder={formatCents(minimumNextBidCents(highestCents))}
+              placeholder={formatCents(nextWinningCents(highestCents))}
               value={amount}
               onChange={(event) => setAmount(event.target.value)}
               className="min-h-11 rounded-lg border border-void-600 bg-void px-3 text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"

@@ -3,6 +3,7 @@
  * that hold the bid rules, the atomic "strictly above" insert, reads, and notifications.
  */
 import { describe, expect, it } from "vitest";
+import { nameKey } from "../../realtime/names/nameKey.ts";
 import { readMigrations } from "../../realtime/storage/migrations.ts";
 import { type BidNotice, type PlaceBidOutcome, StoreUnavailableError } from "../../realtime/storage/types.ts";
 import {
@@ -192,6 +193,61 @@ describe.each(BACKENDS)("auction storage on %s", (backend) => {
       ["Alice", 1],
     ]);
   });
+
+  storeTest(
+    "judges a placement by the increment and first bid's floor the call brings, and the previous release's calls by a cent",
+    async ({ location, store: first }) => {
+      await first.close();
+      await withDirectSql(location, async (query) => {
+        // A $1.00 increment and a 50-cent floor: no figure the service uses today, so none the SQL could hold.
+        const rule = [100, 50];
+        const alone = async (name: string, cents: number, { previousRelease = false } = {}) => {
+          const [row] = previousRelease
+            ? await query("SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint, 0, 0)", [
+                name,
+                nameKey(name),
+                cents,
+              ])
+            : await query(
+                "SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint, 0, 0, $4::bigint, $5::bigint)",
+                [name, nameKey(name), cents, ...rule],
+              );
+          return [row?.outcome, Number(row?.highest_cents)];
+        };
+        const batch = async (bids: [string, number][], { previousRelease = false } = {}) => {
+          const json = JSON.stringify(bids.map(([name, cents]) => ({ name, key: nameKey(name), cents })));
+          const rows = previousRelease
+            ? await query("SELECT * FROM place_auction_bids($1::text, 0, 0)", [json])
+            : await query("SELECT * FROM place_auction_bids($1::text, 0, 0, $2::bigint, $3::bigint)", [json, ...rule]);
+          return rows.map((row) => row.outcome);
+        };
+        expect(await alone("Alice", 49)).toEqual(["too_low", 0]);
+        expect(await alone("Alice", 50)).toEqual(["accepted", 50]);
+        expect(await alone("Bob", 149)).toEqual(["too_low", 50]);
+        expect(await alone("Bob", 150)).toEqual(["accepted", 150]);
+        expect(
+          await batch([
+            ["Carol", 249],
+            ["Carol", 250],
+            ["Dave", 349],
+            ["Dave", 350],
+          ]),
+        ).toEqual(["too_low", "accepted", "too_low", "accepted"]);
+        // The previous release's calls keep its rule: any amount above the highest.
+        expect(await alone("Eve", 350, { previousRelease: true })).toEqual(["too_low", 350]);
+        expect(await alone("Eve", 351, { previousRelease: true })).toEqual(["accepted", 351]);
+        expect(
+          await batch(
+            [
+              ["Fay", 351],
+              ["Fay", 352],
+            ],
+            { previousRelease: true },
+          ),
+        ).toEqual(["too_low", "accepted"]);
+      });
+    },
+  );
 
   storeTest("counts distinct names exactly as stored, refused bids not included", async ({ store }) => {
     const outcomes = await placeEachAlone(store, [

@@ -9,7 +9,7 @@ import { type FunctionSet, readFunctions } from "../../realtime/storage/function
 import { type Migration, readMigrations } from "../../realtime/storage/migrations.ts";
 import { openPgliteStore } from "../../realtime/storage/pglite.ts";
 import { openPostgresStore } from "../../realtime/storage/postgres.ts";
-import { storeQueries } from "../../realtime/storage/queries.ts";
+import { PLACE_BID_SQL, storeQueries } from "../../realtime/storage/queries.ts";
 import { type BidStore, ENDLESS_ROUNDS } from "../../realtime/storage/types.ts";
 import { migrateAsReleased, RELEASES } from "./support/releases.ts";
 import {
@@ -153,6 +153,23 @@ describe.each(BACKENDS)("the functions' version on %s", (backend) => {
   });
 });
 
+/**
+ * Today's placements as the previous release sent them: without the increment and the first bid's
+ * floor (its rule was a bid strictly above the highest). Other statements are as they were.
+ */
+function asPreviousRelease(text: string, params: never[]): [string, never[]] {
+  if (text === PLACE_BID_SQL) {
+    return [
+      "SELECT * FROM place_auction_bid($1::text, $2::text, $3::bigint, $4::integer, $5::integer)",
+      params.slice(0, 5),
+    ];
+  }
+  if (text.startsWith("SELECT * FROM place_auction_bids(")) {
+    return ["SELECT * FROM place_auction_bids($1::text, $2::integer, $3::integer)", params.slice(0, 3)];
+  }
+  return [text, params];
+}
+
 describe("the functions on PostgreSQL", () => {
   it("are applied once when two instances start together on a new database", async () => {
     const database = await databaseForThisTest();
@@ -170,14 +187,17 @@ describe("the functions on PostgreSQL", () => {
   });
 
   it("keep answering the previous release's prepared calls while the next release upgrades the database", async () => {
-    // The previous release's instance: its store's statements (queries.ts has sent the same text
-    // since c0d7271), prepared on one connection as its pool prepares them, over a database it made.
+    // The previous release's instance: its store's statements (queries.ts sent the same text from
+    // c0d7271 until the amount rule came with each placement), prepared on one connection as its
+    // pool prepares them, over a database it made.
     const location = await locationForThisTest("postgres", { unmigrated: true });
     const previous = postgres(location.databaseUrl as string, { max: 1, onnotice: () => {} });
     try {
       await migrateAsReleased(location, RELEASES[RELEASES.length - 1] as (typeof RELEASES)[number]);
       const calls = storeQueries(
-        async (text, params) => [...(await previous.unsafe(text, params as never[], { prepare: true }))],
+        async (text, params) => [
+          ...(await previous.unsafe(...asPreviousRelease(text, params as never[]), { prepare: true })),
+        ],
         ENDLESS_ROUNDS,
       );
       expect(await calls.placeBid("Alice", 100)).toMatchObject({ accepted: true, bid: { id: 1 }, bidders: 1 });

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
+  BID_INCREMENT_CENTS,
   BIDDER_NAME_MAX_CODE_POINTS,
   checkAboveHighest,
   checkAmount,
   checkBidderName,
+  FIRST_BID_MIN_CENTS,
   MAX_BID_CENTS,
-  minimumNextBidCents,
+  nextWinningCents,
   parseAmountInput,
 } from "../../src/lib/auction/bidRules.ts";
 
@@ -212,19 +214,28 @@ describe("bid amount", () => {
   });
 });
 
-describe("strictly above the highest bid", () => {
-  it("accepts any valid amount when there are no bids yet", () => {
-    expect(checkAboveHighest(1, null)).toEqual({ ok: true, value: 1 });
+describe("above the highest bid by the increment", () => {
+  it("accepts any amount from the first bid's floor when there are no bids yet", () => {
+    expect(checkAboveHighest(FIRST_BID_MIN_CENTS, null)).toEqual({ ok: true, value: FIRST_BID_MIN_CENTS });
+    expect(checkAboveHighest(FIRST_BID_MIN_CENTS - 1, null)).toEqual({ ok: false, code: "too_low" });
   });
 
-  it("refuses an equal or lower amount as too_low, accepts one cent more", () => {
+  it("refuses an equal or lower amount, or one less than the increment above, as too_low; accepts the increment more", () => {
     expect(checkAboveHighest(5000, 5000)).toEqual({ ok: false, code: "too_low" });
     expect(checkAboveHighest(4999, 5000)).toEqual({ ok: false, code: "too_low" });
-    expect(checkAboveHighest(5001, 5000)).toEqual({ ok: true, value: 5001 });
+    expect(checkAboveHighest(5000 + BID_INCREMENT_CENTS - 1, 5000)).toEqual({ ok: false, code: "too_low" });
+    expect(checkAboveHighest(5000 + BID_INCREMENT_CENTS, 5000)).toEqual({
+      ok: true,
+      value: 5000 + BID_INCREMENT_CENTS,
+    });
   });
 
-  it("puts the smallest winning bid one cent above the highest", () => {
-    expect(minimumNextBidCents(null)).toBe(1);
-    expect(minimumNextBidCents(5000)).toBe(5001);
+  it("puts the smallest winning bid the increment above the highest, or at the floor", () => {
+    expect(nextWinningCents(null)).toBe(FIRST_BID_MIN_CENTS);
+    expect(nextWinningCents(5000)).toBe(5000 + BID_INCREMENT_CENTS);
+  });
+
+  it("is today a bid strictly above the highest, and any valid amount first (docs/product.md#5)", () => {
+    expect([BID_INCREMENT_CENTS, FIRST_BID_MIN_CENTS]).toEqual([1, 1]);
   });
 });

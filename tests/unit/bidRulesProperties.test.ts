@@ -10,10 +10,16 @@ import {
   checkAmount,
   checkBidderName,
   MAX_BID_CENTS,
-  minimumNextBidCents,
+  nextWinningCents,
   parseAmountInput,
 } from "../../src/lib/auction/bidRules.ts";
-import { centsToDecimalText, modelAmountCents, modelName } from "../realtime/support/auctionModel.ts";
+import {
+  centsToDecimalText,
+  modelAmountCents,
+  modelName,
+  modelNextWinningCents,
+  modelTooLow,
+} from "../realtime/support/auctionModel.ts";
 import { seededRuns } from "../support/seededRuns.ts";
 
 const options = seededRuns(20_261_122, 5_000);
@@ -199,13 +205,14 @@ describe("bid amounts, generated", () => {
     );
   });
 
-  it("put the smallest winning bid one cent above the highest, and nothing at or below it wins", () => {
+  it("put the smallest winning bid where the model does, and nothing below it wins", () => {
     fc.assert(
       fc.property(fc.option(cents, { nil: null }), cents, (highest, amount) => {
-        const next = minimumNextBidCents(highest);
+        const next = nextWinningCents(highest);
+        expect(next).toBe(modelNextWinningCents(highest));
         expect(checkAboveHighest(next, highest).ok).toBe(true);
-        expect(checkAboveHighest(amount, highest).ok).toBe(highest === null || amount > highest);
-        if (highest !== null) expect(checkAboveHighest(next - 1, highest)).toEqual({ ok: false, code: "too_low" });
+        expect(checkAboveHighest(next - 1, highest)).toEqual({ ok: false, code: "too_low" });
+        expect(checkAboveHighest(amount, highest).ok).toBe(!modelTooLow(amount, highest));
       }),
       options,
     );

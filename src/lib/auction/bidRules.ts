@@ -70,13 +70,22 @@ export function parseAmountInput(text: string): RuleResult<number> {
   return checkAmount(Number(trimmed));
 }
 
-/** Strictly above the highest accepted bid (the database enforces this atomically too). */
-export function checkAboveHighest(amountCents: number, highestCents: number | null): RuleResult<number> {
-  if (highestCents !== null && amountCents <= highestCents) return { ok: false, code: "too_low" };
-  return { ok: true, value: amountCents };
-}
+/**
+ * How much a bid must beat the highest by: 1 cent, so any amount above it wins. The one statement
+ * of the rule: the page, the service's quick refusal and the database (which receives it with each
+ * placement, sql/functions/40_bids.sql) all judge by it, and the tests compute their amounts from it.
+ */
+export const BID_INCREMENT_CENTS = 1;
+/** The smallest bid that opens a round (no visible bid yet): 1 cent, any valid amount. */
+export const FIRST_BID_MIN_CENTS = 1;
 
 /** The smallest bid that can win now: the placeholder of the amount field. */
-export function minimumNextBidCents(highestCents: number | null): number {
-  return highestCents === null ? 1 : highestCents + 1;
+export function nextWinningCents(highestCents: number | null): number {
+  return highestCents === null ? FIRST_BID_MIN_CENTS : highestCents + BID_INCREMENT_CENTS;
+}
+
+/** At least nextWinningCents: above the highest accepted bid by the increment (the database enforces this atomically too). */
+export function checkAboveHighest(amountCents: number, highestCents: number | null): RuleResult<number> {
+  if (amountCents < nextWinningCents(highestCents)) return { ok: false, code: "too_low" };
+  return { ok: true, value: amountCents };
 }

@@ -2,13 +2,16 @@
  * An independent model of the auction's answers, written from docs/design.md#3 and docs/realtime.md
  * rather than from src/lib/auction: the tests compare the real service (and the real rules) with it,
  * so it must not share their code. It works on code points and exact decimal text, never on the
- * regular expressions or the float arithmetic of the implementation.
+ * regular expressions or the float arithmetic of the implementation. It takes only the two figures
+ * of the amount rule from src/lib/auction/bidRules.ts, where they are stated once, and is the one
+ * model of that rule every test judges by (modelNextWinningCents, modelTooLow).
  *
  *   const model = new AuctionModel();
  *   const expected = model.expect(frameText);   // what the service must answer
  *   model.record(actualAnswer);                 // follow the service's high and ids
  */
 import { createNameFilter } from "../../../realtime/names/nameFilter.ts";
+import { BID_INCREMENT_CENTS, FIRST_BID_MIN_CENTS } from "../../../src/lib/auction/bidRules.ts";
 
 const nameFilter = createNameFilter();
 
@@ -144,6 +147,46 @@ export function modelAmountCents(value: number): number | null {
   return null;
 }
 
+/**
+ * The smallest amount that wins against a round's highest visible bid (null: none yet): the highest
+ * plus the increment, or the first bid's floor.
+ */
+export function modelNextWinningCents(highestCents: number | null): number {
+  return highestCents === null ? FIRST_BID_MIN_CENTS : highestCents + BID_INCREMENT_CENTS;
+}
+
+/** Whether a valid amount is refused as too_low against a round's highest visible bid (null: none yet). */
+export function modelTooLow(amountCents: number, highestCents: number | null): boolean {
+  return amountCents < modelNextWinningCents(highestCents);
+}
+
+/** `count` amounts, each the smallest that wins after the one before, from a round's highest (null: none yet). */
+export function modelWinningAmounts(count: number, highestCents: number | null = null): number[] {
+  const amounts: number[] = [];
+  for (let highest = highestCents; amounts.length < count; ) {
+    highest = modelNextWinningCents(highest);
+    amounts.push(highest);
+  }
+  return amounts;
+}
+
+/** Amounts from `firstCents` on, one a call, each the smallest that wins after the one before. */
+export function modelRisingAmounts(firstCents: number): () => number {
+  let next = firstCents;
+  return () => {
+    const cents = next;
+    next = modelNextWinningCents(cents);
+    return cents;
+  };
+}
+
+const USD = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
+
+/** docs/realtime.md's too_low message, naming the highest the bid lost to. */
+export function modelTooLowMessage(highestCents: number): string {
+  return `Your bid must be higher than ${USD.format(highestCents / 100)}`;
+}
+
 export type ExpectedAnswer =
   | { type: "closed"; code: 1009 }
   | { type: "pong" }
@@ -205,7 +248,7 @@ export class AuctionModel {
     if (!this.nameAllowed(bidderName)) return refusal("name_not_allowed");
     const amountCents = modelAmountCents(data.amount);
     if (amountCents === null) return refusal("invalid_amount");
-    if (this.highestCents !== null && amountCents <= this.highestCents) return refusal("too_low");
+    if (modelTooLow(amountCents, this.highestCents)) return refusal("too_low");
     return { type: "accepted", requestId, bidderName, amountCents };
   }
 
