@@ -5,8 +5,7 @@
  */
 import { checkAboveHighest, checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import type { ErrorCode, PlaceBidMessage, ServerMessage } from "../../src/lib/auction/protocol.ts";
-import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
-import { formatCents } from "../../src/lib/format.ts";
+import { REFUSAL_TEXTS, tooLowText } from "../../src/lib/auction/refusalTexts.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { NameFilter } from "../names/nameFilter.ts";
@@ -65,10 +64,8 @@ export function createBidDesk(options: BidDeskOptions): BidDesk {
       if (!outcome.accepted && outcome.code === "name_not_allowed") {
         return refuse(requestId, "name_not_allowed", highestCents());
       }
-      if (!outcome.accepted) {
-        const higherThan = formatCents(outcome.highestCents);
-        return refuse(requestId, "too_low", outcome.highestCents, `Your bid must be higher than ${higherThan}`);
-      }
+      if (!outcome.accepted)
+        return refuse(requestId, "too_low", outcome.highestCents, tooLowText(outcome.highestCents));
       metrics.bidsAccepted.inc();
       return { type: "accepted", requestId, bid: toWireBid(outcome.bid), round: outcome.round };
     } catch (error) {
@@ -91,10 +88,9 @@ export function createBidDesk(options: BidDeskOptions): BidDesk {
       // A quick answer from what this instance knows; the database decides for real, atomically.
       // Not near the round's end: a bid after it opens the next round, whatever the old highest.
       const knownHighest = roundClock.nearEnd() ? null : highestCents();
-      // `knownHighest !== null` never changes the outcome (the rule passes on null) but narrows it for formatCents.
-      if (!checkAboveHighest(amount.value, knownHighest).ok && knownHighest !== null) {
-        const higherThan = formatCents(knownHighest);
-        return refuse(requestId, "too_low", knownHighest, `Your bid must be higher than ${higherThan}`);
+      // With no highest known, the first bid's floor is left to the database, which knows the round.
+      if (knownHighest !== null && !checkAboveHighest(amount.value, knownHighest).ok) {
+        return refuse(requestId, "too_low", knownHighest, tooLowText(knownHighest));
       }
       // Not ready means the database (or our LISTEN on it) is gone: answer at once rather than let
       // the bid wait out the pool's reconnect and land after the visitor was told nothing.

@@ -5,7 +5,7 @@
  */
 import { formatCents } from "../format.ts";
 import type { ErrorCode } from "./protocol.ts";
-import { REFUSAL_TEXTS } from "./refusalTexts.ts";
+import { REFUSAL_TEXTS, tooLowText } from "./refusalTexts.ts";
 
 export interface BidToast {
   title: string;
@@ -23,7 +23,7 @@ export const INVALID_BID = failure("Invalid Bid", "Please enter a valid bid amou
 export const SLOW_DOWN = failure("Slow Down", REFUSAL_TEXTS.rate_limited);
 
 export function bidTooLow(highestCents: number | null): BidToast {
-  return failure("Bid Too Low", `Your bid must be higher than ${formatCents(highestCents ?? 0)}`);
+  return failure("Bid Too Low", tooLowText(highestCents ?? 0));
 }
 
 export function bidPlaced(amountCents: number): BidToast {

@@ -15,3 +15,11 @@ export const REFUSAL_TEXTS = {
   unavailable: "The auction is unavailable right now. Try again in a moment.",
   bad_message: "The message could not be read.",
 } as const satisfies Record<ErrorCode, string>;
+
+/**
+ * The too_low refusal with the highest it lost to, "Your bid must be higher than $12.34" (docs/product.md#8):
+ * the one builder of that sentence, for the service's answer and the bid form's toast alike.
+ */
+export function tooLowText(highestCents: number): string {
+  return `Your bid must be higher than ${formatCents(highestCents)}`;
+}
