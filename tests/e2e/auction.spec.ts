@@ -1,6 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { type BrowserContext, expect, type Page, test, type WebSocketRoute } from "@playwright/test";
 import WebSocket from "ws";
+import { nextWinningCents } from "../../src/lib/auction/bidRules.ts";
 import { auctionForm, openPage, openWithPausedClock, toast } from "./fixtures.ts";
 
 // Every test here shares the one auction of the e2e server (a fresh PGlite directory per run), so each
@@ -56,16 +57,17 @@ test("two visitors see each other's bids live, with a New Bid! toast for the oth
     // By now the broadcast of Alice's bid has reached Alice too: her own bid raises no toast for her.
     await expect(toast(alicePage, "New Bid!")).toHaveCount(0);
 
-    // And back: Bob outbids, Alice hears of it.
+    // And back: Bob outbids by the smallest amount that wins, Alice hears of it.
     const bobName = unique("Bob");
+    const bobCents = nextWinningCents(cents);
     await bob.name.fill(bobName);
-    await bob.amount.fill(dollars(cents + 1));
+    await bob.amount.fill(dollars(bobCents));
     await bob.name.press("Enter");
     await expect(toast(bobPage, "Bid Placed!")).toBeVisible();
     await expect(toast(alicePage, "New Bid!").filter({ hasText: bobName })).toContainText(
-      `${bobName} bid ${money.format((cents + 1) / 100)}`,
+      `${bobName} bid ${money.format(bobCents / 100)}`,
     );
-    await expect(alice.recent.getByRole("listitem").first()).toContainText(money.format((cents + 1) / 100));
+    await expect(alice.recent.getByRole("listitem").first()).toContainText(money.format(bobCents / 100));
     await expect(alice.section.getByText(/^\d+ Bidders?$/)).toBeVisible();
     alice.assertNoErrors();
     bob.assertNoErrors();
@@ -294,7 +296,7 @@ async function openBidder(baseURL: string) {
         const answer = await send(bidderName, cents);
         if (answer.type === "accepted") return answer;
         if (answer.code !== "too_low") throw new Error(`bid for ${bidderName} refused: ${JSON.stringify(answer)}`);
-        cents = (answer.highestCents ?? cents) + 1;
+        cents = nextWinningCents(answer.highestCents ?? cents);
       }
       throw new Error(`bid for ${bidderName} outbid 5 times`);
     },
@@ -335,8 +337,9 @@ test("hostile names are shown as literal text, run nothing and inject nothing", 
     // Through another visitor's socket, in one burst (the shared auction's other specs read the
     // high and then bid: the shorter the burst, the less it lands in between). Each arrives as a
     // broadcast with a New Bid! toast; a bid that lost a race to another spec's bids is placed again.
-    const start = await nextBidCents(page);
-    const answers = await Promise.all(socketNames.map((name, index) => bidder.send(name, start + index)));
+    const amounts = [await nextBidCents(page)];
+    while (amounts.length < socketNames.length) amounts.push(nextWinningCents(amounts.at(-1) as number));
+    const answers = await Promise.all(socketNames.map((name, index) => bidder.send(name, amounts[index] as number)));
     for (const [index, answer] of answers.entries()) {
       const name = socketNames[index] ?? "";
       const placed = answer.type === "accepted" ? answer : await bidder.place(name, await nextBidCents(page));

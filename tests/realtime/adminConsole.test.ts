@@ -8,6 +8,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { newSessionId, SESSION_MS, sessionKey, sessionToken } from "../../realtime/admin/session.ts";
 import type { ServiceConfig } from "../../realtime/config.ts";
 import type { BidStore } from "../../realtime/storage/types.ts";
+import { modelWinningAmounts } from "./support/auctionModel.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import {
   cheapAdmin,
@@ -369,7 +370,7 @@ describe("the operator console's moderation routes", () => {
     }
     await placing;
 
-    for (let cents = 200; cents < 200 + 55; cents++) await store.placeBid(`B${cents}`, cents);
+    for (const cents of modelWinningAmounts(55, 100)) await store.placeBid(`B${cents}`, cents);
     const first = await (await fetch(`${service.httpUrl}/admin`, { headers: { Cookie: cookie } })).text();
     const older = /href="\/admin\?before=(\d+)">Older bids/.exec(first);
     expect(older).not.toBeNull();

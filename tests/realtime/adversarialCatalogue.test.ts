@@ -11,6 +11,7 @@ import type { BidStore } from "../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { type ErrorCode, MAX_MESSAGE_BYTES, type WireBid } from "../../src/lib/auction/protocol.ts";
 import { connectClient, UpgradeRefused } from "./support/auctionClient.ts";
+import { modelNextWinningCents, modelTooLowMessage, modelWinningAmounts } from "./support/auctionModel.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
 import { connectRaw, type Outcome, type RawClient, unheardBids } from "./support/rawClient.ts";
 import {
@@ -21,8 +22,6 @@ import {
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
-
-const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
 
 /** docs/realtime.md's messages. */
 const MESSAGES = {
@@ -80,8 +79,11 @@ type Expected =
   | { closed: number; reason: string }
   | { pong: true };
 
-/** The frame is built when the case runs, so a bid that should win is above whatever is highest. */
-type Frame = string | Buffer | ((nextCents: number) => string);
+/**
+ * The frame is built when the case runs, from the smallest winning amount then and the highest, so
+ * a bid that should win is above whatever is highest.
+ */
+type Frame = string | Buffer | ((nextCents: number, highestCents: number) => string);
 
 interface Case {
   case: string;
@@ -90,7 +92,7 @@ interface Case {
 }
 
 let caseNumber = 0;
-/** A bid frame with its own requestId, one cent above the high unless the case says otherwise. */
+/** A bid frame with its own requestId, for the smallest winning amount unless the case says otherwise. */
 function bid(fields: Record<string, unknown> = {}): { frame: (nextCents: number) => string; requestId: string } {
   caseNumber++;
   const requestId = `case-${caseNumber}`;
@@ -211,10 +213,10 @@ function rawFields(fields: string) {
   return { requestId, frame: `{"type":"bid","requestId":"${requestId}","bidderName":"Catalogue",${fields}}` };
 }
 
-/** A bid `offsetCents` from the highest (one cent above it is the smallest that wins). */
-function tooLow(label: string, offsetCents: number): Case {
+/** A bid of the amount `at` picks, given the smallest winning amount and the highest. */
+function tooLow(label: string, at: (nextCents: number, highestCents: number) => number): Case {
   const made = bid();
-  return named(label, (nextCents) => made.frame(nextCents - 1 + offsetCents), {
+  return named(label, (nextCents, highestCents) => made.frame(at(nextCents, highestCents)), {
     refused: "too_low",
     requestId: made.requestId,
   });
@@ -245,8 +247,9 @@ const NUMBERS: Case[] = [
   amountCase("1e21, whose text has an exponent", 1e21),
   amountCase("the largest double", Number.MAX_VALUE),
   amountCase("3 decimals above the maximum", "1000000000.001"),
-  tooLow("the highest amount again", 0),
-  tooLow("one cent under the highest", -1),
+  tooLow("the highest amount again", (_next, highest) => highest),
+  tooLow("one cent under the highest", (_next, highest) => highest - 1),
+  tooLow("one cent under the smallest winning amount", (next) => next - 1),
 ];
 
 const EMOJI = "\u{1f600}";
@@ -334,8 +337,8 @@ const NAMES: Case[] = [
 // ---- Running a case ----------------------------------------------------------------------------
 
 async function send(auction: Auction, frame: Frame): Promise<Outcome> {
-  const nextCents = (auction.highestCents ?? 0) + 1;
-  const text = typeof frame === "function" ? frame(nextCents) : frame;
+  const text =
+    typeof frame === "function" ? frame(modelNextWinningCents(auction.highestCents), auction.highestCents ?? 0) : frame;
   return auction.sender.exchange(text, { binary: Buffer.isBuffer(text) });
 }
 
@@ -364,9 +367,7 @@ function expectAnswer(auction: Auction, outcome: Outcome, expected: Expected) {
       code: expected.refused,
       requestId: expected.requestId,
       message:
-        expected.refused === "too_low"
-          ? `Your bid must be higher than ${usd.format((auction.highestCents ?? 0) / 100)}`
-          : MESSAGES[expected.refused],
+        expected.refused === "too_low" ? modelTooLowMessage(auction.highestCents ?? 0) : MESSAGES[expected.refused],
       highestCents: auction.highestCents,
     });
   }
@@ -378,7 +379,7 @@ async function expectUnharmed(auction: Auction) {
     auction.sender = await connectRaw(auction.service.socketUrl);
     await auction.sender.opening();
   }
-  const amountCents = (auction.highestCents ?? 0) + 1;
+  const amountCents = modelNextWinningCents(auction.highestCents);
   const outcome = await auction.sender.exchange(
     JSON.stringify({ type: "bid", requestId: "after", bidderName: "Still Here", amount: amountCents / 100 }),
   );
@@ -484,14 +485,8 @@ describe("adversarial catalogue: the limits", () => {
     );
 
     // expectUnharmed of the earlier cases placed 2 bids; the window allows 5.
-    const start = (auction.highestCents ?? 0) + 1;
-    const flood = Array.from({ length: 7 }, (_, index) =>
-      JSON.stringify({
-        type: "bid",
-        requestId: `flood-${index}`,
-        bidderName: "Flooder",
-        amount: (start + index) / 100,
-      }),
+    const flood = modelWinningAmounts(7, auction.highestCents).map((cents, index) =>
+      JSON.stringify({ type: "bid", requestId: `flood-${index}`, bidderName: "Flooder", amount: cents / 100 }),
     );
     for (const frame of flood) auction.sender.socket.send(frame);
     const answers: Outcome[] = [];

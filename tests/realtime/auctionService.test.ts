@@ -27,6 +27,7 @@ import {
   type TestClient,
   UpgradeRefused,
 } from "./support/auctionClient.ts";
+import { modelNextWinningCents, modelTooLow, modelWinningAmounts } from "./support/auctionModel.ts";
 import { serviceForThisTest, startInstances } from "./support/auctionService.ts";
 import { serviceProcessEnv } from "./support/serviceProcess.ts";
 import {
@@ -165,8 +166,9 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
     }
     expect(await client.bid("", 20)).toMatchObject({ code: "invalid_name", highestCents: 1000 });
 
-    const second = accepted(await client.bid("Somebody", 10.01));
-    expect(second).toMatchObject({ bidderName: "Somebody", amountCents: 1001 });
+    // The smallest that wins: $10.01 while the increment is a cent.
+    const second = accepted(await client.bid("Somebody", modelNextWinningCents(1000) / 100));
+    expect(second).toMatchObject({ bidderName: "Somebody", amountCents: modelNextWinningCents(1000) });
     expect(second.id).toBeGreaterThan(first.id);
     expect(accepted(await client.bid("Nobody", 1_000_000_000)).amountCents).toBe(100_000_000_000);
     const third = (await client.waitForBroadcasts(3))[2] as WireBid;
@@ -263,19 +265,18 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
 
   it("sends a snapshot instead of a resume when more bids were missed than a resume carries", async () => {
     const { store, service } = await openAuction(backend);
-    for (let cents = 1; cents <= RESUME_LIMIT + 2; cents++) await store.placeBid("Busy", cents);
+    const amounts = modelWinningAmounts(RESUME_LIMIT + 2);
+    for (const cents of amounts) await store.placeBid("Busy", cents);
     const client = await connect(service.socketUrl, { after: 1 });
     const opening = await client.opening();
     expect(opening.type).toBe("snapshot");
     expect(opening.bids).toHaveLength(SNAPSHOT_SIZE);
-    expect(opening.highest?.amountCents).toBe(RESUME_LIMIT + 2);
+    expect(opening.highest?.amountCents).toBe(amounts.at(-1));
     // Exactly RESUME_LIMIT missed still fits in a resume.
     const resumed = await connect(service.socketUrl, { after: 2 });
     const resume = await resumed.opening();
     expect(resume.type).toBe("resume");
-    expect(resume.bids.map((bid) => bid.amountCents)).toEqual(
-      Array.from({ length: RESUME_LIMIT }, (_, index) => index + 3),
-    );
+    expect(resume.bids.map((bid) => bid.amountCents)).toEqual(amounts.slice(2));
   });
 
   it("answers /healthz and /readyz on the public port, /metrics on the metrics listener only", async () => {
@@ -531,7 +532,7 @@ describe("auction service on PostgreSQL, several instances", () => {
     expect(acceptedBids.length + refusals.length).toBe(50);
     for (const { answer, amountCents } of refusals) {
       expect(answer.code).toBe("too_low");
-      expect(answer.highestCents).toBeGreaterThanOrEqual(amountCents);
+      expect(modelTooLow(amountCents, answer.highestCents ?? null)).toBe(true);
     }
     const byId = [...acceptedBids].sort((a, b) => a.id - b.id);
     for (let i = 1; i < byId.length; i++) {

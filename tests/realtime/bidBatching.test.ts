@@ -19,6 +19,7 @@ import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
 import { seededRuns } from "../support/seededRuns.ts";
 import { scaled } from "../support/timeBudgets.ts";
+import { modelNextWinningCents, modelWinningAmounts } from "./support/auctionModel.ts";
 import { freshStoreForThisTest, type TestLocation, testLogger, waitFor, withDirectSql } from "./support/stores.ts";
 
 const RATE_LIMIT = 12;
@@ -68,7 +69,8 @@ function comparable(answer: ServerMessage) {
 const burst = fc.array(
   fc.record({
     bidderName: fc.constantFrom("Ann", "Bo", "ann", BLOCKED, "tRoLl", "shit", "visit nothing.store", "Zoë"),
-    cents: fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.constantFrom(1_000, 1_001, 2_000)),
+    // $10.00 and the smallest amount that wins after it: equal and just-winning bids in one burst.
+    cents: fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.constantFrom(1_000, modelNextWinningCents(1_000), 2_000)),
   }),
   { minLength: 1, maxLength: 24 },
 );
@@ -143,13 +145,15 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
   it("places a batch the table refused bid by bid: only the refused bid fails, the rest is stored and answered", async () => {
     const { store } = await freshStoreForThisTest("postgres");
     const batcher = createBidBatcher({ store });
+    // Each amount wins after the one before.
+    const [firstCents, annCents, refusedCents, boCents] = modelWinningAmounts(4) as [number, number, number, number];
     // Holds the next ones back into one batch.
-    const first = batcher.place({ bidderName: "First", amountCents: 50 });
+    const first = batcher.place({ bidderName: "First", amountCents: firstCents });
     // 41 code points: the service's rules never send it, the table's constraint refuses it.
     const answers = [
-      { bidderName: "Ann", amountCents: 100 },
-      { bidderName: "x".repeat(41), amountCents: 200 },
-      { bidderName: "Bo", amountCents: 300 },
+      { bidderName: "Ann", amountCents: annCents },
+      { bidderName: "x".repeat(41), amountCents: refusedCents },
+      { bidderName: "Bo", amountCents: boCents },
     ].map((bid) =>
       batcher.place(bid).then(
         (outcome) => outcome.accepted,
@@ -160,9 +164,9 @@ describe("group commit through the bid desk (PostgreSQL)", () => {
     expect(await Promise.all(answers)).toEqual([true, "23514", true]);
     const view = await store.view(10);
     expect(view.bids.map((bid) => [bid.bidderName, bid.amountCents])).toEqual([
-      ["Bo", 300],
-      ["Ann", 100],
-      ["First", 50],
+      ["Bo", boCents],
+      ["Ann", annCents],
+      ["First", firstCents],
     ]);
     expect(view.bidders).toBe(3);
   });

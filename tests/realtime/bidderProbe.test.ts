@@ -16,7 +16,7 @@ const NAMES = 4;
 describe("the known-bidder lookup on PostgreSQL", () => {
   it("probes the (round, name) index for a new name and a frequent one, after ANALYZE has seen a few names bid thousands of times", async () => {
     const { location, store } = await freshStoreForThisTest("postgres");
-    await placeRisingBids(store, BIDS, (cents) => `Regular ${cents % NAMES}`);
+    await placeRisingBids(store, BIDS, (n) => `Regular ${n % NAMES}`);
 
     const notices: string[] = [];
     const sql = postgres(location.databaseUrl as string, {

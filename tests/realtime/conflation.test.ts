@@ -10,6 +10,7 @@ import type { ServiceConfig } from "../../realtime/config.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { type ServerMessage, SNAPSHOT_SIZE, type WireBid } from "../../src/lib/auction/protocol.ts";
 import { connectClient, type TestClient } from "./support/auctionClient.ts";
+import { modelRisingAmounts } from "./support/auctionModel.ts";
 import { serviceForThisTest } from "./support/auctionService.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { openPage } from "./support/pageClient.ts";
@@ -25,9 +26,9 @@ async function connect(url: string): Promise<TestClient> {
   return client;
 }
 
-/** Sends `count` bids at once, rising from `fromCents`, and waits for every answer: all accepted. */
-async function burst(bidder: TestClient, name: string, count: number, fromCents: number): Promise<WireBid[]> {
-  const requests = Array.from({ length: count }, (_, index) => bidder.sendBid(name, (fromCents + index) / 100));
+/** Sends `count` bids at once, each of the next rising amount, and waits for every answer: all accepted. */
+async function burst(bidder: TestClient, name: string, count: number, nextCents: () => number): Promise<WireBid[]> {
+  const requests = Array.from({ length: count }, () => bidder.sendBid(name, nextCents() / 100));
   const answers = await Promise.all(requests.map((requestId) => bidder.answerTo(requestId)));
   return answers.map((answer) => {
     if (answer.type !== "accepted") throw new Error(`a burst's bid was refused: ${answer.code}`);
@@ -74,10 +75,9 @@ describe.each(BACKENDS)("the frame budget for bids sent, on %s", (backend) => {
     const bidder = await connect(service.socketUrl);
 
     const placed: WireBid[] = [];
-    let cents = 100;
+    const nextCents = modelRisingAmounts(100);
     const placeBurst = async (name: string) => {
-      placed.push(...(await burst(bidder, name, 30, cents)));
-      cents += 30;
+      placed.push(...(await burst(bidder, name, 30, nextCents)));
     };
     const heardAll = () => {
       const newest = placed.at(-1)?.id;
@@ -146,13 +146,10 @@ async function slowWatcherRun(overrides: Partial<ServiceConfig>) {
   expect(slowSide.writableLength, "the service holds part of the slow watcher's answers").toBeGreaterThan(0);
 
   const placed: WireBid[] = [];
-  let cents = 100;
+  const nextCents = modelRisingAmounts(100);
   const startedAt = performance.now();
   const bid = async (count: number) => {
-    for (let sent = 0; sent < count; sent += 20) {
-      placed.push(...(await burst(bidder, LONG_NAME, 20, cents)));
-      cents += 20;
-    }
+    for (let sent = 0; sent < count; sent += 20) placed.push(...(await burst(bidder, LONG_NAME, 20, nextCents)));
   };
   const writtenBefore = slowSide.bytesWritten;
   await bid(600);

@@ -27,6 +27,7 @@ import {
 } from "../../scripts/support/postgresCluster.ts";
 import { scaled } from "../support/timeBudgets.ts";
 import { type BidAnswer, connectClient, type TestClient } from "./support/auctionClient.ts";
+import { modelRisingAmounts } from "./support/auctionModel.ts";
 import { type ServiceProcess, startServiceProcess } from "./support/serviceProcess.ts";
 import { mountSmallDisk, type SmallDisk } from "./support/smallDisk.ts";
 import { cleanUpAfter, dataDirForThisTest, waitFor } from "./support/stores.ts";
@@ -93,8 +94,7 @@ interface Episode {
  * log, ready again once freed, full again, then SIGTERM drains in time.
  */
 async function runOutOfSpace({ service, disk, acknowledged }: Episode) {
-  let cents = 100;
-  const next = () => cents++;
+  const next = modelRisingAmounts(100);
   const client = await connectClient(service.socketUrl);
   cleanUpAfter(() => client.close());
   await client.opening();
@@ -210,9 +210,9 @@ describe("PGlite on a full disk", () => {
     cleanUpAfter(() => client.close());
     await client.opening();
     const acknowledged = new Map<number, number>();
-    let cents = 100;
+    const next = modelRisingAmounts(100);
     for (let bid = 0; bid < 3; bid++) {
-      const answer = await client.bid("Nobody", cents++ / 100);
+      const answer = await client.bid("Nobody", next() / 100);
       if (answer.type === "accepted") acknowledged.set(answer.bid.id, answer.bid.amountCents);
     }
     disk.fill();
@@ -220,7 +220,7 @@ describe("PGlite on a full disk", () => {
     let sentAt = 0;
     for (let bid = 0; bid < MAX_BIDS_UNTIL_FULL && service.child.exitCode === null; bid++) {
       sentAt = Date.now();
-      const answer = await Promise.race([client.bid("Nobody", cents++ / 100), service.exited.then(() => null)]);
+      const answer = await Promise.race([client.bid("Nobody", next() / 100), service.exited.then(() => null)]);
       if (answer === null) break;
       if (answer.type === "accepted") acknowledged.set(answer.bid.id, answer.bid.amountCents);
     }
@@ -237,7 +237,7 @@ describe("PGlite on a full disk", () => {
     const again = await connectClient(restarted.socketUrl);
     cleanUpAfter(() => again.close());
     await again.opening();
-    const answer = await again.bid("Nobody", cents++ / 100);
+    const answer = await again.bid("Nobody", next() / 100);
     expect(answer.type).toBe("accepted");
     if (answer.type === "accepted") acknowledged.set(answer.bid.id, answer.bid.amountCents);
     restarted.signal("SIGTERM");

@@ -15,6 +15,7 @@ import type { BidStore, ModerationOutcome } from "../../realtime/storage/types.t
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
 import { MAX_BID_CENTS } from "../../src/lib/auction/bidRules.ts";
 import type { WireBid } from "../../src/lib/auction/protocol.ts";
+import { modelNextWinningCents, modelTooLow, modelWinningAmounts } from "./support/auctionModel.ts";
 import { type AuctionService, type Instance, startInstances } from "./support/auctionService.ts";
 import { startCuttableProxy } from "./support/cuttableProxy.ts";
 import { balancerForThisTest } from "./support/loadBalancer.ts";
@@ -163,7 +164,19 @@ describe("moderation across two instances behind the load balancer", () => {
     );
     const operator = await signInOperator(instanceA.service);
 
-    const bids = [await placed(other, "Ann", 100), await placed(other, "Ben", 200), await placed(other, "Cy", 300)];
+    // Each wins after the one before: Dee's comes between Ben's and Cy's, Eve's above them all.
+    const [annCents, benCents, deeCents, cyCents, eveCents] = modelWinningAmounts(5) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const bids = [
+      await placed(other, "Ann", annCents),
+      await placed(other, "Ben", benCents),
+      await placed(other, "Cy", cyCents),
+    ];
     await waitFor("the cut-off page has every bid", () => shown(cutOff).ids.length === 3);
     const truth = async () => {
       const view = await instanceA.store.view(50);
@@ -174,9 +187,9 @@ describe("moderation across two instances behind the load balancer", () => {
     expect(relay.cutAll()).toBe(1);
     await operator.hide((bids[2] as WireBid).id);
     // Dee bids below Cy once her page shows Cy's bid gone. Before that, the instance behind her page
-    // may not have heard the hide yet, and it would still refuse 250 as too low from what it knows.
+    // may not have heard the hide yet, and it would still refuse her bid as too low from what it knows.
     await waitFor("the live page without Cy's bid", () => !shown(other).ids.includes((bids[2] as WireBid).id));
-    const dee = await placed(other, "Dee", 250);
+    const dee = await placed(other, "Dee", deeCents);
     await waitFor("the cut-off page back after the hide", async () => {
       const { status } = cutOff.$auction.get();
       return status === "live" && JSON.stringify(shown(cutOff)) === JSON.stringify(await truth());
@@ -185,7 +198,7 @@ describe("moderation across two instances behind the load balancer", () => {
 
     expect(relay.cutAll()).toBe(1);
     await operator.restore((bids[2] as WireBid).id);
-    const eve = await placed(other, "Eve", 400);
+    const eve = await placed(other, "Eve", eveCents);
     await waitFor("the cut-off page back after the restore", async () => {
       const { status } = cutOff.$auction.get();
       return status === "live" && JSON.stringify(shown(cutOff)) === JSON.stringify(await truth());
@@ -210,7 +223,8 @@ describe("moderation interleaved with bids, generated (two instances)", () => {
         kind: fc.constant("bid" as const),
         visitor: fc.nat(visitors.length - 1),
         name: fc.constantFrom(...NAMES),
-        step: fc.integer({ min: -300, max: 500 }),
+        // From the smallest winning amount.
+        step: fc.integer({ min: -301, max: 499 }),
       }),
       fc.record({ kind: fc.constantFrom("hide" as const, "restore" as const), pick: fc.nat(), store: fc.nat(1) }),
       fc.record({
@@ -220,7 +234,8 @@ describe("moderation interleaved with bids, generated (two instances)", () => {
       }),
     );
 
-    // The model: every stored bid, which are hidden, which keys are blocked.
+    // The model: every stored bid, which are hidden, which keys are blocked; the amount rule is
+    // auctionModel.ts's.
     interface ModelBid {
       id: number;
       name: string;
@@ -256,10 +271,10 @@ describe("moderation interleaved with bids, generated (two instances)", () => {
         runs++;
         for (const step of commands) {
           if (step.kind === "bid") {
-            const cents = Math.max(1, (highest()?.cents ?? 0) + step.step);
+            const cents = Math.max(1, modelNextWinningCents(highest()?.cents ?? null) + step.step);
             const outcome = await (visitors[step.visitor] as Visitor).placeBid(step.name, cents);
             const refusedByName = blocked.has(nameKey(step.name));
-            const refusedLow = cents <= (highest()?.cents ?? 0);
+            const refusedLow = modelTooLow(cents, highest()?.cents ?? null);
             if (refusedByName) expect(outcome).toMatchObject({ ok: false, code: "name_not_allowed" });
             else if (refusedLow) expect(outcome).toMatchObject({ ok: false, code: "too_low" });
             else {

@@ -16,7 +16,7 @@ const SNAPSHOT_SIZE = 50;
 describe("the PGlite store's statistics", () => {
   it("keeps the bids analysed as they grow, so a snapshot reads the newest bids by index instead of sorting the round", async () => {
     const { location, store } = await freshStoreForThisTest("pglite");
-    const outcomes = await placeRisingBids(store, BIDS, (cents) => `Bidder ${cents % 7}`);
+    const outcomes = await placeRisingBids(store, BIDS, (n) => `Bidder ${n % 7}`);
     expect(outcomes.every((outcome) => outcome.accepted)).toBe(true);
     await store.close();
 

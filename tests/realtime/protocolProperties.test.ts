@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { PLACE_BID_SQL, placeBidParameters } from "../../realtime/storage/queries.ts";
 import { ENDLESS_ROUNDS } from "../../realtime/storage/types.ts";
 import { LIFTED_LIMITS } from "../../scripts/support/liftedLimits.ts";
-import { checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
+import { checkAboveHighest, checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
 import { seededRuns } from "../support/seededRuns.ts";
 import {
@@ -25,6 +25,9 @@ import {
   MODEL_MAX_CENTS,
   MODEL_MAX_MESSAGE_BYTES,
   MODEL_MAX_NAME_CODE_POINTS,
+  modelNextWinningCents,
+  modelTooLow,
+  modelTooLowMessage,
 } from "./support/auctionModel.ts";
 import { serviceForThisTest } from "./support/auctionService.ts";
 import { connectRaw, type Outcome, type RawClient, unheardBids } from "./support/rawClient.ts";
@@ -108,15 +111,18 @@ const bidderName = fc.oneof(
   },
 );
 
-/** An amount decided when the frame is sent: relative ones follow the rising high, so some win. */
-type AmountSpec = { aboveHighCents: number; thousandths?: number } | { value: number };
+/**
+ * An amount decided when the frame is sent: relative ones follow the smallest winning amount (the
+ * rising high plus the increment), so some win.
+ */
+type AmountSpec = { overNextCents: number; thousandths?: number } | { value: number };
 
 const amountSpec: fc.Arbitrary<AmountSpec> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ aboveHighCents: fc.integer({ min: -3, max: 2_000 }) }) },
+  { weight: 6, arbitrary: fc.record({ overNextCents: fc.integer({ min: -4, max: 1_999 }) }) },
   {
     weight: 1,
     arbitrary: fc.record({
-      aboveHighCents: fc.integer({ min: 1, max: 500 }),
+      overNextCents: fc.integer({ min: 0, max: 499 }),
       thousandths: fc.integer({ min: 1, max: 9 }),
     }),
   },
@@ -220,7 +226,7 @@ const frameSpec: fc.Arbitrary<FrameSpec> = fc.oneof(
 /** The amount as the JSON number a client would send, exact to the cent where the spec says cents. */
 function amountValue(spec: AmountSpec, highestCents: number | null): number {
   if ("value" in spec) return spec.value;
-  const cents = BigInt((highestCents ?? 0) + spec.aboveHighCents);
+  const cents = BigInt(modelNextWinningCents(highestCents) + spec.overNextCents);
   const text = centsToDecimalText(cents);
   return Number(spec.thousandths === undefined ? text : `${text}${spec.thousandths}`);
 }
@@ -260,7 +266,6 @@ function renderFrame(spec: FrameSpec, highestCents: number | null): string {
 
 // ---- The service's answer, in the model's terms ---------------------------------------------
 
-const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
 /** docs/realtime.md's messages. */
 const DOC_MESSAGES = {
   invalid_name: "Use 1 to 40 characters, no control characters.",
@@ -296,9 +301,7 @@ function observed(outcome: Outcome): ExpectedAnswer | Outcome {
         outcome.code === "too_low"
       ) {
         const docMessage =
-          outcome.code === "too_low"
-            ? `Your bid must be higher than ${usd.format((outcome.highestCents ?? 0) / 100)}`
-            : DOC_MESSAGES[outcome.code];
+          outcome.code === "too_low" ? modelTooLowMessage(outcome.highestCents ?? 0) : DOC_MESSAGES[outcome.code];
         if (outcome.message !== docMessage || outcome.requestId === undefined || outcome.highestCents === undefined) {
           return outcome;
         }
@@ -336,7 +339,7 @@ function ruleBreaks(rows: Row[]): string[] {
     if (row.bidderName !== row.bidderName.trim()) problems.push(`bid ${row.id}: name not trimmed`);
     if (row.amountCents < 1 || row.amountCents > MODEL_MAX_CENTS) problems.push(`bid ${row.id}: amount out of range`);
     const previous = rows[index - 1];
-    if (previous && !(row.id > previous.id && row.amountCents > previous.amountCents)) {
+    if (previous && !(row.id > previous.id && !modelTooLow(row.amountCents, previous.amountCents))) {
       problems.push(`bid ${row.id}: not above bid ${previous.id}`);
     }
   });
@@ -546,8 +549,12 @@ describe.each(BACKENDS)("the database's checks on %s against the bid rules", (ba
         fc.asyncProperty(name, cents, async (bidderName, amountCents) => {
           tried++;
           const rule = checkBidderName(bidderName);
+          // The first bid of an empty auction.
           const ruleAccepts =
-            rule.ok && rule.value === bidderName && checkAmount(amountCents / 100).ok && amountCents >= 1;
+            rule.ok &&
+            rule.value === bidderName &&
+            checkAmount(amountCents / 100).ok &&
+            checkAboveHighest(amountCents, null).ok;
           await query("BEGIN");
           try {
             const outcome = await query(
@@ -557,12 +564,12 @@ describe.each(BACKENDS)("the database's checks on %s against the bid rules", (ba
               (rows) => ({ accepted: rows[0]?.outcome === "accepted", sqlState: null }),
               (error: { code?: string }) => ({ accepted: false, sqlState: error.code ?? "no code" }),
             );
-            // NUL cannot be sent as text at all (22021). An amount not above the high (0 in an
+            // NUL cannot be sent as text at all (22021). An amount below the first bid's floor (an
             // empty auction) is refused before any row is written. Any other refusal must be a
             // check violation.
             const expected = bidderName.includes("\u0000")
               ? { accepted: false, sqlState: "22021" }
-              : amountCents < 1
+              : !checkAboveHighest(amountCents, null).ok
                 ? { accepted: false, sqlState: null }
                 : ruleAccepts
                   ? { accepted: true, sqlState: null }

@@ -24,6 +24,7 @@ import type {
   StoredBid,
 } from "../../realtime/storage/types.ts";
 import { seededRuns } from "../support/seededRuns.ts";
+import { modelNextWinningCents, modelTooLow } from "./support/auctionModel.ts";
 import {
   BACKENDS,
   type Backend,
@@ -118,12 +119,13 @@ class RoundsModel {
       };
       this.rounds.push(round);
     }
-    const highestCents = this.highestOf(round)?.amountCents ?? 0;
-    if (amountCents <= highestCents) {
+    const highestCents = this.highestOf(round)?.amountCents ?? null;
+    if (modelTooLow(amountCents, highestCents)) {
       return {
         accepted: false,
         code: "too_low",
-        highestCents,
+        // 0: no visible bid, as the state row says it.
+        highestCents: highestCents ?? 0,
         moderation: this.moderation,
         round: round.number,
         endsAt: iso(round.endsAt),
@@ -181,9 +183,9 @@ class RoundsModel {
     return bid;
   }
 
-  /** The visible highest of the current round, in cents (0: none). */
-  highestCents(): number {
-    return this.highestOf(this.current)?.amountCents ?? 0;
+  /** The smallest amount that wins in the current round now. */
+  nextWinningCents(): number {
+    return modelNextWinningCents(this.highestOf(this.current)?.amountCents ?? null);
   }
 
   private bidders(): number {
@@ -231,8 +233,11 @@ class RoundsModel {
 
 interface BidSpec {
   bidderName: string;
-  /** Cents, or relative to the visible highest, or the amount of the `sameAs`-th newest bid (0: the newest). */
-  amount: { cents: number } | { overHighest: number } | { sameAs: number };
+  /**
+   * Cents, or relative to the smallest winning amount (the visible highest plus the increment), or
+   * the amount of the `sameAs`-th newest bid (0: the newest).
+   */
+  amount: { cents: number } | { overNext: number } | { sameAs: number };
 }
 
 type Command =
@@ -270,8 +275,9 @@ const bidSpec: fc.Arbitrary<BidSpec> = fc.record({
   bidderName,
   amount: fc.oneof(
     fc.record({ cents: fc.integer({ min: 1, max: 3_000 }) }),
-    // Equal to the highest, one cent below or above it, a little above.
-    fc.record({ overHighest: fc.integer({ min: -1, max: 3 }) }),
+    // The smallest that wins, a cent or two below it (with an increment of a cent: the highest and
+    // a cent below), a cent or two above.
+    fc.record({ overNext: fc.integer({ min: -2, max: 2 }) }),
     // As much as an earlier bid, maybe a hidden one: equal visible amounts after a restore.
     fc.record({ sameAs: fc.nat({ max: 4 }) }),
   ),
@@ -360,7 +366,7 @@ function newestBut(back: number, model: RoundsModel): number {
 
 function centsOf(amount: BidSpec["amount"], model: RoundsModel): number {
   if ("cents" in amount) return amount.cents;
-  if ("overHighest" in amount) return Math.max(1, model.highestCents() + amount.overHighest);
+  if ("overNext" in amount) return Math.max(1, model.nextWinningCents() + amount.overNext);
   return model.bidCount() === 0 ? 1 : model.bid(newestBut(amount.sameAs, model)).amountCents;
 }
 

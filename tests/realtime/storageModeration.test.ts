@@ -6,6 +6,7 @@
 import postgres from "postgres";
 import { describe, expect } from "vitest";
 import type { BidNotice, ModerationNotice, ModerationRequest, PlaceBidOutcome } from "../../realtime/storage/types.ts";
+import { modelWinningAmounts } from "./support/auctionModel.ts";
 import { BACKENDS, storeForThisTest, storeTestOn, waitFor, withDirectSql } from "./support/stores.ts";
 
 const MAX_CENTS = 100_000_000_000;
@@ -221,7 +222,7 @@ describe.each(BACKENDS)(
 
     storeTest("pages the console's bids newest first, hidden ones included", async ({ store }) => {
       const ids: number[] = [];
-      for (let cents = 1; cents <= 5; cents++) ids.push(accepted(await store.placeBid(`B${cents}`, cents)).id);
+      for (const cents of modelWinningAmounts(5)) ids.push(accepted(await store.placeBid(`B${cents}`, cents)).id);
       await store.moderate(hide(ids[4] as number));
       const first = await store.moderationView(null, 2);
       expect(first.bids.map((bid) => [bid.id, bid.hidden])).toEqual([

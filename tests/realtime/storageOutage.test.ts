@@ -7,14 +7,16 @@
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore } from "../../realtime/storage/postgres.ts";
+import { PLACE_BID_SQL, placeBidParameters } from "../../realtime/storage/queries.ts";
 import type { BidNotice, BidStore } from "../../realtime/storage/types.ts";
-import { StoreUnavailableError } from "../../realtime/storage/types.ts";
+import { ENDLESS_ROUNDS, StoreUnavailableError } from "../../realtime/storage/types.ts";
 import {
   type PostgresCluster,
   postgresBinariesPresent,
   startPostgresCluster,
 } from "../../scripts/support/postgresCluster.ts";
 import { connectClient } from "./support/auctionClient.ts";
+import { modelRisingAmounts } from "./support/auctionModel.ts";
 import { startAuctionService } from "./support/auctionService.ts";
 import { openTestStore, testLogger, waitFor } from "./support/stores.ts";
 
@@ -47,11 +49,11 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
     const acknowledged: number[] = [];
     let unavailable = 0;
     let bidding = true;
-    let cents = 100;
+    const nextCents = modelRisingAmounts(100);
     const bidder = (async () => {
       while (bidding) {
         try {
-          const outcome = await store.placeBid("steady", cents++);
+          const outcome = await store.placeBid("steady", nextCents());
           if (outcome.accepted) acknowledged.push(outcome.bid.id);
         } catch (error) {
           expect(error).toBeInstanceOf(StoreUnavailableError);
@@ -86,7 +88,10 @@ describe.skipIf(!postgresBinariesPresent())("the PostgreSQL store through an out
     // LISTEN is back: a new bid, placed through another connection, is heard.
     const other = postgres(cluster.url, { max: 1, onnotice: () => {} });
     try {
-      const [row] = await other`SELECT * FROM place_auction_bid('after the outage', 'after the outage', 2000000, 0, 0)`;
+      const [row] = await other.unsafe(
+        PLACE_BID_SQL,
+        placeBidParameters("after the outage", 2_000_000, ENDLESS_ROUNDS),
+      );
       await waitFor("the notice of the bid after the outage", () =>
         notices.some((notice) => notice.bid.id === Number(row?.id)),
       );

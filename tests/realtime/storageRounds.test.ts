@@ -18,6 +18,7 @@ import type {
   RoundSettings,
   StoredBid,
 } from "../../realtime/storage/types.ts";
+import { modelNextWinningCents } from "./support/auctionModel.ts";
 import { migrateAsReleased, releaseAt } from "./support/releases.ts";
 import {
   BACKENDS,
@@ -289,7 +290,7 @@ describe.each(BACKENDS)("rounds in the store on %s", (backend) => {
       const bob = accepted(await auction.placeBid("Bob", 200));
       await untilDatabaseClockReaches(auction, alice.endsAt ?? "");
       const carol = accepted(await auction.placeBid("Carol", 50));
-      const dave = accepted(await auction.placeBid("Dave", 60));
+      const dave = accepted(await auction.placeBid("Dave", modelNextWinningCents(50)));
       expect([carol.round, dave.round, carol.closedRoundBids]).toEqual([2, 2, 2]);
       await untilDatabaseClockReaches(auction, carol.endsAt ?? "");
       expect(await auction.settleRound()).toMatchObject({ number: 2, closed: true, closedRoundBids: 2 });

@@ -33,6 +33,7 @@
 import postgres from "postgres";
 import { nameKey } from "../../../realtime/names/nameKey.ts";
 import { SNAPSHOT_SIZE } from "../../../src/lib/auction/protocol.ts";
+import { modelRisingAmounts } from "./auctionModel.ts";
 import type { BidOutcome, Page, Standing } from "./pageClient.ts";
 import type { ConsoleAction, OperatorConsole } from "./retryingOperator.ts";
 import { compareShownState, pageShows, readShownState } from "./shownState.ts";
@@ -50,13 +51,12 @@ interface BidAttempt {
 export interface Ledger {
   readonly label: string;
   readonly attempts: BidAttempt[];
-  /** Amounts rise by one cent per bid from every page: unique, and mostly above the last accepted. */
+  /** Amounts rise by the increment per bid from every page: unique, and mostly above the last accepted. */
   nextAmountCents(): number;
 }
 
 export function createLedger(label: string): Ledger {
-  let cents = 100;
-  return { label, attempts: [], nextAmountCents: () => cents++ };
+  return { label, attempts: [], nextAmountCents: modelRisingAmounts(100) };
 }
 
 /** Places one bid under `name` at the ledger's next amount, recording it and its outcome. */

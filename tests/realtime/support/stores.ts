@@ -30,6 +30,7 @@ import { openBidStore } from "../../../realtime/storage/index.ts";
 import type { BidStore, PlaceBidOutcome, RoundSettings, StoreWithPayments } from "../../../realtime/storage/types.ts";
 import { run } from "../../../scripts/support/childProcess.ts";
 import { startPostgresCluster } from "../../../scripts/support/postgresCluster.ts";
+import { modelWinningAmounts } from "./auctionModel.ts";
 import { RUN_CLUSTER_DIR_NAME } from "./globalSetup.ts";
 
 /** A time as the store writes it: ISO 8601 in UTC, to the millisecond. */
@@ -335,21 +336,23 @@ export function migratedLocationTestOn(backend: Backend) {
 }
 
 /**
- * Places bids of 1, 2, … `count` cents, `batch` to a transaction as group commit does: each above
- * the last, so every one is accepted. Names from `nameOf(amountCents)`.
+ * Places `count` bids, each the smallest that wins after the one before, `batch` to a transaction
+ * as group commit does, so every one is accepted. Names from `nameOf(n)`, n counting the bids from 1.
  */
 export async function placeRisingBids(
   store: BidStore,
   count: number,
-  nameOf: (amountCents: number) => string,
+  nameOf: (n: number) => string,
   batch = 100,
 ): Promise<PlaceBidOutcome[]> {
+  const amounts = modelWinningAmounts(count);
   const outcomes: PlaceBidOutcome[] = [];
-  for (let first = 1; first <= count; first += batch) {
-    const amounts = Array.from({ length: Math.min(batch, count - first + 1) }, (_, index) => first + index);
-    outcomes.push(
-      ...(await store.placeBids(amounts.map((amountCents) => ({ bidderName: nameOf(amountCents), amountCents })))),
-    );
+  for (let first = 0; first < count; first += batch) {
+    const bids = amounts.slice(first, first + batch).map((amountCents, index) => ({
+      bidderName: nameOf(first + index + 1),
+      amountCents,
+    }));
+    outcomes.push(...(await store.placeBids(bids)));
   }
   return outcomes;
 }
