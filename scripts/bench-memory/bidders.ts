@@ -5,6 +5,7 @@
  * again; they do not count. The service must run with the per-address limits lifted.
  */
 import WebSocket from "ws";
+import { nextWinningCents } from "../../src/lib/auction/bidRules.ts";
 import { type ClientMessage, parseServerMessage, type ServerMessage } from "../../src/lib/auction/protocol.ts";
 import { withTimeout } from "../support/childProcess.ts";
 import { closeSocket } from "../support/sockets.ts";
@@ -125,11 +126,13 @@ export async function placeBids(
     const maxAttempts = count * 3;
     let attempts = 0;
     let inFlight = 0;
-    let nextCents = highestCents + 1;
+    // The smallest amount that wins over the highest known (0: none), own bids in flight included.
+    const winningOver = (cents: number) => nextWinningCents(cents === 0 ? null : cents);
+    let nextCents = winningOver(highestCents);
 
     async function placeOne(bidder: Bidder, index: number): Promise<void> {
-      const cents = Math.max(nextCents, highestCents + 1);
-      nextCents = cents + 1;
+      const cents = Math.max(nextCents, winningOver(highestCents));
+      nextCents = nextWinningCents(cents);
       attempts += 1;
       inFlight += 1;
       try {

@@ -9,6 +9,7 @@
  * and an id read, so the generators are not what saturates first.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { nextWinningCents } from "../../src/lib/auction/bidRules.ts";
 import {
   type ClientMessage,
   parseServerMessage,
@@ -707,15 +708,17 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
   };
   const answerTimes = new LatencyHistogram();
   let lastAcceptedId = 0;
-  // Each bid above the highest this process knows, its own bids in flight included.
-  let nextCents = highestCents + 1;
+  // Each bid the smallest that wins over the highest this process knows (0: none), its own bids in
+  // flight included.
+  const winningOver = (cents: number) => nextWinningCents(cents === 0 ? null : cents);
+  let nextCents = winningOver(highestCents);
   const name = (index: number) =>
     command.nameLength ? "💸".repeat(command.nameLength) : `Bench Bidder ${String(index).padStart(3, "0")}`;
 
   /** Places one bid; resolves with whether it was refused as too low (then counted in tooLow). */
   async function placeOne(bidder: Bidder, bidderIndex: number): Promise<boolean> {
-    const cents = Math.max(nextCents, highestCents + 1);
-    nextCents = cents + 1;
+    const cents = Math.max(nextCents, winningOver(highestCents));
+    nextCents = nextWinningCents(cents);
     requestCounter += 1;
     const requestId = `b${requestCounter}`;
     const sentAt = nowMs();

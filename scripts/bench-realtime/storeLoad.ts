@@ -19,6 +19,7 @@ import { openPgliteStore } from "../../realtime/storage/pglite.ts";
 import { openPostgresStore } from "../../realtime/storage/postgres.ts";
 import { PLACE_BID_SQL, placeBidParameters, toPlaceBidOutcome } from "../../realtime/storage/queries.ts";
 import { type BidToPlace, ENDLESS_ROUNDS, type PlaceBidOutcome } from "../../realtime/storage/types.ts";
+import { nextWinningCents } from "../../src/lib/auction/bidRules.ts";
 
 interface Options {
   databaseUrl?: string;
@@ -37,9 +38,12 @@ const options = JSON.parse(process.argv[2] ?? "{}") as Options;
 
 type PlaceBatch = (bids: BidToPlace[]) => Promise<PlaceBidOutcome[]>;
 
-/** `highestCents`: where the auction stands, so every bid starts above it. */
+/** The smallest amount that wins over `cents` (0: no bid yet). */
+const winningOver = (cents: number) => nextWinningCents(cents === 0 ? null : cents);
+
+/** `highestCents`: where the auction stands (0: no bid yet), so every bid starts above it. */
 async function measure(highestCents: number, place: (name: string, cents: number) => Promise<PlaceBidOutcome>) {
-  let nextCents = highestCents + 1;
+  let nextCents = winningOver(highestCents);
   let accepted = 0;
   let tooLow = 0;
   const startedAt = performance.now();
@@ -48,12 +52,12 @@ async function measure(highestCents: number, place: (name: string, cents: number
     Array.from({ length: options.concurrency ?? 1 }, async (_, index) => {
       while (performance.now() < endAt) {
         const cents = nextCents;
-        nextCents += 1;
+        nextCents = nextWinningCents(cents);
         const outcome = await place(`Store Bidder ${index}`, cents);
         if (outcome.accepted) accepted += 1;
         else {
           tooLow += 1;
-          nextCents = Math.max(nextCents, (outcome.highestCents ?? 0) + 1);
+          nextCents = Math.max(nextCents, winningOver(outcome.highestCents ?? 0));
         }
       }
     }),
@@ -65,18 +69,17 @@ async function measure(highestCents: number, place: (name: string, cents: number
 /** Batches of options.batchSize rising bids, each sent once the previous one is answered. */
 async function measureBatches(highestCents: number, placeBatch: PlaceBatch) {
   const size = options.batchSize ?? 1;
-  let nextCents = highestCents + 1;
+  let highest = highestCents;
   let accepted = 0;
   let tooLow = 0;
   let batches = 0;
   const startedAt = performance.now();
   const endAt = startedAt + options.durationMs;
   while (performance.now() < endAt) {
-    const bids = Array.from({ length: size }, (_, index) => ({
-      bidderName: `Store Bidder ${index}`,
-      amountCents: nextCents + index,
-    }));
-    nextCents += size;
+    const bids = Array.from({ length: size }, (_, index) => {
+      highest = winningOver(highest);
+      return { bidderName: `Store Bidder ${index}`, amountCents: highest };
+    });
     for (const outcome of await placeBatch(bids)) {
       if (outcome.accepted) accepted += 1;
       else tooLow += 1;
