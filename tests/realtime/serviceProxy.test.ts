@@ -15,12 +15,12 @@ import { hashPassword } from "../../realtime/admin/password.ts";
 import { withTimeout } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
 import { connectClient } from "./support/auctionClient.ts";
+import { NGINX, nginxConfig } from "./support/nginx.ts";
 import { consoleState, cookieOf, PASSWORD, SESSION_SECRET, signInTo } from "./support/operatorConsole.ts";
 import { startServiceProcess } from "./support/serviceProcess.ts";
 import { cleanUpAfter, databaseForThisTest, waitFor } from "./support/stores.ts";
 
 /** Debian's nginx (`.ci/run` installs it), as staticHost.test.ts runs it. */
-const NGINX = "/usr/sbin/nginx";
 
 /** The docs' block for the service: the one with proxy_pass. */
 async function documentedBlock(): Promise<string> {
@@ -36,23 +36,7 @@ async function documentedBlock(): Promise<string> {
 async function runNginx(http: string, probePort: number): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "nothing-nginx-proxy-"));
   const config = join(dir, "nginx.conf");
-  await writeFile(
-    config,
-    [
-      process.getuid?.() === 0 ? "user root;" : "",
-      "daemon off;",
-      `pid ${join(dir, "nginx.pid")};`,
-      `error_log ${join(dir, "error.log")} warn;`,
-      "events {}",
-      "http {",
-      "    access_log off;",
-      ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(
-        (kind) => `    ${kind}_temp_path ${join(dir, kind)};`,
-      ),
-      http,
-      "}",
-    ].join("\n"),
-  );
+  await writeFile(config, nginxConfig(dir, [http]));
   const nginx: ChildProcess = spawn(NGINX, ["-p", dir, "-c", config], { stdio: ["ignore", "inherit", "inherit"] });
   cleanUpAfter(async () => {
     nginx.kill("SIGTERM");

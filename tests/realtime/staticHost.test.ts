@@ -19,6 +19,7 @@ import { builtServiceOrigins } from "../../scripts/staticHost.ts";
 import { run, withTimeout } from "../../scripts/support/childProcess.ts";
 import { freePort } from "../../scripts/support/ports.ts";
 import { ASSET, ASSET_PATH, buildTestSite, HOME_PAGE, NOT_FOUND_PAGE, type TestSite } from "./support/builtSite.ts";
+import { NGINX, nginxConfig } from "./support/nginx.ts";
 
 /**
  * A Content-Type as both servers may spell it: parameters spaced either way, JavaScript under
@@ -36,7 +37,6 @@ function sameType(contentType: string | null | undefined): string | null {
 }
 
 /** Debian's nginx (`.ci/run` installs it), for the docs' snippet. */
-const NGINX = "/usr/sbin/nginx";
 /** What the service and the static host send with a page (hosts revalidate pages by default too). */
 const PAGE_CACHE_CONTROL = "public, max-age=0, must-revalidate";
 const HTML = /^text\/html; ?charset=utf-8$/;
@@ -320,23 +320,7 @@ describe("the nginx snippet of docs/realtime.md", () => {
       const config = join(dir, "nginx.conf");
       await writeFile(
         config,
-        [
-          // Run as root (CI), its workers read the test's private temp folder as root too.
-          process.getuid?.() === 0 ? "user root;" : "",
-          "daemon off;",
-          `pid ${join(dir, "nginx.pid")};`,
-          `error_log ${join(dir, "error.log")} warn;`,
-          "events {}",
-          "http {",
-          "    include /etc/nginx/mime.types;",
-          "    default_type application/octet-stream;",
-          "    access_log off;",
-          ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(
-            (kind) => `    ${kind}_temp_path ${join(dir, kind)};`,
-          ),
-          block,
-          "}",
-        ].join("\n"),
+        nginxConfig(dir, ["    include /etc/nginx/mime.types;", "    default_type application/octet-stream;", block]),
       );
       nginx = spawn(NGINX, ["-p", dir, "-c", config], { stdio: ["ignore", "inherit", "inherit"] });
       const origin = `http://127.0.0.1:${port}`;
