@@ -18,54 +18,58 @@ const MODERATION_OUTCOMES: [string, string[]][] = [
   ...["bid", "name", "patron"].map((subject): [string, string[]] => [subject, ["invalid"]]),
 ];
 
+/**
+ * A counter of one label whose every value is present from zero, so that a rate() over it never
+ * begins with a gap.
+ */
+function counterFromZero<Label extends string>(
+  registry: Registry,
+  { name, help, label, values }: { name: string; help: string; label: Label; values: readonly string[] },
+): Counter<Label> {
+  const counter = new Counter({ name, help, labelNames: [label], registers: [registry] });
+  for (const value of values) counter.inc({ [label]: value } as Partial<Record<Label, string>>, 0);
+  return counter;
+}
+
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const bidsRejected = new Counter({
+  const bidsRejected = counterFromZero(registry, {
     name: "auction_bids_rejected_total",
     help: "Bids refused, by error code.",
-    labelNames: ["code"] as const,
-    registers: [registry],
+    label: "code",
+    values: ERROR_CODES,
   });
-  // Every code appears from the start, so a rate() over it never begins with a gap.
-  for (const code of ERROR_CODES) bidsRejected.inc({ code }, 0);
-  const adminSignInsRefused = new Counter({
+  const adminSignInsRefused = counterFromZero(registry, {
     name: "admin_sign_ins_refused_total",
     help: "Operator sign-ins refused before an answer on the password: limited (429), device_locked (429, a device's own failures), throttled (503, the console-wide delay), busy (503), error (500).",
-    labelNames: ["reason"] as const,
-    registers: [registry],
+    label: "reason",
+    values: ["limited", "device_locked", "throttled", "busy", "error"],
   });
-  for (const reason of ["limited", "device_locked", "throttled", "busy", "error"]) {
-    adminSignInsRefused.inc({ reason }, 0);
-  }
-  const adminSignIns = new Counter({
+  const adminSignIns = counterFromZero(registry, {
     name: "admin_sign_ins_total",
     help: "Operator sign-ins let in, by client: device (through a device cookie the database trusts) or untrusted.",
-    labelNames: ["client"] as const,
-    registers: [registry],
+    label: "client",
+    values: ["device", "untrusted"],
   });
-  for (const client of ["device", "untrusted"]) adminSignIns.inc({ client }, 0);
-  const bidFrames = new Counter({
+  const bidFrames = counterFromZero(registry, {
     name: "auction_bid_frames_total",
     help: "Bid frames written to sockets under the frame budget (docs/design.md#10): one bid (bid) or several conflated (bids).",
-    labelNames: ["kind"] as const,
-    registers: [registry],
+    label: "kind",
+    values: ["bid", "bids"],
   });
-  for (const kind of ["bid", "bids"]) bidFrames.inc({ kind }, 0);
-  const connectionsRefused = new Counter({
+  const connectionsRefused = counterFromZero(registry, {
     name: "http_connections_refused_total",
     help: "Connections and requests the public listener refused: per_client (the client held MAX_CONNECTIONS_PER_CLIENT, answered 429), server_full (the listener held MAX_CONNECTIONS, closed at once).",
-    labelNames: ["reason"] as const,
-    registers: [registry],
+    label: "reason",
+    values: ["per_client", "server_full"],
   });
-  for (const reason of ["per_client", "server_full"] as const) connectionsRefused.inc({ reason }, 0);
-  const storageWriteFailures = new Counter({
+  const storageWriteFailures = counterFromZero(registry, {
     name: "storage_write_failures_total",
     help: "Queries the database failed with a storage fault, by kind: disk_full (no space left: not ready until there is), io_error, panic (PGlite aborted: the process exits 1).",
-    labelNames: ["kind"] as const,
-    registers: [registry],
+    label: "kind",
+    values: STORAGE_FAULT_KINDS,
   });
-  for (const kind of STORAGE_FAULT_KINDS) storageWriteFailures.inc({ kind }, 0);
   /**
    * The console, made after the metrics, says here what the database's sign-in failures are (null
    * when they cannot be read: the gauges keep their last values) and how many attempts it holds back.
@@ -88,13 +92,12 @@ export function createMetrics() {
   for (const [action, outcomes] of MODERATION_OUTCOMES) {
     for (const outcome of outcomes) moderationActions.inc({ action, outcome }, 0);
   }
-  const bidsDecided = new Counter({
+  const bidsDecided = counterFromZero(registry, {
     name: "auction_bids_decided_total",
     help: "Bids the database decided for this instance (accepted, or refused there), by outcome.",
-    labelNames: ["outcome"] as const,
-    registers: [registry],
+    label: "outcome",
+    values: ["accepted", "too_low", "name_not_allowed"],
   });
-  for (const outcome of ["accepted", "too_low", "name_not_allowed"]) bidsDecided.inc({ outcome }, 0);
   return {
     registry,
     health,
