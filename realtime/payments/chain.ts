@@ -9,6 +9,7 @@
  */
 import {
   type Address,
+  type Blockhash,
   createSolanaRpc,
   getBase64Encoder,
   isSolanaError,
@@ -27,7 +28,7 @@ const TOKEN_PROGRAMS: readonly string[] = [TOKEN_PROGRAM_ADDRESS, TOKEN_2022_PRO
 const RPC_FAULT_KINDS = ["rate_limited", "server_error", "http_error", "timeout", "refused", "rpc_error"] as const;
 export type RpcFaultKind = (typeof RPC_FAULT_KINDS)[number];
 /** The methods the service calls; their counters start at zero, so a dashboard sees a series before the first error. */
-const RPC_METHODS = ["getSignaturesForAddress", "getTransaction", "getMultipleAccounts"] as const;
+const RPC_METHODS = ["getSignaturesForAddress", "getTransaction", "getMultipleAccounts", "getLatestBlockhash"] as const;
 type RpcMethod = (typeof RPC_METHODS)[number];
 
 export class RpcFault extends Error {
@@ -117,8 +118,15 @@ export interface ChainClient {
   transaction(signature: Signature): Promise<FetchedTransaction | null>;
   /** Owner program and data of each account, null for an account that does not exist. */
   accounts(addresses: readonly Address[]): Promise<({ owner: Address; data: Uint8Array } | null)[]>;
+  /** A recent blockhash and the last block height a transaction made with it lands in (transaction requests). */
+  latestBlockhash(): Promise<BlockhashLifetime>;
   /** Aborts the calls in flight (on shutdown: a hung call must not hold the drain). */
   abortAll(): void;
+}
+
+export interface BlockhashLifetime {
+  blockhash: Blockhash;
+  lastValidBlockHeight: bigint;
 }
 
 export interface ChainClientOptions {
@@ -190,6 +198,12 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
         // The RPC's proxy loses the generic: with maxSupportedTransactionVersion 0 the answer has its version.
         return answer as FetchedTransaction | null;
       });
+    },
+    async latestBlockhash() {
+      const { value } = await call("getLatestBlockhash", (abortSignal) =>
+        rpc.getLatestBlockhash({ commitment }).send({ abortSignal }),
+      );
+      return value;
     },
     async accounts(addresses) {
       const { value } = await call("getMultipleAccounts", (abortSignal) =>

@@ -32,7 +32,7 @@ const RATE_LIMIT_SWEEP_MS = 60_000;
 const STATUS_REQUESTS_PER_MINUTE = 400;
 
 export interface PaymentsOptions {
-  config: Pick<ServiceConfig, "payments" | "allowedOrigins" | "trustProxy">;
+  config: Pick<ServiceConfig, "payments" | "allowedOrigins" | "trustProxy" | "staticDir">;
   store: { payments: PaymentStore; isReady(): boolean; onReadyChange(listener: (ready: boolean) => void): () => void };
   logger: Logger;
   metrics: Metrics;
@@ -164,9 +164,12 @@ export function startPayments(options: PaymentsOptions): Payments {
   const sockets = createPaymentSockets({ store, logger, onOutcome });
   const rateLimiter = createRateLimiter(settings.rateLimit, settings.rateWindowMs);
   const statusLimiter = createRateLimiter(STATUS_REQUESTS_PER_MINUTE, 60_000);
+  // A wallet's own bucket, as strict as POST /payments: each transaction request costs two RPC calls.
+  const transactionLimiter = createRateLimiter(settings.rateLimit, settings.rateWindowMs);
   const sweep = setInterval(() => {
     rateLimiter.sweep();
     statusLimiter.sweep();
+    transactionLimiter.sweep();
   }, RATE_LIMIT_SWEEP_MS);
   sweep.unref();
   function available() {
@@ -188,6 +191,9 @@ export function startPayments(options: PaymentsOptions): Payments {
       nameFilter: createNameFilter(),
       rateLimiter,
       statusLimiter,
+      transactionLimiter,
+      chain,
+      servesPages: Boolean(config.staticDir),
       slow: () => rpcState === "limited",
       logger,
       metrics,

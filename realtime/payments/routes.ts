@@ -5,27 +5,36 @@
  *   GET  /payments/config      {"enabled","available"}: whether the page offers real purchases
  *   GET  /payments/patrons     Verified Patrons, the top 10 names by confirmed $ZN
  *   GET  /payments/<reference> where a request stands
+ *   GET  /payments/<reference>/transaction   Solana Pay transaction request: {label, icon}
+ *   POST /payments/<reference>/transaction   {"account"} → {transaction, message}: the unsigned transfer
  *
  * The pages may be on another origin (docs/design.md#6d): every answer carries CORS for the
  * origins whose pages may open the socket (ALLOWED_ORIGINS, else the same origin), as
  * /auction/winners does, and a POST from any other origin is refused, as the socket refuses it.
+ * The transaction request is the exception: a wallet fetches it from anywhere, so it answers any
+ * origin, without credentials (docs/decisions/2026-11-27-transaction-requests.md).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { getAddressDecoder, isAddress } from "@solana/kit";
+import { type Address, getAddressDecoder, isAddress } from "@solana/kit";
 import { LRUCache } from "lru-cache";
 import { TIERS, type Tier } from "../../src/data/tiers.ts";
 import { checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
 import {
   type CreatedPayment,
+  PAYMENT_LABEL,
   PAYMENT_NAME_NOT_ALLOWED_TEXT,
   PAYMENTS_CONFIG_PATH,
   PAYMENTS_PATH,
   PAYMENTS_UNAVAILABLE_TEXT,
   type PaymentErrorBody,
   type PaymentRequestBody,
+  type PaymentStatus,
   type PaymentStatusBody,
   type PaymentsConfigBody,
+  type TransactionRequestBody,
+  type TransactionRequestLabel,
+  type TransactionRequestTransaction,
 } from "../../src/lib/payments.ts";
 import { PATRONS_LIMIT, PATRONS_PATH, type PatronsBody } from "../../src/lib/verifiedPatrons.ts";
 import { clientAddress, limitKey, maskAddress } from "../auction/clientAddress.ts";
@@ -40,8 +49,16 @@ import type { RequestTarget } from "../requestTarget.ts";
 import type { PaymentStore, StoredPayment } from "../storage/payments.ts";
 import { StoreUnavailableError } from "../storage/types.ts";
 import { formatUnits, toBaseUnits, transferRequestUrl } from "./amounts.ts";
-import type { ChainInfo } from "./chain.ts";
+import { type ChainClient, type ChainInfo, RpcFault } from "./chain.ts";
 import { explorerUrl, type PaymentSettings } from "./settings.ts";
+import {
+  buyerHolding,
+  buyerTokenAccount,
+  ICON_PATH,
+  requestOrigin,
+  TRANSACTION_SUFFIX,
+  transferTransaction,
+} from "./transactionRequest.ts";
 
 /** A request body is a tier id and a name of at most 40 characters: 2 KiB is plenty. */
 const MAX_BODY_BYTES = 2048;
@@ -49,6 +66,7 @@ const MAX_BODY_BYTES = 2048;
 const PATRONS_CACHE_MS = 5_000;
 const PATRONS_CACHE_CONTROL = "public, max-age=5";
 const PREFLIGHT_MAX_AGE_S = 600;
+const TRANSACTION_METHODS = "GET, HEAD, POST";
 const REFERENCE_BYTES = 32;
 /**
  * A request's status, read once for every asker within this: a page polls every 3 s while its
@@ -58,6 +76,8 @@ const STATUS_CACHE_MS = 1_000;
 const STATUS_CACHE_ENTRIES = 10_000;
 /** With the open-request cap reached: when to ask again. */
 const BUSY_RETRY_AFTER_S = 60;
+/** The RPC could not answer a transaction request (and gave no Retry-After of its own): when to ask again. */
+const RPC_RETRY_AFTER_S = 5;
 
 /** Answers the request when its path is a payments path (the target parsed once by server.ts); false leaves it to others. */
 export type PaymentRoute = (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean;
@@ -82,6 +102,12 @@ export interface PaymentRoutesOptions extends CommonOptions {
   statusLimiter: RateLimiter;
   /** Confirmations are slower than usual (the RPC provider rate limits the watcher). */
   slow(): boolean;
+  /** The RPC calls a transaction request makes: the buyer's and the store's token accounts, a recent blockhash. */
+  chain: Pick<ChainClient, "accounts" | "latestBlockhash">;
+  /** POST /payments/<reference>/transaction, per client as above (each costs two RPC calls). */
+  transactionLimiter: RateLimiter;
+  /** The service serves the built pages (STATIC_DIR set): the icon is on its own origin, else on the pages'. */
+  servesPages: boolean;
   logger: Logger;
   metrics: Metrics;
   now(): number;
@@ -116,6 +142,13 @@ function preflight(res: ServerResponse, allowed: boolean) {
     })
     .end();
 }
+
+/** Why a transaction request refuses a request that no longer waits: it never will again (410). */
+const ENDED_TEXTS: Record<Exclude<PaymentStatus, "waiting">, string> = {
+  confirmed: "This payment request is already paid.",
+  underpaid: "This payment request was already paid, short of its price.",
+  expired: "This payment request has expired. Start a new purchase.",
+};
 
 /** Payments off: only /payments/config answers (enabled false); everything else is as before payments. */
 export function createPaymentsOffRoute({ allowedOrigins }: CommonOptions): PaymentRoute {
@@ -320,6 +353,7 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
         reference,
         message: tier.name,
       }),
+      transactionUrl: `solana:${requestOrigin(req, options.trustProxy)}${PAYMENTS_PATH}/${reference}${TRANSACTION_SUFFIX}`,
       recipient: settings.recipient,
       mint: settings.mint,
       amount,
@@ -383,9 +417,167 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
     answerJson(res, 200, patronsCache.body, { "Cache-Control": PATRONS_CACHE_CONTROL });
   }
 
+  /** The request behind a transaction request, if it can still be paid; else the refusal is sent. */
+  async function openRequest(res: ServerResponse, reference: string): Promise<StoredPayment | null> {
+    // Not base58 of 32 bytes: no request of ours, and no query for it.
+    const payment = isAddress(reference) ? await coalesce(`status ${reference}`, () => store.find(reference)) : null;
+    if (!payment || payment.mint !== settings.mint || payment.recipient !== settings.recipient) {
+      refuse(res, 404, { error: "not_found", message: "There is no such payment request." });
+      return null;
+    }
+    if (payment.status !== "waiting") {
+      refuse(res, 410, { error: "ended", message: ENDED_TEXTS[payment.status] });
+      return null;
+    }
+    if (Date.parse(payment.expiresAt) <= options.now()) {
+      refuse(res, 410, { error: "ended", message: ENDED_TEXTS.expired });
+      return null;
+    }
+    return payment;
+  }
+
+  function rpcUnavailable(res: ServerResponse, error: RpcFault) {
+    const retryAfterS =
+      error.retryAfterMs === null ? RPC_RETRY_AFTER_S : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+    logger.warn({ method: error.method, kind: error.kind }, "a transaction request could not reach the Solana RPC");
+    refuse(
+      res,
+      503,
+      { error: "unavailable", message: PAYMENTS_UNAVAILABLE_TEXT },
+      { "Retry-After": String(retryAfterS) },
+    );
+  }
+
+  async function transactionLabel(req: IncomingMessage, res: ServerResponse, reference: string) {
+    if (!statusLimiter.take(limitKey(clientAddress(req, options.trustProxy)))) {
+      refuse(res, 429, { error: "rate_limited", message: "Too many requests. Try again in a minute." });
+      return;
+    }
+    if (!(await openRequest(res, reference))) return;
+    const pagesOrigin = options.servesPages ? null : allowedOrigins.find((origin) => origin !== "*");
+    const icon = `${pagesOrigin ?? requestOrigin(req, options.trustProxy)}${ICON_PATH}`;
+    answerJson(res, 200, { label: PAYMENT_LABEL, icon } satisfies TransactionRequestLabel, {
+      "Cache-Control": "no-store",
+    });
+  }
+
+  async function transaction(req: IncomingMessage, res: ServerResponse, reference: string) {
+    const address = clientAddress(req, options.trustProxy);
+    if (!options.transactionLimiter.take(limitKey(address))) {
+      req.resume();
+      refuse(res, 429, { error: "rate_limited", message: "Too many requests. Try again in a few minutes." });
+      return;
+    }
+    const body = await readJsonBody(req);
+    if (!body.ok) {
+      refuse(res, body.status, body.error, body.status === 413 ? { Connection: "close" } : {});
+      return;
+    }
+    const { account } = (typeof body.value === "object" && body.value !== null ? body.value : {}) as {
+      [K in keyof TransactionRequestBody]?: unknown;
+    };
+    if (typeof account !== "string" || !isAddress(account)) {
+      refuse(res, 400, {
+        error: "bad_request",
+        message: 'Send {"account": "<the wallet\'s address>"}, a base58 Solana address.',
+      });
+      return;
+    }
+    const chain = options.chainInfo();
+    if (!chain || !options.available()) {
+      unavailable(res);
+      return;
+    }
+    const payment = await openRequest(res, reference);
+    if (!payment) return;
+    if (account === settings.recipient) {
+      refuse(res, 422, { error: "own_wallet", message: "This is the shop's own wallet: pay from another." });
+      return;
+    }
+    const tierName = TIERS.find((tier) => tier.id === payment.tierId)?.name ?? "Nothing";
+    const price = formatUnits(payment.priceBaseUnits, payment.decimals);
+    const source = await buyerTokenAccount(account, settings.mint, chain);
+    let accounts: Awaited<ReturnType<typeof options.chain.accounts>>;
+    let lifetime: Awaited<ReturnType<typeof options.chain.latestBlockhash>>;
+    try {
+      [accounts, lifetime] = await Promise.all([
+        options.chain.accounts([source, chain.tokenAccount]),
+        options.chain.latestBlockhash(),
+      ]);
+    } catch (error) {
+      if (error instanceof RpcFault) {
+        rpcUnavailable(res, error);
+        return;
+      }
+      throw error;
+    }
+    const holding = buyerHolding(accounts[0] ?? null, chain);
+    if (holding.kind === "none") {
+      refuse(res, 422, { error: "no_tokens", message: "This wallet holds no $ZN." });
+      return;
+    }
+    if (holding.kind === "frozen") {
+      refuse(res, 422, { error: "account_frozen", message: "This wallet's $ZN account is frozen." });
+      return;
+    }
+    if (holding.amount < payment.priceBaseUnits) {
+      refuse(res, 422, {
+        error: "insufficient_tokens",
+        message: `This wallet holds ${formatUnits(holding.amount, payment.decimals)} $ZN; ${tierName} costs ${price} $ZN.`,
+      });
+      return;
+    }
+    const message = `${tierName}, ${price} $ZN`;
+    const transaction = await transferTransaction({
+      buyer: account,
+      mint: settings.mint,
+      recipient: settings.recipient,
+      info: chain,
+      amount: payment.priceBaseUnits,
+      reference: payment.reference as Address,
+      memo: tierName,
+      createStoreAccount: !accounts[1],
+      lifetime,
+    });
+    logger.info(
+      { reference: payment.reference, address: maskAddress(address), createsStoreAccount: !accounts[1] },
+      "transaction requested",
+    );
+    answerJson(res, 200, { transaction, message } satisfies TransactionRequestTransaction, {
+      "Cache-Control": "no-store",
+    });
+  }
+
+  /** Any origin, no credentials: a wallet fetches the transaction request from wherever it runs. */
+  function transactionRoute(req: IncomingMessage, res: ServerResponse, reference: string) {
+    res.setHeader("Access-Control-Allow-Origin", "*");
+    const method = req.method ?? "GET";
+    if (method === "OPTIONS") {
+      res
+        .writeHead(204, {
+          "Access-Control-Allow-Methods": TRANSACTION_METHODS,
+          "Access-Control-Allow-Headers": "Content-Type",
+          "Access-Control-Max-Age": String(PREFLIGHT_MAX_AGE_S),
+          "Cache-Control": "no-store",
+        })
+        .end();
+    } else if (method === "POST") {
+      transaction(req, res, reference).catch((error: unknown) => failed(res, "a transaction request", error));
+    } else if (method === "GET" || method === "HEAD") {
+      transactionLabel(req, res, reference).catch((error: unknown) => failed(res, "a transaction request", error));
+    } else {
+      req.resume();
+      refuseMethod(res, TRANSACTION_METHODS);
+    }
+  }
+
   return (req, res, target) => {
     const { path } = target;
     if (!isPaymentsPath(path)) return false;
+    if (path.endsWith(TRANSACTION_SUFFIX) && path.split("/").length === 4) {
+      transactionRoute(req, res, path.slice(PAYMENTS_PATH.length + 1, -TRANSACTION_SUFFIX.length));
+      return true;
+    }
     const allowed = allowOrigin(req, res, allowedOrigins);
     const method = req.method ?? "GET";
     if (method === "OPTIONS") {

@@ -1,7 +1,7 @@
 /**
  * A Solana JSON-RPC endpoint on 127.0.0.1 over a LocalChain, answering the methods the payment
- * watcher calls (getSignaturesForAddress, getTransaction with the `json` encoding, getMultipleAccounts
- * with `base64`) in the RPC's documented shapes. The answers are typed with @solana/kit's RPC API
+ * service calls (getSignaturesForAddress, getTransaction with the `json` encoding, getMultipleAccounts
+ * with `base64`, getLatestBlockhash) in the RPC's documented shapes. The answers are typed with @solana/kit's RPC API
  * types, so a change of those shapes fails the type check here. u64 fields are bigint in those
  * types and go out as JSON numbers, as a validator sends them.
  *
@@ -19,6 +19,7 @@ import type {
   Address,
   Base64EncodedBytes,
   Base64EncodedDataResponse,
+  GetLatestBlockhashApi,
   GetMultipleAccountsApi,
   GetSignaturesForAddressApi,
   GetTransactionApiResponseJson,
@@ -30,6 +31,9 @@ type ChainFault = { status: number; retryAfter?: string } | { hang: true };
 
 type SignaturesAnswer = ReturnType<GetSignaturesForAddressApi["getSignaturesForAddress"]>;
 type AccountsAnswer = ReturnType<GetMultipleAccountsApi["getMultipleAccounts"]>;
+type BlockhashAnswer = ReturnType<GetLatestBlockhashApi["getLatestBlockhash"]>;
+/** A blockhash is good for 150 blocks on a cluster; the local chain has no block height, so its slot stands in. */
+const BLOCKHASH_VALID_BLOCKS = 150n;
 
 class RpcError extends Error {
   readonly code: number;
@@ -153,6 +157,14 @@ export async function startChainRpcServer(chain: LocalChain): Promise<ChainRpcSe
     };
   }
 
+  function latestBlockhash(): BlockhashAnswer {
+    const slot = chain.executed.at(-1)?.slot ?? 0n;
+    return {
+      context: { slot },
+      value: { blockhash: chain.svm.latestBlockhash(), lastValidBlockHeight: slot + BLOCKHASH_VALID_BLOCKS },
+    };
+  }
+
   function answer(method: string, params: unknown[]): unknown {
     switch (method) {
       case "getSignaturesForAddress":
@@ -161,6 +173,8 @@ export async function startChainRpcServer(chain: LocalChain): Promise<ChainRpcSe
         return transaction(params[0] as Signature, params[1] as never);
       case "getMultipleAccounts":
         return accounts(params[0] as Address[], params[1] as never);
+      case "getLatestBlockhash":
+        return latestBlockhash();
       default:
         throw new RpcError(-32601, "Method not found");
     }

@@ -10,6 +10,7 @@
  *   const mint = await chain.createMint({ decimals: 6, program: "token" });
  *   const payer = await chain.wallet(); await chain.mintTo(mint, payer.address, 1_000_000_000n);
  *   const signature = await chain.pay({ payer, recipient, mint, amount: 25_000_000n, references: [reference] });
+ *   await chain.submit(signedElsewhere);  // a wallet's transaction, on chain.svm.latestBlockhash()
  */
 import {
   AccountRole,
@@ -28,6 +29,7 @@ import {
   setTransactionMessageFeePayerSigner,
   signTransactionMessageWithSigners,
   type TokenBalance,
+  type Transaction,
   type TransactionError,
 } from "@solana/kit";
 import { getCreateAccountInstruction } from "@solana-program/system";
@@ -230,7 +232,15 @@ export class LocalChain {
       (tx) => this.svm.setTransactionMessageLifetimeUsingLatestBlockhash(tx),
       (tx) => appendTransactionMessageInstructions(instructions, tx),
     );
-    const transaction = await signTransactionMessageWithSigners(message);
+    return this.submit(await signTransactionMessageWithSigners(message));
+  }
+
+  /**
+   * Executes a transaction signed elsewhere (a wallet's, as a transaction request's buyer sends
+   * it) and records it as send() does. Its blockhash must be the latest: the one getLatestBlockhash
+   * answered, with no transaction of this chain in between.
+   */
+  async submit(transaction: Transaction): Promise<Signature> {
     const compiled = getCompiledTransactionMessageDecoder().decode(transaction.messageBytes);
     if (compiled.version !== 0) throw new Error("the local chain sends version 0 transactions only");
     const accountKeys = compiled.staticAccounts;

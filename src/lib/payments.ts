@@ -28,6 +28,12 @@ export interface CreatedPayment {
   reference: string;
   /** The Solana Pay v1.1 transfer request (`solana:<recipient>?amount=...`). */
   url: string;
+  /**
+   * The Solana Pay v1.1 transaction request for the same payment
+   * (`solana:https://<service>/payments/<reference>/transaction`): a wallet fetches the transaction.
+   * Optional for the page: a service of an older version does not send it.
+   */
+  transactionUrl?: string;
   /** The wallet paid (PUBLIC_PAYMENT_ADDRESS). */
   recipient: string;
   /** The $ZN mint (PUBLIC_CONTRACT_ADDRESS). */
@@ -73,4 +79,24 @@ export interface PaymentStatusBody {
 export interface PaymentErrorBody {
   error: string;
   message?: string;
+}
+
+/** POST /payments/<reference>/transaction: the wallet's account (Solana Pay transaction request). */
+export interface TransactionRequestBody {
+  /** The buyer's wallet, base58: the fee payer and the owner of the $ZN account paid from. */
+  account: string;
+}
+
+/** GET /payments/<reference>/transaction. */
+export interface TransactionRequestLabel {
+  label: string;
+  /** Absolute URL of a square SVG. */
+  icon: string;
+}
+
+/** 200 to POST /payments/<reference>/transaction. */
+export interface TransactionRequestTransaction {
+  /** Base64 of the unsigned, serialized version 0 transaction; the buyer signs it. */
+  transaction: string;
+  message: string;
 }

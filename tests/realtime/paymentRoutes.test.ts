@@ -152,6 +152,7 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
     expect(created).toEqual({
       reference,
       url: expect.any(String),
+      transactionUrl: `solana:${shop.url}/payments/${reference}/transaction`,
       recipient: shop.recipient,
       mint: shop.mint,
       amount: String(DELUXE.price),

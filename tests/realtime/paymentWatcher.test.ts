@@ -402,8 +402,9 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     expect(statesHeard).toEqual(["limited", "unreachable", "ok"]);
     expect(await outcomeCount(bench, "confirmed")).toBe(1);
     const errors = (await bench.metrics.paymentRpcErrors.get()).values;
-    // Every method and kind has its series from the start, at zero until it happens.
-    expect(errors).toHaveLength(3 * 6);
+    // Every method (the watcher's three, and getLatestBlockhash for transaction requests) and kind
+    // has its series from the start, at zero until it happens.
+    expect(errors).toHaveLength(4 * 6);
     expect(
       Object.fromEntries(
         errors
