@@ -41,7 +41,9 @@ export function contentSecurityPolicy(sources: PolicySources): string {
     // Style attributes (the wheel's gradient, confetti positions, rendered by React on the server)
     // cannot run script; hashing each would make the header kilobytes long for no real gain.
     ["style-src-attr", "'unsafe-inline'"],
-    ["img-src", "'self'"],
+    // data: for the icons browser wallets give as data: URIs (Wallet Standard), shown in the buy
+    // dialog; an image cannot run script, and the page writes no other data: image.
+    ["img-src", "'self'", "data:"],
     ["font-src", "'self'"],
     // CSP3 'self' also matches ws: and wss: on the page's own host and port (the default socket).
     ["connect-src", "'self'", ...sorted(sources.connectOrigins)],

@@ -32,6 +32,7 @@ import {
   type PaymentStatus,
   type PaymentStatusBody,
   type PaymentsConfigBody,
+  TRANSACTION_REQUEST_SUFFIX,
   type TransactionRequestBody,
   type TransactionRequestLabel,
   type TransactionRequestTransaction,
@@ -56,7 +57,6 @@ import {
   buyerTokenAccount,
   ICON_PATH,
   requestOrigin,
-  TRANSACTION_SUFFIX,
   transferTransaction,
 } from "./transactionRequest.ts";
 
@@ -353,7 +353,7 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
         reference,
         message: tier.name,
       }),
-      transactionUrl: `solana:${requestOrigin(req, options.trustProxy)}${PAYMENTS_PATH}/${reference}${TRANSACTION_SUFFIX}`,
+      transactionUrl: `solana:${requestOrigin(req, options.trustProxy)}${PAYMENTS_PATH}/${reference}${TRANSACTION_REQUEST_SUFFIX}`,
       recipient: settings.recipient,
       mint: settings.mint,
       amount,
@@ -574,8 +574,8 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
   return (req, res, target) => {
     const { path } = target;
     if (!isPaymentsPath(path)) return false;
-    if (path.endsWith(TRANSACTION_SUFFIX) && path.split("/").length === 4) {
-      transactionRoute(req, res, path.slice(PAYMENTS_PATH.length + 1, -TRANSACTION_SUFFIX.length));
+    if (path.endsWith(TRANSACTION_REQUEST_SUFFIX) && path.split("/").length === 4) {
+      transactionRoute(req, res, path.slice(PAYMENTS_PATH.length + 1, -TRANSACTION_REQUEST_SUFFIX.length));
       return true;
     }
     const allowed = allowOrigin(req, res, allowedOrigins);

@@ -33,8 +33,6 @@ import {
 import { forwardedEntries } from "../auction/clientAddress.ts";
 import type { BlockhashLifetime, ChainInfo } from "./chain.ts";
 
-/** The path after /payments/<reference>: `solana:https://<host>/payments/<reference>/transaction`. */
-export const TRANSACTION_SUFFIX = "/transaction";
 /** The SPL Memo program (v2 and later): data is UTF-8, no accounts needed. */
 export const MEMO_PROGRAM_ADDRESS = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr" as Address;
 /** The site's square icon (public/favicon.svg), as GET answers it. */

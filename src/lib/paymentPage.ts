@@ -45,6 +45,7 @@ const Spins = v.pipe(v.number(), v.integer(), v.minValue(1));
 const CreatedSchema = v.object({
   reference: Reference,
   url: v.pipe(v.string(), v.regex(/^solana:/)),
+  transactionUrl: v.optional(v.pipe(v.string(), v.regex(/^solana:https?:\/\//))),
   recipient: v.string(),
   mint: v.string(),
   amount: Amount,

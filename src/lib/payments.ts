@@ -6,6 +6,13 @@
 
 export const PAYMENTS_PATH = "/payments";
 export const PAYMENTS_CONFIG_PATH = "/payments/config";
+/** After /payments/<reference>: the request's Solana Pay transaction request (spec v1.1). */
+export const TRANSACTION_REQUEST_SUFFIX = "/transaction";
+/**
+ * The chain the store's $ZN lives on, as Wallet Standard names it: what the page asks a browser
+ * wallet to send on (the service watches one chain, SOLANA_RPC_URL's).
+ */
+export const PAYMENT_CHAIN = "solana:mainnet";
 
 export const PAYMENTS_UNAVAILABLE_TEXT = "Payments are unavailable right now.";
 export const PAYMENT_NAME_NOT_ALLOWED_TEXT = "Name Not Allowed";

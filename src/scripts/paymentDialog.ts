@@ -7,6 +7,7 @@
  * A request's status comes over the page's auction socket (watchPayment); while the socket is not
  * open the page asks GET /payments/<reference> every few seconds instead. On confirmation the spins
  * are credited through planPurchased (the wheel celebrates), once per reference on this browser.
+ * A browser wallet pays through walletPay.ts, its own chunk, loaded when a request is shown.
  */
 import { encode } from "uqr";
 import { config } from "../config.ts";
@@ -31,6 +32,7 @@ import {
   PAYMENTS_UNAVAILABLE_TEXT,
   type PaymentErrorBody,
   type PaymentStatusBody,
+  TRANSACTION_REQUEST_SUFFIX,
 } from "../lib/payments.ts";
 import { PLAN_PURCHASED_EVENT, type PlanPurchasedDetail } from "../lib/purchase.ts";
 import { serviceEndpoint } from "../lib/serviceEndpoint.ts";
@@ -78,6 +80,10 @@ function dialogParts() {
     instructions: part("instructions"),
     qr: part("qr"),
     link: part<HTMLAnchorElement>("link"),
+    transactionLink: part<HTMLAnchorElement>("transaction-link"),
+    wallets: part("wallets"),
+    walletList: part<HTMLUListElement>("wallet-list"),
+    walletItem: part<HTMLTemplateElement>("wallet-item"),
     note: part("note"),
     spins: part("spins"),
     status: part("status"),
@@ -157,6 +163,27 @@ function showRequest(payment: PendingPayment) {
   parts.status.textContent = statusText({ status: "waiting", priceAmount: payment.amount });
   parts.note.textContent = payment.slow ? SLOW_CONFIRMATION_TEXT : "";
   parts.note.hidden = !payment.slow;
+  // A service of an older version answers no transaction request: the QR and the first link only.
+  parts.transactionLink.hidden = !payment.transactionUrl;
+  parts.transactionLink.href = payment.transactionUrl ?? "#";
+  parts.wallets.hidden = true;
+  if (payment.transactionUrl) void offerWallets(payment.reference);
+}
+
+/** "Pay with <wallet>" for the browser's wallets; without the chunk (offline), the QR and links remain. */
+async function offerWallets(reference: string) {
+  const walletPay = await import("./walletPay.ts").catch(() => null);
+  if (!walletPay || shown?.reference !== reference) return;
+  const parts = dialogParts();
+  walletPay.showWallets(
+    { container: parts.wallets, list: parts.walletList, item: parts.walletItem, say: sayAbout },
+    { reference, transactionEndpoint: endpoint(`${PAYMENTS_PATH}/${reference}${TRANSACTION_REQUEST_SUFFIX}`) },
+  );
+}
+
+/** A wallet's progress, shown while the dialog shows its request and the request has not settled. */
+function sayAbout(reference: string, text: string) {
+  if (shown?.reference === reference && followed.has(reference)) dialogParts().status.textContent = text;
 }
 
 async function createRequest(tier: BuyTier, name: string) {

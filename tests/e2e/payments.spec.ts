@@ -3,15 +3,17 @@
  * own with payments on, its SOLANA_RPC_URL the JSON-RPC server of a local chain (LiteSVM) in this
  * process, on the site `npm run build` left in dist/. The suite's shared server keeps payments off
  * (purchase.spec.ts checks the alert there). The test pays on the chain with the reference the page
- * got, as a wallet would.
+ * got, as a wallet would; or a test wallet registered through Wallet Standard pays from the dialog.
  */
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test, type WebSocketRoute } from "@playwright/test";
+import type { Address } from "@solana/kit";
 import { type PaymentShop, startPaymentShop } from "../../scripts/support/paymentShop.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
 import { scaled } from "../support/timeBudgets.ts";
 import { toast } from "./fixtures.ts";
 import { watchViolations } from "./support/cspViolations.ts";
+import { installTestWallet, TEST_WALLET_NAME } from "./support/testWallet.ts";
 
 const TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 
@@ -21,8 +23,8 @@ test.describe.configure({ mode: "default" });
 
 let shop: PaymentShop;
 let origin: string;
-let recipient: string;
-let mint: string;
+let recipient: Address;
+let mint: Address;
 
 test.beforeAll(async () => {
   test.setTimeout(scaled(180_000));
@@ -84,6 +86,7 @@ test("Buy opens the payment dialog: a request with its QR code, wallet link, add
 }) => {
   // The dialog, its QR code and the copy button all work under the service's CSP.
   const violations = await watchViolations(page.context());
+  const walletCode = page.waitForResponse((response) => /\/walletPay\.[\w-]+\.js$/.test(response.url()));
   await page.goto(`${origin}/`);
   const { dialog } = await openBuyDialog(page);
   await expect(dialog).toContainText("Congratulations! You selected Deluxe Nothing for 100 $ZN!");
@@ -109,6 +112,15 @@ test("Buy opens the payment dialog: a request with its QR code, wallet link, add
   await copy.click();
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(recipient);
   await expect(dialog.locator("[data-payment-status]")).toHaveText("Waiting for your payment…");
+  // The phone's second way: the same payment as a Solana Pay transaction request.
+  await expect(dialog.getByRole("link", { name: "Open as a Solana Pay transaction" })).toHaveAttribute(
+    "href",
+    `solana:${origin}/payments/${created.reference}/transaction`,
+  );
+  // With no wallet in this browser the wallets' block stays hidden, once its code has looked.
+  await walletCode;
+  await expect(dialog.locator("[data-payment-wallets]")).toBeHidden();
+  await expect(dialog.getByRole("button", { name: /^Pay with/ })).toHaveCount(0);
   await expectAxeClean(page);
   expect(await violations.events(page)).toEqual([]);
   expect(violations.console).toEqual([]);
@@ -156,6 +168,83 @@ test("the chain's payment confirms the request: the spins are credited once, and
   // A reload adds nothing more: the reference is credited on this browser.
   await page.reload();
   await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
+});
+
+/** A wallet of the local chain holding `amount` base units of $ZN (none: no token account at all). */
+async function buyerWallet(amount: bigint) {
+  const buyer = await shop.chain.wallet();
+  if (amount > 0n) await shop.chain.mintTo(mint, buyer.address, amount);
+  return buyer;
+}
+
+test("a browser wallet pays from the dialog through the transaction request: confirmed, credited once, axe-clean", async ({
+  page,
+}) => {
+  const violations = await watchViolations(page.context());
+  const buyer = await buyerWallet(250_000_000n);
+  const wallet = await installTestWallet(page, shop.chain, buyer);
+  await page.goto(`${origin}/`);
+  await expect(await spinsShown(page)).toHaveText("1 Spin Remaining");
+  const { dialog } = await openBuyDialog(page);
+  const created = await requestPayment(page, "");
+  const payWith = dialog.getByRole("button", { name: `Pay with ${TEST_WALLET_NAME}` });
+  await expect(payWith).toBeVisible();
+  // The wallet's own icon, a data: URI, loads under the page's CSP.
+  await expect
+    .poll(() => payWith.locator("img").evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth))
+    .toBeGreaterThan(0);
+  await expectAxeClean(page);
+
+  await payWith.click();
+  await expect(toast(page, "Payment Confirmed!")).toContainText("+7 lottery spins.");
+  await expect(dialog.locator("[data-payment-status]")).toHaveText("Payment confirmed!");
+  expect(wallet.requests).toEqual([{ chain: "solana:mainnet", account: buyer.address }]);
+  expect(await shop.chain.balance(buyer.address, mint)).toBe(150_000_000n);
+  const status = (await (await fetch(`${origin}/payments/${created.reference}`)).json()) as PaymentStatusBody;
+  expect(status).toMatchObject({ status: "confirmed", receivedAmount: "100" });
+  await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
+  await page.reload();
+  await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
+  expect(await violations.events(page)).toEqual([]);
+  expect(violations.console).toEqual([]);
+});
+
+test("a declined signature returns to the dialog with the QR, the links and the wallet, axe-clean; a second try pays", async ({
+  page,
+}) => {
+  const buyer = await buyerWallet(100_000_000n);
+  const wallet = await installTestWallet(page, shop.chain, buyer);
+  await page.goto(`${origin}/`);
+  const { dialog } = await openBuyDialog(page);
+  await requestPayment(page, "");
+  const payWith = dialog.getByRole("button", { name: `Pay with ${TEST_WALLET_NAME}` });
+  const status = dialog.locator("[data-payment-status]");
+  wallet.declineNext();
+  await payWith.click();
+  await expect(status).toHaveText(
+    `You declined the payment in ${TEST_WALLET_NAME}. Nothing was sent: pay with ${TEST_WALLET_NAME} again, or with the QR code or link.`,
+  );
+  await expect(dialog.getByRole("img", { name: /QR code/ })).toBeVisible();
+  await expect(dialog.getByRole("link", { name: "Open in wallet", exact: true })).toBeVisible();
+  await expect(payWith).toBeFocused();
+  await expect(payWith).not.toHaveAttribute("aria-disabled");
+  await expectAxeClean(page);
+  expect(await shop.chain.balance(buyer.address, mint)).toBe(100_000_000n);
+
+  await page.keyboard.press("Enter");
+  await expect(status).toHaveText("Payment confirmed!");
+  expect(wallet.requests).toHaveLength(2);
+  await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
+});
+
+test("a wallet without $ZN is told so before it is asked to sign anything", async ({ page }) => {
+  const wallet = await installTestWallet(page, shop.chain, await buyerWallet(0n));
+  await page.goto(`${origin}/`);
+  const { dialog } = await openBuyDialog(page);
+  await requestPayment(page, "");
+  await dialog.getByRole("button", { name: `Pay with ${TEST_WALLET_NAME}` }).click();
+  await expect(dialog.locator("[data-payment-status]")).toHaveText("This wallet holds no $ZN.");
+  expect(wallet.requests).toEqual([]);
 });
 
 test("a confirmed payment with a name shows on the Wall of Fame's Verified Patrons, with its total and transaction", async ({
