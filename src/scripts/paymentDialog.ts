@@ -7,7 +7,7 @@
  * A request's status comes over the page's auction socket (watchPayment); while the socket is not
  * open the page asks GET /payments/<reference> every few seconds instead. On confirmation the spins
  * are credited through planPurchased (the wheel celebrates), once per reference on this browser.
- * A browser wallet pays through walletPay.ts, its own chunk, loaded when a request is shown.
+ * A browser wallet pays through walletPay.ts, its own chunk, loaded when the dialog first opens.
  */
 import { encode } from "uqr";
 import { config } from "../config.ts";
@@ -38,6 +38,7 @@ import { PLAN_PURCHASED_EVENT, type PlanPurchasedDetail } from "../lib/purchase.
 import { serviceEndpoint } from "../lib/serviceEndpoint.ts";
 import { $auction, connectAuction, watchPayment } from "../stores/auction.ts";
 import { showToast } from "../stores/toasts.ts";
+import type { WalletPayment } from "./walletPay.ts";
 
 /** How often a page without an open socket asks for a pending request's status. */
 export const STATUS_POLL_MS = 3_000;
@@ -107,7 +108,7 @@ export function qrSvg(text: string): string {
 }
 
 /** The dialog shows one request (or the form for a new one) at a time. */
-let shown: { tier: BuyTier; reference?: string } | null = null;
+let shown: { tier: BuyTier; payment?: PendingPayment } | null = null;
 let opener: HTMLElement | null = null;
 let wired = false;
 
@@ -123,7 +124,7 @@ function wireDialog() {
   });
   parts.form.addEventListener("submit", (event) => {
     event.preventDefault();
-    if (shown) void createRequest(shown.tier, parts.name.value);
+    if (shown) void createRequest(shown.tier, parts.name.value, { focusLink: true });
   });
 }
 
@@ -147,11 +148,12 @@ export function openPaymentDialog(tier: BuyTier, openedBy: HTMLElement) {
   if (!parts.dialog.open) parts.dialog.showModal();
   (pending ? parts.link : parts.name).focus();
   if (pending) follow(pending);
+  void offerWallets();
 }
 
 function showRequest(payment: PendingPayment) {
   const parts = dialogParts();
-  if (shown) shown.reference = payment.reference;
+  if (shown) shown.payment = payment;
   parts.form.hidden = true;
   parts.request.hidden = false;
   parts.instructions.textContent = `Send ${formatZn(payment.price)} tokens to this address, or scan the code with a Solana wallet:`;
@@ -166,27 +168,54 @@ function showRequest(payment: PendingPayment) {
   // A service of an older version answers no transaction request: the QR and the first link only.
   parts.transactionLink.hidden = !payment.transactionUrl;
   parts.transactionLink.href = payment.transactionUrl ?? "#";
-  parts.wallets.hidden = true;
-  if (payment.transactionUrl) void offerWallets(payment.reference);
+  walletList?.refresh();
 }
 
-/** "Pay with <wallet>" for the browser's wallets; without the chunk (offline), the QR and links remain. */
-async function offerWallets(reference: string) {
+let walletList: { refresh(): void } | undefined;
+
+/**
+ * "Pay with <wallet>" for the browser's wallets, in the form (a click less: the wallet's button makes
+ * the request) and beside a request; without the chunk (offline), the form, QR and links remain.
+ */
+async function offerWallets() {
   const walletPay = await import("./walletPay.ts").catch(() => null);
-  if (!walletPay || shown?.reference !== reference) return;
+  if (!walletPay) return;
   const parts = dialogParts();
-  walletPay.showWallets(
-    { container: parts.wallets, list: parts.walletList, item: parts.walletItem, say: sayAbout },
-    { reference, transactionEndpoint: endpoint(`${PAYMENTS_PATH}/${reference}${TRANSACTION_REQUEST_SUFFIX}`) },
-  );
+  walletList = walletPay.showWallets({
+    container: parts.wallets,
+    list: parts.walletList,
+    item: parts.walletItem,
+    // A request from a service too old to answer transaction requests is paid by QR or link only.
+    accepts: () => shown !== null && (!shown.payment || Boolean(shown.payment.transactionUrl)),
+    paymentFor: walletPayment,
+    say: sayAbout,
+  });
 }
 
-/** A wallet's progress, shown while the dialog shows its request and the request has not settled. */
-function sayAbout(reference: string, text: string) {
-  if (shown?.reference === reference && followed.has(reference)) dialogParts().status.textContent = text;
+/** The request a wallet pays: the one shown, or one made now from the form as it stands. */
+async function walletPayment(): Promise<WalletPayment | null> {
+  if (!shown) return null;
+  const payment = shown.payment ?? (await createRequest(shown.tier, dialogParts().name.value, { focusLink: false }));
+  if (!payment?.transactionUrl) return null;
+  const path = `${PAYMENTS_PATH}/${payment.reference}${TRANSACTION_REQUEST_SUFFIX}`;
+  return { reference: payment.reference, transactionEndpoint: endpoint(path) };
 }
 
-async function createRequest(tier: BuyTier, name: string) {
+/**
+ * A wallet's progress: before its request exists, while the dialog is open; then while the dialog
+ * shows that request and it has not settled (a confirmation may arrive before the wallet answers).
+ */
+function sayAbout(text: string, reference?: string) {
+  const showing = reference === undefined ? shown !== null : shown?.payment?.reference === reference;
+  if (showing && (reference === undefined || followed.has(reference))) dialogParts().status.textContent = text;
+}
+
+/** Makes a payment request for the tier and shows it; null when the service refused (the status says why). */
+async function createRequest(
+  tier: BuyTier,
+  name: string,
+  { focusLink }: { focusLink: boolean },
+): Promise<PendingPayment | null> {
   const parts = dialogParts();
   const submit = parts.form.querySelector("button[type=submit]") as HTMLButtonElement;
   submit.disabled = true;
@@ -204,7 +233,7 @@ async function createRequest(tier: BuyTier, name: string) {
       });
     } catch {
       parts.status.textContent = PAYMENTS_UNAVAILABLE_TEXT;
-      return;
+      return null;
     }
     const data: unknown = await response.json().catch(() => null);
     const created = response.status === 201 ? parseCreatedPayment(data) : null;
@@ -212,16 +241,17 @@ async function createRequest(tier: BuyTier, name: string) {
       const error = (data as Partial<PaymentErrorBody> | null)?.error;
       parts.status.textContent = requestRefusalText(response.status, typeof error === "string" ? error : undefined);
       if (error === "name_not_allowed" || error === "invalid_name") parts.name.focus();
-      return;
+      return null;
     }
     const payment: PendingPayment = { ...created, price: tier.price };
     addPending(storage, payment, Date.now());
     // Still showing this tier's form (the visitor may have closed the dialog meanwhile).
-    if (shown?.tier.tierId === tier.tierId && !shown.reference) {
+    if (shown?.tier.tierId === tier.tierId && !shown.payment) {
       showRequest(payment);
-      parts.link.focus();
+      if (focusLink) parts.link.focus();
     }
     follow(payment);
+    return payment;
   } finally {
     submit.disabled = false;
   }
@@ -264,14 +294,14 @@ async function fetchStatus(reference: string): Promise<PaymentStatusBody | null>
 function settle(status: PaymentStatusBody) {
   const entry = followed.get(status.reference);
   if (!entry) return;
-  if (shown?.reference === status.reference) dialogParts().status.textContent = statusText(status);
+  if (shown?.payment?.reference === status.reference) dialogParts().status.textContent = statusText(status);
   if (!isSettled(status.status)) return;
   clearTimeout(entry.timer);
   followed.delete(status.reference);
   entry.unwatch();
   removePending(storage, status.reference, Date.now());
   if (status.status === "confirmed") void credit(status);
-  else if (shown?.reference !== status.reference) {
+  else if (shown?.payment?.reference !== status.reference) {
     showToast({ title: statusText(status), variant: "destructive" });
   }
 }

@@ -1,10 +1,11 @@
 /**
  * "Pay with <wallet>" in the buy dialog (docs/decisions/2026-11-27-wallet-standard-in-the-dialog.md).
- * paymentDialog.ts imports this when it first shows a request, so Wallet Standard is a chunk of its
- * own that no page loads before a dialog opens. It lists the installed wallets that can sign and
- * send a version 0 transaction (as they register, late ones too); a click connects, fetches the
- * request's Solana Pay transaction request from the service, and asks the wallet to sign and send
- * it. The service's watcher confirms the payment by its reference, exactly as a QR payment.
+ * paymentDialog.ts imports this when the dialog opens, so Wallet Standard is a chunk of its own that
+ * no page loads before then. It lists the installed wallets that can sign and send a version 0
+ * transaction (as they register, late ones too); a click connects, takes the request shown (or has
+ * the dialog make one from its form), fetches its Solana Pay transaction request from the service,
+ * and asks the wallet to sign and send it. The service's watcher confirms the payment by its
+ * reference, exactly as a QR payment.
  */
 import type { SolanaSignAndSendTransactionFeature } from "@solana/wallet-standard-features";
 import { getWallets } from "@wallet-standard/app";
@@ -33,43 +34,46 @@ export interface WalletPayment {
 }
 
 export interface WalletBlock {
-  /** Hidden while no installed wallet can pay. */
+  /** Hidden while no installed wallet can pay, or while the dialog does not accept a wallet's payment. */
   container: HTMLElement;
   list: HTMLUListElement;
   item: HTMLTemplateElement;
-  /** Writes a line to the dialog's live status while it shows this reference. */
-  say: (reference: string, text: string) => void;
+  accepts: () => boolean;
+  /** The request to pay: the one shown, or a new one; null when there is none (the dialog said why). */
+  paymentFor: () => Promise<WalletPayment | null>;
+  /** Writes a line to the dialog's live status; with a reference, only while that request is shown. */
+  say: (text: string, reference?: string) => void;
 }
 
 let block: WalletBlock | undefined;
-let payment: WalletPayment | undefined;
 /** One payment at a time: the buttons are marked busy and ignore clicks meanwhile. */
 let paying = false;
 /** The wallets the list shows, so a register event that changes nothing keeps the buttons (and focus). */
 let shownWallets: readonly Wallet[] = [];
 
-/** Shows the wallets that can pay this request, and keeps the list current as wallets come and go. */
-export function showWallets(target: WalletBlock, request: WalletPayment) {
+/** Shows the wallets that can pay, kept current as wallets come and go; `refresh` after the dialog changes. */
+export function showWallets(target: WalletBlock): { refresh(): void } {
   if (!block) {
     const wallets = getWallets();
     wallets.on("register", render);
     wallets.on("unregister", render);
   }
   block = target;
-  payment = request;
-  shownWallets = [];
   render();
+  return { refresh: render };
 }
 
 function render() {
   if (!block) return;
   const wallets = payableWallets(getWallets().get(), PAYMENT_CHAIN);
-  if (wallets.length === shownWallets.length && wallets.every((wallet, index) => wallet === shownWallets[index]))
-    return;
-  shownWallets = wallets;
   const { container, list, item } = block;
-  list.replaceChildren(...wallets.map((wallet) => walletItem(item, wallet)));
-  container.hidden = wallets.length === 0;
+  const changed =
+    wallets.length !== shownWallets.length || wallets.some((wallet, index) => wallet !== shownWallets[index]);
+  if (changed) {
+    shownWallets = wallets;
+    list.replaceChildren(...wallets.map((wallet) => walletItem(item, wallet)));
+  }
+  container.hidden = wallets.length === 0 || !block.accepts();
 }
 
 function walletItem(template: HTMLTemplateElement, wallet: Wallet): Node {
@@ -84,7 +88,7 @@ function walletItem(template: HTMLTemplateElement, wallet: Wallet): Node {
   }
   if (paying) button.setAttribute("aria-disabled", "true");
   button.addEventListener("click", () => {
-    if (!paying && payment) void pay(wallet, payment);
+    if (!paying && block) void pay(wallet, block);
   });
   return fragment;
 }
@@ -98,9 +102,10 @@ function setBusy(busy: boolean) {
   }
 }
 
-async function pay(wallet: Wallet, request: WalletPayment) {
-  const say = (text: string) => block?.say(request.reference, text);
+/** Connects, makes or takes the request, fetches its transaction, and has the wallet sign and send it. */
+async function pay(wallet: Wallet, { paymentFor, say }: WalletBlock) {
   setBusy(true);
+  let reference: string | undefined;
   try {
     say(walletProgressText.connecting(wallet.name));
     const connect = wallet.features[CONNECT_FEATURE] as StandardConnectFeature[typeof CONNECT_FEATURE];
@@ -110,20 +115,23 @@ async function pay(wallet: Wallet, request: WalletPayment) {
       say(NO_ACCOUNT_TEXT(wallet.name));
       return;
     }
-    say(walletProgressText.preparing);
+    const request = await paymentFor();
+    if (!request) return;
+    reference = request.reference;
+    say(walletProgressText.preparing, reference);
     const transaction = await fetchTransaction(request, account.address);
     if (typeof transaction === "string") {
-      say(transaction);
+      say(transaction, reference);
       return;
     }
-    say(walletProgressText.approving(wallet.name));
+    say(walletProgressText.approving(wallet.name), reference);
     const signAndSend = wallet.features[
       SIGN_AND_SEND_FEATURE
     ] as SolanaSignAndSendTransactionFeature[typeof SIGN_AND_SEND_FEATURE];
     await signAndSend.signAndSendTransaction({ account, chain: PAYMENT_CHAIN, transaction });
-    say(walletProgressText.sent(wallet.name));
+    say(walletProgressText.sent(wallet.name), reference);
   } catch (error) {
-    say(walletFailureText(wallet.name, error));
+    say(walletFailureText(wallet.name, error), reference);
   } finally {
     setBusy(false);
   }

@@ -177,7 +177,7 @@ async function buyerWallet(amount: bigint) {
   return buyer;
 }
 
-test("a browser wallet pays from the dialog through the transaction request: confirmed, credited once, axe-clean", async ({
+test("a browser wallet pays in two clicks, Buy and Pay with, through the transaction request: credited once, axe-clean", async ({
   page,
 }) => {
   const violations = await watchViolations(page.context());
@@ -186,7 +186,7 @@ test("a browser wallet pays from the dialog through the transaction request: con
   await page.goto(`${origin}/`);
   await expect(await spinsShown(page)).toHaveText("1 Spin Remaining");
   const { dialog } = await openBuyDialog(page);
-  const created = await requestPayment(page, "");
+  // Beside the form: the wallet's button makes the request itself.
   const payWith = dialog.getByRole("button", { name: `Pay with ${TEST_WALLET_NAME}` });
   await expect(payWith).toBeVisible();
   // The wallet's own icon, a data: URI, loads under the page's CSP.
@@ -195,9 +195,15 @@ test("a browser wallet pays from the dialog through the transaction request: con
     .toBeGreaterThan(0);
   await expectAxeClean(page);
 
+  const creation = page.waitForResponse(
+    (response) => response.url().endsWith("/payments") && response.request().method() === "POST",
+  );
   await payWith.click();
+  const created = (await (await creation).json()) as CreatedPayment;
   await expect(toast(page, "Payment Confirmed!")).toContainText("+7 lottery spins.");
   await expect(dialog.locator("[data-payment-status]")).toHaveText("Payment confirmed!");
+  // The request was shown meanwhile, QR and links, should the wallet have failed.
+  await expect(dialog.getByRole("img", { name: /QR code/ })).toHaveAttribute("data-url", created.url);
   expect(wallet.requests).toEqual([{ chain: "solana:mainnet", account: buyer.address }]);
   expect(await shop.chain.balance(buyer.address, mint)).toBe(150_000_000n);
   const status = (await (await fetch(`${origin}/payments/${created.reference}`)).json()) as PaymentStatusBody;
