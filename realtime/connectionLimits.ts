@@ -149,7 +149,7 @@ export function guardConnections(
     admitUpgrade(req, socket) {
       (socket as Socket).setTimeout?.(0);
       if (admit(req, socket)) return true;
-      refuseUpgrade(socket, 429, REFUSAL_TEXT);
+      refuseUpgrade(socket, 429, REFUSAL_TEXT, { retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS });
       return false;
     },
   };
@@ -160,12 +160,8 @@ export function guardConnections(
  * connection closed at once: waiting for the client to read it would let it hold the connection.
  */
 function refuseConnection(socket: Socket): void {
-  const body = REFUSAL_TEXT;
   socket.on("error", () => {});
-  socket.end(
-    `HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nRetry-After: ${REFUSED_RETRY_AFTER_SECONDS}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
-  socket.destroy();
+  refuseUpgrade(socket, 429, REFUSAL_TEXT, { retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS, destroyAtOnce: true });
 }
 
 /** Files kept from the connections' share: at least this many, or a tenth of the limit if more. */

@@ -68,12 +68,20 @@ export function upgradeSafely(req: IncomingMessage, socket: Duplex, logger: Logg
 }
 
 /** Answers an upgrade with a plain HTTP refusal, then closes the connection. */
-export function refuseUpgrade(socket: Duplex, status: number, body: string): void {
+export function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  body: string,
+  options: { retryAfterSeconds?: number; destroyAtOnce?: boolean } = {},
+): void {
   const bytes = Buffer.byteLength(body);
+  const retryAfter = options.retryAfterSeconds === undefined ? "" : `Retry-After: ${options.retryAfterSeconds}\r\n`;
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes}\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n${retryAfter}Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes}\r\n\r\n${body}`,
   );
   // end() only half-closes: a client that never closes its side would hold the connection open.
-  // Destroy once the refusal is written, as ws does for the handshakes it refuses.
-  socket.once("finish", () => socket.destroy());
+  // Destroy once the refusal is written, as ws does for the handshakes it refuses; under a flood of
+  // connections, at once (the answer is one small write the kernel takes whole), freeing the file.
+  if (options.destroyAtOnce) socket.destroy();
+  else socket.once("finish", () => socket.destroy());
 }
