@@ -108,6 +108,7 @@ export function createAppServer(
       }),
     );
   }
+  if (site) server.once("close", () => site.stop());
   return server;
 }
 

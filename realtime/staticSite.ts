@@ -24,6 +24,7 @@
  *   (sirv does not look at the method: a POST was served the page).
  */
 import { createReadStream, type ReadStream, readFileSync, realpathSync } from "node:fs";
+import { realpath } from "node:fs/promises";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -63,43 +64,50 @@ export const BUILD_CHECK_MS = 1_000;
  * The pages of STATIC_DIR, which may be a symlink to one build among several: a rebuild goes into a
  * directory of its own and the link is switched to it at once (`ln -sfn` then `mv -T`, a rename).
  * Each build is read whole from its real directory (sirv's index, the 404 page, the headers), and
- * at most every BUILD_CHECK_MS the link is resolved again: once it leads elsewhere, requests from
- * then on are answered from the new build, whole, while those under way finish from the old one.
- * A new target that is no build (no 404.html) is logged and the old build kept.
+ * every BUILD_CHECK_MS a timer (off the request path, never holding the process open) resolves the
+ * link again: once it leads elsewhere, requests from then on are answered from the new build, whole,
+ * while those under way finish from the old one. A new target that is no build (no 404.html) is
+ * logged and the old build kept. `stop()` ends the timer (the server's close).
  */
-export function createStaticSite(staticDir: string, logger: Logger): StaticSite {
-  const now = Date.now;
+export function createStaticSite(staticDir: string, logger: Logger): StaticSite & { stop(): void } {
   let realDir = resolvedOrAsIs(staticDir);
   let site = createBuildSite(realDir, logger);
-  let checkedAt = now();
-  return (req, res, target) => {
-    if (now() - checkedAt >= BUILD_CHECK_MS) {
-      checkedAt = now();
-      let next: string | null = null;
+  let checking = false;
+  const check = async () => {
+    if (checking) return;
+    checking = true;
+    try {
+      let next: string;
       try {
-        next = realpathSync(staticDir);
+        next = await realpath(staticDir);
       } catch (error) {
         logger.error(
           { staticDir, err: (error as Error).message },
           "STATIC_DIR cannot be resolved: serving the build before",
         );
+        return;
       }
-      if (next !== null && next !== realDir) {
-        try {
-          site = createBuildSite(next, logger);
-          logger.info({ staticDir, build: next, previous: realDir }, "serving a new build");
-        } catch (error) {
-          logger.error(
-            { staticDir, build: next, err: (error as Error).message },
-            "STATIC_DIR leads to no build: serving the build before",
-          );
-        }
-        // Judged once: the next switch of the link is looked at, not this target again.
-        realDir = next;
+      if (next === realDir) return;
+      try {
+        site = createBuildSite(next, logger);
+        logger.info({ staticDir, build: next, previous: realDir }, "serving a new build");
+      } catch (error) {
+        logger.error(
+          { staticDir, build: next, err: (error as Error).message },
+          "STATIC_DIR leads to no build: serving the build before",
+        );
       }
+      // Judged once: the next switch of the link is looked at, not this target again.
+      realDir = next;
+    } finally {
+      checking = false;
     }
-    site(req, res, target);
   };
+  const timer = setInterval(() => void check(), BUILD_CHECK_MS);
+  timer.unref();
+  return Object.assign((req: IncomingMessage, res: ServerResponse, target: RequestTarget) => site(req, res, target), {
+    stop: () => clearInterval(timer),
+  });
 }
 
 /** The directory a path leads to; the path itself when it leads nowhere (then no build is found there). */
