@@ -10,14 +10,18 @@ import { parseURL, type TransferRequestURL } from "@solana/pay";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { PaymentSettings } from "../../realtime/payments/settings.ts";
 import type { StoreWithPayments } from "../../realtime/storage/types.ts";
-import type { ChainRpcServer } from "../../scripts/support/chainRpcServer.ts";
 import type { LocalChain } from "../../scripts/support/localChain.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import type { CreatedPayment, PaymentStatusBody, PaymentsConfigBody } from "../../src/lib/payments.ts";
 import type { PatronsBody } from "../../src/lib/verifiedPatrons.ts";
 import { seededRandom } from "../support/seededRandom.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { localPaymentChain, paymentSettingsOver, waitForPaymentsAvailable } from "./support/paymentChain.ts";
+import {
+  type LocalPaymentChain,
+  localPaymentChain,
+  paymentSettingsOver,
+  waitForPaymentsAvailable,
+} from "./support/paymentChain.ts";
 import {
   BACKENDS,
   cleanUpAfter,
@@ -39,12 +43,9 @@ function seededBytes(seed: number) {
   return (length: number) => Uint8Array.from({ length }, () => Math.floor(random() * 256));
 }
 
-interface Shop {
+/** The service over a local chain (the chain, its RPC server, the mint and the wallet paid). */
+interface Shop extends LocalPaymentChain {
   url: string;
-  chain: LocalChain;
-  rpc: ChainRpcServer;
-  mint: Address;
-  recipient: Address;
   store: StoreWithPayments;
   /** The service's log lines so far. */
   logs: Record<string, unknown>[];

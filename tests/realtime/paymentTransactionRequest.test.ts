@@ -25,12 +25,15 @@ import {
 import { describe, expect, it } from "vitest";
 import type { PaymentSettings } from "../../realtime/payments/settings.ts";
 import { MEMO_PROGRAM_ADDRESS } from "../../realtime/payments/transactionRequest.ts";
-import type { ChainRpcServer } from "../../scripts/support/chainRpcServer.ts";
-import type { LocalChain } from "../../scripts/support/localChain.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
 import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import { localPaymentChain, paymentSettingsOver, waitForPaymentsAvailable } from "./support/paymentChain.ts";
+import {
+  type LocalPaymentChain,
+  localPaymentChain,
+  paymentSettingsOver,
+  waitForPaymentsAvailable,
+} from "./support/paymentChain.ts";
 import {
   BACKENDS,
   type Backend,
@@ -50,12 +53,9 @@ function tier(id: number) {
 const DELUXE = tier(2);
 const PRICE = BigInt(DELUXE.price) * 10n ** BigInt(DECIMALS);
 
-interface Shop {
+/** The service over a local chain (the chain, its RPC server, the mint and the wallet paid). */
+interface Shop extends LocalPaymentChain {
   url: string;
-  chain: LocalChain;
-  rpc: ChainRpcServer;
-  mint: Address;
-  recipient: Address;
   service: AuctionService;
   logs: Record<string, unknown>[];
   /** Ms added to the service's clock. */
