@@ -168,7 +168,7 @@ function showRequest(payment: PendingPayment) {
   // A service of an older version answers no transaction request: the QR and the first link only.
   parts.transactionLink.hidden = !payment.transactionUrl;
   parts.transactionLink.href = payment.transactionUrl ?? "#";
-  walletList?.refresh();
+  // Its wallets' buttons follow once it is followed (follow), so a pressed one never blinks out.
 }
 
 let walletList: { refresh(): void } | undefined;
@@ -185,11 +185,20 @@ async function offerWallets() {
     container: parts.wallets,
     list: parts.walletList,
     item: parts.walletItem,
-    // A request from a service too old to answer transaction requests is paid by QR or link only.
-    accepts: () => shown !== null && (!shown.payment || Boolean(shown.payment.transactionUrl)),
+    accepts: acceptsWalletPayment,
     paymentFor: walletPayment,
     say: sayAbout,
   });
+}
+
+/**
+ * Whether a wallet may pay what the dialog shows: the form, or a request still open. A request from
+ * a service too old to answer transaction requests is paid by QR or link only.
+ */
+function acceptsWalletPayment(): boolean {
+  if (!shown) return false;
+  const { payment } = shown;
+  return !payment || (Boolean(payment.transactionUrl) && followed.has(payment.reference));
 }
 
 /** The request a wallet pays: the one shown, or one made now from the form as it stands. */
@@ -206,7 +215,7 @@ async function walletPayment(): Promise<WalletPayment | null> {
  * shows that request and it has not settled (a confirmation may arrive before the wallet answers).
  */
 function sayAbout(text: string, reference?: string) {
-  const showing = reference === undefined ? shown !== null : shown?.payment?.reference === reference;
+  const showing = reference === undefined ? acceptsWalletPayment() : shown?.payment?.reference === reference;
   if (showing && (reference === undefined || followed.has(reference))) dialogParts().status.textContent = text;
 }
 
@@ -262,6 +271,8 @@ function follow(payment: PendingPayment) {
   if (followed.has(payment.reference)) return;
   connectAuction();
   followed.set(payment.reference, { unwatch: watchPayment(payment.reference, settle) });
+  // Shown before it was followed: its wallets' buttons come now.
+  if (shown?.payment?.reference === payment.reference) walletList?.refresh();
   schedulePoll(payment.reference);
 }
 
@@ -300,6 +311,8 @@ function settle(status: PaymentStatusBody) {
   followed.delete(status.reference);
   entry.unwatch();
   removePending(storage, status.reference, Date.now());
+  // A settled request takes no wallet payment: its wallets' buttons go.
+  if (shown?.payment?.reference === status.reference) walletList?.refresh();
   if (status.status === "confirmed") void credit(status);
   else if (shown?.payment?.reference !== status.reference) {
     showToast({ title: statusText(status), variant: "destructive" });

@@ -202,6 +202,8 @@ test("a browser wallet pays in two clicks, Buy and Pay with, through the transac
   const created = (await (await creation).json()) as CreatedPayment;
   await expect(toast(page, "Payment Confirmed!")).toContainText("+7 lottery spins.");
   await expect(dialog.locator("[data-payment-status]")).toHaveText("Payment confirmed!");
+  // A paid request takes no second payment: the wallet's button goes.
+  await expect(payWith).toBeHidden();
   // The request was shown meanwhile, QR and links, should the wallet have failed.
   await expect(dialog.getByRole("img", { name: /QR code/ })).toHaveAttribute("data-url", created.url);
   expect(wallet.requests).toEqual([{ chain: "solana:mainnet", account: buyer.address }]);
