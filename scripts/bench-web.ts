@@ -4,23 +4,30 @@
  *    desktop, with the audits that keep a score below 100;
  *  - the bytes the home page fetches before any interaction and after scrolling to its bottom.
  *
- * Usage: npm run bench:web [-- --no-build] [--runs N] [--bytes-only]
- *   --runs N        Lighthouse runs per page and form factor, median kept (3 by default)
- *   --bytes-only    skip Lighthouse: only the bytes, in seconds rather than minutes
+ * Usage: npm run bench:web [-- --no-build] [--runs N] [--bytes-only] [--baseline REV]
+ *   --runs N          Lighthouse runs per page and form factor, median kept (3 by default)
+ *   --bytes-only      skip Lighthouse: only the bytes, in seconds rather than minutes
+ *   --baseline REV    also measure the git revision REV (a commit or tag: the previous release),
+ *                     built and served from a temporary copy of its files (git archive) with its own
+ *                     service; its runs alternate with this tree's, so both see the same machine
  * Builds into and serves ASTRO_OUT_DIR (dist by default), so a parallel checkout keeps its own.
+ * Each Lighthouse report keeps, beside the scores, what the main thread did (Lighthouse's
+ * mainthread-work-breakdown by category and bootup-time by script), Total Blocking Time and the
+ * DOM's size, so a lower score names its cause.
  * Prints one summary line per measurement and every file fetched, and writes everything to
  * bench/results/web-<date>.json (web-<date>-bytes.json with --bytes-only, so a quick run never
  * replaces a full one). Every Chromium here can only resolve 127.0.0.1, so no request leaves the
  * machine.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { cp, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import os from "node:os";
 import { join, relative, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import { chromium, type Page, type Request, type Response } from "@playwright/test";
 import * as chromeLauncher from "chrome-launcher";
@@ -89,6 +96,29 @@ interface LighthouseReport {
   userAgent: string;
   /** Performance score of every run of this page and form factor; the report is the median run. */
   performanceRuns: number[];
+  /** Total Blocking Time of every run, ms, in the order of performanceRuns. */
+  totalBlockingTimeRuns: number[];
+  /** Main-thread work of every run, ms (Lighthouse's mainthread-work-breakdown total). */
+  mainThreadRuns: number[];
+  /** The median run's main thread, its scripts and its document. */
+  mainThread: MainThread;
+}
+
+interface MainThread {
+  /** Total Blocking Time, ms. */
+  totalBlockingTimeMs: number;
+  /** Time to Interactive and the paints, ms, as Lighthouse estimates them. */
+  metricsMs: Record<string, number>;
+  /** mainthread-work-breakdown: every category of work (script evaluation, style and layout…), ms, largest first. */
+  workMs: number;
+  workByCategory: { category: string; label: string; ms: number }[];
+  /** bootup-time: JavaScript execution time, ms, and each script's (evaluation, parse and compile). */
+  bootupMs: number;
+  bootupByScript: { url: string; totalMs: number; scriptingMs: number; parseCompileMs: number }[];
+  /** long-tasks: every task of 50 ms or more (simulated), its start, script and time by category. */
+  longTasks: { url: string; startMs: number; ms: number; byCategory: Record<string, number> }[];
+  /** dom-size-insight: elements in the document at its largest, its depth, the most children of one element. */
+  dom: { elements: number; maxDepth: number; maxChildren: number } | null;
 }
 
 const RESOURCE_TYPES = ["document", "script", "stylesheet", "font", "image", "other"] as const;
@@ -163,12 +193,53 @@ function bytes(count: number): string {
 // ---------------------------------------------------------------------------------------------
 // Build and server
 
-async function runBuild(): Promise<void> {
+const git = promisify(execFile);
+
+/** Builds the site in `root` (this tree, or a baseline's copy) into `outDir`. */
+async function runBuild(root: string, outDir: string): Promise<void> {
   // Through npm, as a person would: the script's PATH (set by `npm run`) puts the pinned Node 24 first.
-  const build = spawn("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit", timeout: BUILD_TIMEOUT_MS });
+  const build = spawn("npm", ["run", "build"], {
+    cwd: root,
+    env: { ...process.env, ASTRO_OUT_DIR: outDir },
+    stdio: ["ignore", process.stderr, "inherit"],
+    timeout: BUILD_TIMEOUT_MS,
+  });
   const [code, signal] = (await once(build, "exit")) as [number | null, NodeJS.Signals | null];
-  if (signal) throw new Error(`npm run build was stopped by ${signal} (limit ${BUILD_TIMEOUT_MS / 1000} s)`);
-  if (code !== 0) throw new Error(`npm run build exited with code ${code}`);
+  const what = `npm run build in ${relative(ROOT, root) || "."}`;
+  if (signal) throw new Error(`${what} was stopped by ${signal} (limit ${BUILD_TIMEOUT_MS / 1000} s)`);
+  if (code !== 0) throw new Error(`${what} exited with code ${code}`);
+}
+
+/** The commit a revision names, and whether this tree has changes not committed (for the results). */
+async function describeRevision(rev: string): Promise<string> {
+  const { stdout } = await git("git", ["rev-parse", "--short", `${rev}^{commit}`], { cwd: ROOT });
+  return stdout.trim();
+}
+
+async function describeTree(): Promise<string> {
+  const commit = await describeRevision("HEAD");
+  const { stdout } = await git("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: ROOT });
+  return stdout.trim() === "" ? commit : `${commit} with changes not committed`;
+}
+
+/**
+ * The files of `rev` in a temporary directory (git archive: no work tree registered, nothing in
+ * this checkout touched), sharing this tree's node_modules. The revision must build with the
+ * packages installed here; the previous release does.
+ */
+async function checkoutBaseline(rev: string): Promise<string> {
+  const dir = await mkdtemp(join(os.tmpdir(), "bench-web-baseline-"));
+  try {
+    const archive = join(dir, ".baseline.tar");
+    await git("git", ["archive", "--format=tar", `--output=${archive}`, rev], { cwd: ROOT });
+    await git("tar", ["-xf", archive, "-C", dir]);
+    await rm(archive);
+    await symlink(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+    return dir;
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`could not check out ${rev}: ${errorMessage(error)}`);
+  }
 }
 
 async function findFreePort(): Promise<number> {
@@ -185,23 +256,23 @@ async function findFreePort(): Promise<number> {
  * A private copy of the built site: another build or test run in this work tree rewrites dist/,
  * and the server must not lose files (or serve a newer build) in the middle of a measurement.
  */
-async function snapshotBuild(): Promise<string> {
+async function snapshotBuild(buildDir: string): Promise<string> {
   const copy = await mkdtemp(join(os.tmpdir(), "bench-web-site-"));
   try {
-    await cp(BUILD_DIR, copy, { recursive: true });
+    await cp(buildDir, copy, { recursive: true });
     return copy;
   } catch (error) {
     await rm(copy, { recursive: true, force: true });
-    throw new Error(`could not copy ${BUILD_DIR} (is a build running?): ${errorMessage(error)}`);
+    throw new Error(`could not copy ${buildDir} (is a build running?): ${errorMessage(error)}`);
   }
 }
 
-function startServer(port: number, staticDir: string): ChildProcess {
+function startServer(root: string, port: number, staticDir: string): ChildProcess {
   // process.execPath is the Node 24 running this script. The server's JSON log goes to stderr so
   // that stdout carries only the summary lines. The auction runs on PGlite in a directory of its
   // own inside the site copy (removed with it), so a running `npm start` keeps its ./data.
   const server = spawn(process.execPath, ["realtime/main.ts"], {
-    cwd: ROOT,
+    cwd: root,
     env: {
       ...process.env,
       PORT: String(port),
@@ -280,12 +351,18 @@ async function lighthouseOnChrome(
   const what = `Lighthouse ${formFactor} ${page}`;
   const result = await withTimeout(lighthouse(origin + page, flags, config), LIGHTHOUSE_RUN_TIMEOUT_MS, what);
   if (!result) throw new Error(`${what} returned no result`);
-  return summarizeLighthouse(result.lhr, page, formFactor);
+  return summarizeLighthouse(result.lhr, origin, page, formFactor);
 }
 
-function summarizeLighthouse(lhr: LighthouseResult, page: string, formFactor: FormFactor): LighthouseReport {
+function summarizeLighthouse(
+  lhr: LighthouseResult,
+  origin: string,
+  page: string,
+  formFactor: FormFactor,
+): LighthouseReport {
   const what = `Lighthouse ${formFactor} ${page}`;
   if (lhr.runtimeError) throw new Error(`${what}: ${lhr.runtimeError.code} ${lhr.runtimeError.message}`);
+  const mainThread = mainThreadOf(lhr, origin);
   const scores: Record<string, number> = {};
   for (const id of CATEGORIES) {
     const score = lhr.categories[id]?.score;
@@ -301,6 +378,73 @@ function summarizeLighthouse(lhr: LighthouseResult, page: string, formFactor: Fo
     lighthouseVersion: lhr.lighthouseVersion,
     userAgent: lhr.environment.hostUserAgent,
     performanceRuns: [scores.performance ?? 0],
+    totalBlockingTimeRuns: [Math.round(mainThread.totalBlockingTimeMs)],
+    mainThreadRuns: [mainThread.workMs],
+    mainThread,
+  };
+}
+
+const METRICS = {
+  "first-contentful-paint": "firstContentfulPaint",
+  "largest-contentful-paint": "largestContentfulPaint",
+  "speed-index": "speedIndex",
+  interactive: "timeToInteractive",
+} as const;
+
+type TableItem = Record<string, unknown>;
+
+function tableItems(lhr: LighthouseResult, id: string): TableItem[] {
+  const details = lhr.audits[id]?.details as { type?: string; items?: TableItem[] } | undefined;
+  return details?.type === "table" && Array.isArray(details.items) ? details.items : [];
+}
+
+const ms = (value: unknown): number => Math.round(typeof value === "number" ? value : 0);
+
+/** What the page's main thread did, from the diagnostics every performance run computes anyway. */
+function mainThreadOf(lhr: LighthouseResult, origin: string): MainThread {
+  const metricsMs: Record<string, number> = {};
+  for (const [id, name] of Object.entries(METRICS)) metricsMs[name] = ms(lhr.audits[id]?.numericValue);
+  const workByCategory = tableItems(lhr, "mainthread-work-breakdown").map((item) => ({
+    category: String(item.group),
+    label: String(item.groupLabel),
+    ms: ms(item.duration),
+  }));
+  const bootupByScript = tableItems(lhr, "bootup-time").map((item) => ({
+    url: String(item.url).startsWith(origin) ? String(item.url).slice(origin.length) : String(item.url),
+    totalMs: ms(item.total),
+    scriptingMs: ms(item.scripting),
+    parseCompileMs: ms(item.scriptParseCompile),
+  }));
+  const domDebug = (lhr.audits["dom-size-insight"]?.details as { debugData?: Record<string, unknown> } | undefined)
+    ?.debugData;
+  const dom =
+    domDebug && typeof domDebug.totalElements === "number"
+      ? {
+          elements: domDebug.totalElements,
+          maxDepth: Number(domDebug.maxDepth),
+          maxChildren: Number(domDebug.maxChildren),
+        }
+      : null;
+  const longDebug = (lhr.audits["long-tasks"]?.details as { debugData?: Record<string, unknown> } | undefined)
+    ?.debugData as { urls?: string[]; tasks?: Record<string, number>[] } | undefined;
+  const longTasks = (longDebug?.tasks ?? []).map(({ urlIndex, startTime, duration, ...byCategory }) => {
+    const url = longDebug?.urls?.[urlIndex ?? -1] ?? "";
+    return {
+      url: url.startsWith(origin) ? url.slice(origin.length) : url,
+      startMs: ms(startTime),
+      ms: ms(duration),
+      byCategory: Object.fromEntries(Object.entries(byCategory).map(([key, value]) => [key, ms(value)])),
+    };
+  });
+  return {
+    totalBlockingTimeMs: ms(lhr.audits["total-blocking-time"]?.numericValue),
+    longTasks,
+    metricsMs,
+    workMs: ms(lhr.audits["mainthread-work-breakdown"]?.numericValue),
+    workByCategory,
+    bootupMs: ms(lhr.audits["bootup-time"]?.numericValue),
+    bootupByScript,
+    dom,
   };
 }
 
@@ -339,16 +483,37 @@ function medianRun(runs: LighthouseReport[]): LighthouseReport {
   const sorted = [...runs].sort((a, b) => (a.scores.performance ?? 0) - (b.scores.performance ?? 0));
   const median = sorted[Math.floor(sorted.length / 2)];
   if (!median) throw new Error("no Lighthouse run to summarise");
-  return { ...median, performanceRuns: runs.map((run) => run.scores.performance ?? 0) };
+  return {
+    ...median,
+    performanceRuns: runs.map((run) => run.scores.performance ?? 0),
+    totalBlockingTimeRuns: runs.map((run) => run.mainThread.totalBlockingTimeMs),
+    mainThreadRuns: runs.map((run) => run.mainThread.workMs),
+  };
 }
 
-function lighthouseLines(report: LighthouseReport): string[] {
+function lighthouseLines(report: LighthouseReport, label: string): string[] {
   const scores = CATEGORIES.map((id) => `${id} ${report.scores[id]}`).join(", ");
   const runs =
     report.performanceRuns.length > 1
-      ? ` (median of ${report.performanceRuns.length} runs: performance ${report.performanceRuns.join(", ")})`
+      ? ` (median of ${report.performanceRuns.length} runs: performance ${report.performanceRuns.join(", ")}; ` +
+        `TBT ${report.totalBlockingTimeRuns.join(", ")} ms; main thread ${report.mainThreadRuns.join(", ")} ms)`
       : "";
-  const lines = [`lighthouse ${report.formFactor} ${report.page}: ${scores}${runs}`];
+  const { mainThread } = report;
+  const lines = [`lighthouse ${label} ${report.formFactor} ${report.page}: ${scores}${runs}`];
+  const work = mainThread.workByCategory.map((item) => `${item.label} ${item.ms}`).join(", ");
+  lines.push(`  main thread ${mainThread.workMs} ms (TBT ${mainThread.totalBlockingTimeMs} ms): ${work}`);
+  const scripts = mainThread.bootupByScript
+    .map((item) => `${item.url} ${item.totalMs} (eval ${item.scriptingMs}, parse ${item.parseCompileMs})`)
+    .join(", ");
+  lines.push(`  bootup ${mainThread.bootupMs} ms: ${scripts || "no script over the threshold"}`);
+  const dom = mainThread.dom;
+  for (const task of mainThread.longTasks) {
+    const parts = Object.entries(task.byCategory)
+      .map(([category, time]) => `${category} ${time}`)
+      .join(", ");
+    lines.push(`  long task at ${task.startMs} ms: ${task.ms} ms ${task.url || "(no script)"}: ${parts}`);
+  }
+  if (dom) lines.push(`  dom ${dom.elements} elements, depth ${dom.maxDepth}, at most ${dom.maxChildren} children`);
   for (const audit of report.failingAudits) {
     const score = audit.score === null ? "error" : `score ${audit.score}`;
     const detail = audit.errorMessage ?? audit.displayValue;
@@ -601,72 +766,145 @@ async function writeResults(results: object, isoDate: string, bytesOnly: boolean
   return file;
 }
 
-const USAGE = "usage: bench-web.ts [--no-build] [--runs N] [--bytes-only]";
+const USAGE = "usage: bench-web.ts [--no-build] [--runs N] [--bytes-only] [--baseline REV]";
 const DEFAULT_LIGHTHOUSE_RUNS = 3;
 const MAX_LIGHTHOUSE_RUNS = 9;
 
-function parseArgs(args: string[]): { build: boolean; runs: number; bytesOnly: boolean } {
-  let build = true;
-  let runs = DEFAULT_LIGHTHOUSE_RUNS;
-  let bytesOnly = false;
+interface Options {
+  build: boolean;
+  runs: number;
+  bytesOnly: boolean;
+  baseline: string | null;
+}
+
+function parseArgs(args: string[]): Options {
+  const options: Options = { build: true, runs: DEFAULT_LIGHTHOUSE_RUNS, bytesOnly: false, baseline: null };
   for (let index = 0; index < args.length; index += 1) {
     const arg = args[index];
     if (arg === "--no-build") {
-      build = false;
+      options.build = false;
     } else if (arg === "--bytes-only") {
-      bytesOnly = true;
+      options.bytesOnly = true;
     } else if (arg === "--runs") {
-      runs = Number(args[index + 1]);
+      options.runs = Number(args[index + 1]);
       index += 1;
-      if (!Number.isInteger(runs) || runs < 1 || runs > MAX_LIGHTHOUSE_RUNS) {
+      if (!Number.isInteger(options.runs) || options.runs < 1 || options.runs > MAX_LIGHTHOUSE_RUNS) {
         throw new Error(`--runs takes a whole number from 1 to ${MAX_LIGHTHOUSE_RUNS} (${USAGE})`);
       }
+    } else if (arg === "--baseline") {
+      const rev = args[index + 1];
+      index += 1;
+      if (!rev || rev.startsWith("-")) throw new Error(`--baseline takes a git revision (${USAGE})`);
+      options.baseline = rev;
     } else {
       throw new Error(`unknown argument ${arg} (${USAGE})`);
     }
   }
-  return { build, runs, bytesOnly };
+  return options;
+}
+
+/** One site measured: this tree's, or the baseline's. */
+interface Target {
+  label: string;
+  /** The commit measured (this tree's says when it had changes not committed). */
+  commit: string;
+  origin: string;
+  server: ChildProcess;
+  siteDir: string;
+  lighthouse: LighthouseReport[];
+}
+
+async function startTarget(label: string, commit: string, root: string, buildDir: string): Promise<Target> {
+  const siteDir = await snapshotBuild(buildDir);
+  const port = await findFreePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const server = startServer(root, port, siteDir);
+  const target = { label, commit, origin, server, siteDir, lighthouse: [] };
+  try {
+    await waitForOk(`${origin}/`, server, `the ${label} server`, SERVER_START_TIMEOUT_MS);
+  } catch (error) {
+    await stopTarget(target);
+    throw error;
+  }
+  return target;
+}
+
+async function stopTarget(target: Target): Promise<void> {
+  await stopServer(target.server);
+  await rm(target.siteDir, { recursive: true, force: true });
 }
 
 async function main(): Promise<void> {
-  const { build, runs, bytesOnly } = parseArgs(process.argv.slice(2));
-  if (build) await runBuild();
-
-  const siteDir = await snapshotBuild();
-  const port = await findFreePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const server = startServer(port, siteDir);
+  const { build, runs, bytesOnly, baseline } = parseArgs(process.argv.slice(2));
+  const baselineRoot = baseline ? await checkoutBaseline(baseline) : null;
+  const targets: Target[] = [];
   try {
-    await waitForOk(`${origin}/`, server, "the server", SERVER_START_TIMEOUT_MS);
+    if (build) await runBuild(ROOT, BUILD_DIR);
+    targets.push(await startTarget("current", await describeTree(), ROOT, BUILD_DIR));
+    if (baseline && baselineRoot) {
+      const baselineBuild = join(baselineRoot, "dist");
+      await runBuild(baselineRoot, baselineBuild);
+      targets.push(
+        await startTarget(`baseline ${baseline}`, await describeRevision(baseline), baselineRoot, baselineBuild),
+      );
+    }
 
-    const lighthouseReports: LighthouseReport[] = [];
     for (const formFactor of bytesOnly ? [] : FORM_FACTORS) {
       for (const page of LIGHTHOUSE_PAGES) {
-        const pageRuns: LighthouseReport[] = [];
-        for (let run = 0; run < runs; run += 1) pageRuns.push(await runLighthouseWithRetries(origin, page, formFactor));
-        const report = medianRun(pageRuns);
-        for (const line of lighthouseLines(report)) console.log(line);
-        lighthouseReports.push(report);
+        // Runs alternate between the sites, so a busy spell of the machine falls on both.
+        const pageRuns = new Map<Target, LighthouseReport[]>(targets.map((target) => [target, []]));
+        for (let run = 0; run < runs; run += 1) {
+          for (const target of targets) {
+            pageRuns.get(target)?.push(await runLighthouseWithRetries(target.origin, page, formFactor));
+          }
+        }
+        for (const target of targets) {
+          const report = medianRun(pageRuns.get(target) ?? []);
+          for (const line of lighthouseLines(report, target.label)) console.log(line);
+          target.lighthouse.push(report);
+        }
       }
     }
 
-    const bytesReport = await withTimeout(measureBytes(origin, BYTES_PAGE), BYTES_RUN_TIMEOUT_MS, "Measuring bytes");
-    for (const line of bytesLines(bytesReport, origin)) console.log(line);
+    const bytesReports: BytesReport[] = [];
+    for (const target of targets) {
+      const report = await withTimeout(
+        measureBytes(target.origin, BYTES_PAGE),
+        BYTES_RUN_TIMEOUT_MS,
+        "Measuring bytes",
+      );
+      console.log(`bytes of ${target.label} (${target.commit}):`);
+      for (const line of bytesLines(report, target.origin)) console.log(line);
+      bytesReports.push(report);
+    }
 
     const date = new Date().toISOString();
-    const machine = { ...describeMachine(), chromium: bytesReport.browserVersion };
-    const results = { date, machine, lighthouse: lighthouseReports, bytes: bytesReport };
+    const machine = { ...describeMachine(), chromium: bytesReports[0]?.browserVersion };
+    const [current, ...others] = targets.map((target, index) => ({
+      commit: target.commit,
+      lighthouse: target.lighthouse,
+      bytes: bytesReports[index],
+    }));
+    const results = {
+      date,
+      machine,
+      ...current,
+      ...(baseline && others[0] ? { baseline: { rev: baseline, ...others[0] } } : {}),
+    };
     const file = await writeResults(results, date, bytesOnly);
     console.log(`results written to ${relative(ROOT, file)}`);
   } catch (error) {
     // "fetch failed" and the like mean little until one knows the server had died.
-    if (hasExited(server)) {
-      throw new Error(`${errorMessage(error)} (the server had exited, ${exitStatus(server)}; its log is above)`);
+    const dead = targets.find((target) => hasExited(target.server));
+    if (dead) {
+      throw new Error(
+        `${errorMessage(error)} (the ${dead.label} server had exited, ${exitStatus(dead.server)}; its log is above)`,
+      );
     }
     throw error;
   } finally {
-    await stopServer(server);
-    await rm(siteDir, { recursive: true, force: true });
+    for (const target of targets) await stopTarget(target);
+    if (baselineRoot) await rm(baselineRoot, { recursive: true, force: true });
   }
 }
 
