@@ -67,6 +67,7 @@ export const PATRONS_LIST: ServiceListKind<VerifiedPatron> = {
   },
   emptyText: NO_PATRONS_TEXT,
   unavailableText: PATRONS_UNAVAILABLE_TEXT,
-  // Payments off, the service answers 404 and the Wall of Fame keeps the section hidden.
+  // Payments off, the page does not ask (VerifiedPatrons.astro); a service that answers 404 all the
+  // same (payments turned off since) keeps the section hidden too.
   offWhenNotFound: true,
 };

@@ -10,7 +10,8 @@ type ListAnswer<Item> = Item[] | "off" | null;
  * `<service-list data-kind="…" data-src="…">` (ServiceList.astro): fills a Wall of Fame list from
  * the service once the page has loaded, one clone of the element's row template per item. A list
  * whose section starts hidden (an optional feature) is shown once the service has answered, unless
- * the answer is that the feature is off.
+ * the answer is that the feature is off. With `data-gate`, the feature's config is asked first and
+ * the list only when the feature is on.
  */
 export function serviceListElement(kinds: Record<string, ServiceListKind<unknown>>): CustomElementConstructor {
   return class ServiceList extends HTMLElement {
@@ -20,7 +21,9 @@ export function serviceListElement(kinds: Record<string, ServiceListKind<unknown
     }
 
     async #load(kind: ServiceListKind<unknown>) {
-      const items = await fetchList(kind, this.dataset.src ?? "");
+      const gate = this.dataset.gate;
+      const on = gate ? await featureOn(gate) : true;
+      const items = on === true ? await fetchList(kind, this.dataset.src ?? "") : on === false ? "off" : null;
       if (items === "off") {
         this.dataset.state = "off";
         return;
@@ -51,6 +54,21 @@ export function serviceListElement(kinds: Record<string, ServiceListKind<unknown
       this.dataset.state = "ready";
     }
   };
+}
+
+/**
+ * Whether an optional feature is on, from its config's `enabled` (GET /payments/config answers 200
+ * whether payments are on or off); null when the service cannot be reached or answers anything else.
+ */
+async function featureOn(url: string): Promise<boolean | null> {
+  try {
+    const response = await fetch(url, { credentials: "omit", signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    if (!response.ok) return null;
+    const enabled = ((await response.json()) as { enabled?: unknown } | null)?.enabled;
+    return typeof enabled === "boolean" ? enabled : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The items; "off" for a 404 where that means off; null when the service cannot be reached or answers anything else. */

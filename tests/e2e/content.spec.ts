@@ -131,12 +131,40 @@ test.describe("Wall of Fame", () => {
     }
   });
 
-  test("with payments off, no Verified Patrons section (docs/design.md#8)", async ({ page }) => {
-    const patrons = page.waitForResponse((response) => response.url().endsWith("/payments/patrons"));
+  test("with payments off, no Verified Patrons section, and the patrons never asked (docs/design.md#8)", async ({
+    page,
+  }) => {
+    const asked: string[] = [];
+    page.on("request", (request) => asked.push(new URL(request.url()).pathname));
+    const config = page.waitForResponse((response) => response.url().endsWith("/payments/config"));
     await page.goto("/leaderboard");
-    expect((await patrons).status()).toBe(404);
+    expect((await config).status()).toBe(200);
     await expect(page.locator(`service-list[data-kind="patrons"]`)).toHaveAttribute("data-state", "off");
     await expect(page.getByRole("heading", { name: "Verified Patrons" })).toBeHidden();
     await expect(page.locator("section", { has: page.locator(`service-list[data-kind="patrons"]`) })).toBeHidden();
+    expect(asked).not.toContain("/payments/patrons");
   });
+});
+
+// A 404 for a route the page asks, or any script error, is an error in the console: Lighthouse's
+// best practices count it (docs/performance.md), and so does a visitor's devtools.
+test.describe("console", () => {
+  for (const path of ["/", "/leaderboard"]) {
+    test(`${path} logs no error in the console with payments off`, async ({ page }) => {
+      const errors: string[] = [];
+      page.on("console", (message) => {
+        if (message.type() === "error") errors.push(message.text());
+      });
+      page.on("pageerror", (error) => errors.push(String(error)));
+      await page.goto(path, { waitUntil: "networkidle" });
+      // Every list of the Wall of Fame has its answer (or its "off"): nothing is still asked.
+      for (const list of await page.locator("service-list").all()) {
+        await expect(list).not.toHaveAttribute("data-state", "loading");
+      }
+      // Through the page, to its bottom: every island hydrated, every lazy section rendered.
+      await page.keyboard.press("End");
+      await page.waitForLoadState("networkidle");
+      expect(errors).toEqual([]);
+    });
+  }
 });
