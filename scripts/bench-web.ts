@@ -7,6 +7,7 @@
  * Usage: npm run bench:web [-- --no-build] [--runs N] [--bytes-only] [--baseline REV]
  *   --runs N          Lighthouse runs per page and form factor, median kept (3 by default)
  *   --bytes-only      skip Lighthouse: only the bytes, in seconds rather than minutes
+ *   --form-factor F   Lighthouse on mobile or desktop only (both by default), for a quicker comparison
  *   --baseline REV    also measure the git revision REV (a commit or tag: the previous release),
  *                     built and served from a temporary copy of its files (git archive) with its own
  *                     service; its runs alternate with this tree's, so both see the same machine
@@ -15,9 +16,9 @@
  * mainthread-work-breakdown by category and bootup-time by script), Total Blocking Time and the
  * DOM's size, so a lower score names its cause.
  * Prints one summary line per measurement and every file fetched, and writes everything to
- * bench/results/web-<date>.json (web-<date>-bytes.json with --bytes-only, so a quick run never
- * replaces a full one). Every Chromium here can only resolve 127.0.0.1, so no request leaves the
- * machine.
+ * bench/results/web-<date>.json (web-<date>-bytes.json with --bytes-only, web-<date>-mobile.json
+ * with --form-factor mobile, so a quick run never replaces a full one). Every Chromium here can
+ * only resolve 127.0.0.1, so no request leaves the machine.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -757,16 +758,18 @@ function bytesLines(report: BytesReport, origin: string): string[] {
 // ---------------------------------------------------------------------------------------------
 // Main
 
-async function writeResults(results: object, isoDate: string, bytesOnly: boolean): Promise<string> {
+/** `suffix` keeps a partial run (-bytes, -mobile) from replacing a full one. */
+async function writeResults(results: object, isoDate: string, suffix: string): Promise<string> {
   await mkdir(RESULTS_DIR, { recursive: true });
-  const file = join(RESULTS_DIR, `web-${isoDate.slice(0, 10)}${bytesOnly ? "-bytes" : ""}.json`);
+  const file = join(RESULTS_DIR, `web-${isoDate.slice(0, 10)}${suffix}.json`);
   // Written whole then renamed, so a reader never sees half a file (*.tmp is git-ignored).
   await writeFile(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
   await rename(`${file}.tmp`, file);
   return file;
 }
 
-const USAGE = "usage: bench-web.ts [--no-build] [--runs N] [--bytes-only] [--baseline REV]";
+const USAGE =
+  "usage: bench-web.ts [--no-build] [--runs N] [--bytes-only] [--form-factor mobile|desktop] [--baseline REV]";
 const DEFAULT_LIGHTHOUSE_RUNS = 3;
 const MAX_LIGHTHOUSE_RUNS = 9;
 
@@ -775,10 +778,17 @@ interface Options {
   runs: number;
   bytesOnly: boolean;
   baseline: string | null;
+  formFactors: readonly FormFactor[];
 }
 
 function parseArgs(args: string[]): Options {
-  const options: Options = { build: true, runs: DEFAULT_LIGHTHOUSE_RUNS, bytesOnly: false, baseline: null };
+  const options: Options = {
+    build: true,
+    runs: DEFAULT_LIGHTHOUSE_RUNS,
+    bytesOnly: false,
+    baseline: null,
+    formFactors: FORM_FACTORS,
+  };
   for (let index = 0; index < args.length; index += 1) {
     const arg = args[index];
     if (arg === "--no-build") {
@@ -791,6 +801,11 @@ function parseArgs(args: string[]): Options {
       if (!Number.isInteger(options.runs) || options.runs < 1 || options.runs > MAX_LIGHTHOUSE_RUNS) {
         throw new Error(`--runs takes a whole number from 1 to ${MAX_LIGHTHOUSE_RUNS} (${USAGE})`);
       }
+    } else if (arg === "--form-factor") {
+      const formFactor = FORM_FACTORS.find((known) => known === args[index + 1]);
+      index += 1;
+      if (!formFactor) throw new Error(`--form-factor takes ${FORM_FACTORS.join(" or ")} (${USAGE})`);
+      options.formFactors = [formFactor];
     } else if (arg === "--baseline") {
       const rev = args[index + 1];
       index += 1;
@@ -835,7 +850,7 @@ async function stopTarget(target: Target): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { build, runs, bytesOnly, baseline } = parseArgs(process.argv.slice(2));
+  const { build, runs, bytesOnly, baseline, formFactors } = parseArgs(process.argv.slice(2));
   const baselineRoot = baseline ? await checkoutBaseline(baseline) : null;
   const targets: Target[] = [];
   try {
@@ -849,7 +864,7 @@ async function main(): Promise<void> {
       );
     }
 
-    for (const formFactor of bytesOnly ? [] : FORM_FACTORS) {
+    for (const formFactor of bytesOnly ? [] : formFactors) {
       for (const page of LIGHTHOUSE_PAGES) {
         // Runs alternate between the sites, so a busy spell of the machine falls on both.
         const pageRuns = new Map<Target, LighthouseReport[]>(targets.map((target) => [target, []]));
@@ -891,7 +906,8 @@ async function main(): Promise<void> {
       ...current,
       ...(baseline && others[0] ? { baseline: { rev: baseline, ...others[0] } } : {}),
     };
-    const file = await writeResults(results, date, bytesOnly);
+    const suffix = bytesOnly ? "-bytes" : formFactors.length === 1 ? `-${formFactors[0]}` : "";
+    const file = await writeResults(results, date, suffix);
     console.log(`results written to ${relative(ROOT, file)}`);
   } catch (error) {
     // "fetch failed" and the like mean little until one knows the server had died.
