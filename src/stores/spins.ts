@@ -23,6 +23,18 @@ export const CELEBRATION_MS = 3_000;
 /** Dots of confetti in a celebration. */
 export const CONFETTI_DOTS = 50;
 
+/**
+ * Shows or hides a confetti layer (Confetti.astro). The dots wait in the page's one template, out
+ * of the document, until a layer's first celebration: 100 elements fewer for every visit that
+ * wins nothing.
+ */
+export function showConfetti(layer: HTMLElement | null, shown: boolean): void {
+  if (!layer) return;
+  const dots = document.querySelector<HTMLTemplateElement>("[data-confetti-dots]");
+  if (shown && dots && !layer.firstElementChild) layer.append(dots.content.cloneNode(true));
+  layer.hidden = !shown;
+}
+
 /** Something worth telling the visitor (and a screen reader) about; `id` makes each one new. */
 export type WheelNews =
   | { id: number; kind: "spinning" }
