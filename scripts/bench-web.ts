@@ -101,6 +101,8 @@ interface LighthouseReport {
   totalBlockingTimeRuns: number[];
   /** Main-thread work of every run, ms (Lighthouse's mainthread-work-breakdown total). */
   mainThreadRuns: number[];
+  /** The machine's 1-minute load average as each run began: a run slowed by other work shows. */
+  loadAverageRuns: number[];
   /** The median run's main thread, its scripts and its document. */
   mainThread: MainThread;
 }
@@ -330,7 +332,9 @@ async function runLighthouse(origin: string, page: string, formFactor: FormFacto
 async function runLighthouseWithRetries(origin: string, page: string, formFactor: FormFactor) {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await runLighthouse(origin, page, formFactor);
+      const [loadAverage = 0] = os.loadavg();
+      const report = await runLighthouse(origin, page, formFactor);
+      return { ...report, loadAverageRuns: [loadAverage] };
     } catch (error) {
       if (attempt >= LIGHTHOUSE_ATTEMPTS) throw error;
       console.error(
@@ -381,6 +385,7 @@ function summarizeLighthouse(
     performanceRuns: [scores.performance ?? 0],
     totalBlockingTimeRuns: [Math.round(mainThread.totalBlockingTimeMs)],
     mainThreadRuns: [mainThread.workMs],
+    loadAverageRuns: [],
     mainThread,
   };
 }
@@ -489,6 +494,7 @@ function medianRun(runs: LighthouseReport[]): LighthouseReport {
     performanceRuns: runs.map((run) => run.scores.performance ?? 0),
     totalBlockingTimeRuns: runs.map((run) => run.mainThread.totalBlockingTimeMs),
     mainThreadRuns: runs.map((run) => run.mainThread.workMs),
+    loadAverageRuns: runs.flatMap((run) => run.loadAverageRuns),
   };
 }
 
@@ -497,7 +503,8 @@ function lighthouseLines(report: LighthouseReport, label: string): string[] {
   const runs =
     report.performanceRuns.length > 1
       ? ` (median of ${report.performanceRuns.length} runs: performance ${report.performanceRuns.join(", ")}; ` +
-        `TBT ${report.totalBlockingTimeRuns.join(", ")} ms; main thread ${report.mainThreadRuns.join(", ")} ms)`
+        `TBT ${report.totalBlockingTimeRuns.join(", ")} ms; main thread ${report.mainThreadRuns.join(", ")} ms; ` +
+        `load average ${report.loadAverageRuns.map((load) => load.toFixed(1)).join(", ")})`
       : "";
   const { mainThread } = report;
   const lines = [`lighthouse ${label} ${report.formFactor} ${report.page}: ${scores}${runs}`];
