@@ -3,6 +3,7 @@ import { LEADERBOARD } from "../../src/data/leaderboard.ts";
 import { REVIEWS } from "../../src/data/reviews.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import { openWithPausedClock } from "./fixtures.ts";
+import { consoleErrorsThroughPage } from "./support/consoleErrors.ts";
 
 test.describe("products", () => {
   const expected = [
@@ -146,25 +147,10 @@ test.describe("Wall of Fame", () => {
   });
 });
 
-// A 404 for a route the page asks, or any script error, is an error in the console: Lighthouse's
-// best practices count it (docs/performance.md), and so does a visitor's devtools.
 test.describe("console", () => {
   for (const path of ["/", "/leaderboard"]) {
     test(`${path} logs no error in the console with payments off`, async ({ page }) => {
-      const errors: string[] = [];
-      page.on("console", (message) => {
-        if (message.type() === "error") errors.push(message.text());
-      });
-      page.on("pageerror", (error) => errors.push(String(error)));
-      await page.goto(path, { waitUntil: "networkidle" });
-      // Every list of the Wall of Fame has its answer (or its "off"): nothing is still asked.
-      for (const list of await page.locator("service-list").all()) {
-        await expect(list).not.toHaveAttribute("data-state", "loading");
-      }
-      // Through the page, to its bottom: every island hydrated, every lazy section rendered.
-      await page.keyboard.press("End");
-      await page.waitForLoadState("networkidle");
-      expect(errors).toEqual([]);
+      expect(await consoleErrorsThroughPage(page, path)).toEqual([]);
     });
   }
 });

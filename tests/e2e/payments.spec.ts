@@ -12,6 +12,7 @@ import { type PaymentShop, startPaymentShop } from "../../scripts/support/paymen
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
 import { scaled } from "../support/timeBudgets.ts";
 import { toast } from "./fixtures.ts";
+import { consoleErrorsThroughPage } from "./support/consoleErrors.ts";
 import { watchViolations } from "./support/cspViolations.ts";
 import { installTestWallet, TEST_WALLET_NAME } from "./support/testWallet.ts";
 
@@ -284,21 +285,10 @@ test("a confirmed payment with a name shows on the Wall of Fame's Verified Patro
   await expectAxeClean(page);
 });
 
-// Lighthouse's best practices count any console error; content.spec.ts checks the pages with payments off.
+// content.spec.ts checks the pages with payments off.
 for (const path of ["/", "/leaderboard"]) {
   test(`${path} logs no error in the console with payments on`, async ({ page }) => {
-    const errors: string[] = [];
-    page.on("console", (message) => {
-      if (message.type() === "error") errors.push(message.text());
-    });
-    page.on("pageerror", (error) => errors.push(String(error)));
-    await page.goto(`${origin}${path}`, { waitUntil: "networkidle" });
-    for (const list of await page.locator("service-list").all()) {
-      await expect(list).not.toHaveAttribute("data-state", "loading");
-    }
-    await page.keyboard.press("End");
-    await page.waitForLoadState("networkidle");
-    expect(errors).toEqual([]);
+    expect(await consoleErrorsThroughPage(page, `${origin}${path}`)).toEqual([]);
   });
 }
 
