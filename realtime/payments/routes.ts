@@ -494,8 +494,7 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
       refuse(res, 422, { error: "own_wallet", message: "This is the shop's own wallet: pay from another." });
       return;
     }
-    const tierName = TIERS.find((tier) => tier.id === payment.tierId)?.name ?? "Nothing";
-    const price = formatUnits(payment.priceBaseUnits, payment.decimals);
+    const { tierName, priceAmount: price } = statusBody(payment);
     const source = await buyerTokenAccount(account, settings.mint, chain);
     let accounts: Awaited<ReturnType<typeof options.chain.accounts>>;
     let lifetime: Awaited<ReturnType<typeof options.chain.latestBlockhash>>;
