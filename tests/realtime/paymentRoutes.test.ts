@@ -9,27 +9,19 @@ import { type Address, generateKeyPairSigner, getAddressDecoder } from "@solana/
 import { parseURL, type TransferRequestURL } from "@solana/pay";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { PaymentSettings } from "../../realtime/payments/settings.ts";
-import type { StoreWithPayments } from "../../realtime/storage/types.ts";
 import type { LocalChain } from "../../scripts/support/localChain.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import type { CreatedPayment, PaymentStatusBody, PaymentsConfigBody } from "../../src/lib/payments.ts";
 import type { PatronsBody } from "../../src/lib/verifiedPatrons.ts";
 import { seededRandom } from "../support/seededRandom.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import {
-  type LocalPaymentChain,
-  localPaymentChain,
-  paymentSettingsOver,
-  waitForPaymentsAvailable,
-} from "./support/paymentChain.ts";
+import { startAuctionService } from "./support/auctionService.ts";
+import { openPaymentService, type PaymentService, waitForPaymentsAvailable } from "./support/paymentChain.ts";
 import {
   BACKENDS,
   cleanUpAfter,
   locationForThisTest,
-  openTestStore,
   storeForThisTest,
   type TestLocation,
-  testLogger,
   waitFor,
   withDirectSql,
 } from "./support/stores.ts";
@@ -43,15 +35,9 @@ function seededBytes(seed: number) {
   return (length: number) => Uint8Array.from({ length }, () => Math.floor(random() * 256));
 }
 
-/** The service over a local chain (the chain, its RPC server, the mint and the wallet paid). */
-interface Shop extends LocalPaymentChain {
-  url: string;
-  store: StoreWithPayments;
-  /** The service's log lines so far. */
-  logs: Record<string, unknown>[];
-  service: AuctionService;
+/** The service over a local chain; `post` sends POST /payments. */
+interface Shop extends Omit<PaymentService, "post"> {
   post(body: unknown, headers?: Record<string, string>): Promise<Response>;
-  get(path: string, headers?: Record<string, string>): Promise<Response>;
   payer(): Promise<Awaited<ReturnType<LocalChain["wallet"]>>>;
 }
 
@@ -66,40 +52,21 @@ async function openShop(
     trustProxy?: number;
   } = {},
 ): Promise<Shop> {
-  const store = await openTestStore(location);
-  cleanUpAfter(() => store.close());
-  const local = await localPaymentChain(DECIMALS);
-  const { chain, rpc, mint, recipient } = local;
-  if (options.refuseAtStart) await rpc.refuse();
-  const settings = paymentSettingsOver(local, options.settings);
-  const logs: Record<string, unknown>[] = [];
-  const service = await startAuctionService(
-    store,
-    { payments: settings, allowedOrigins: options.allowedOrigins ?? [], trustProxy: options.trustProxy ?? 0 },
-    testLogger((line) => logs.push(line)),
-    { paymentOptions: { randomBytes: seededBytes(options.seed ?? 1), rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000 } },
-  );
-  cleanUpAfter(() => service.stop());
-  const url = service.httpUrl;
+  const shop = await openPaymentService(location, {
+    decimals: DECIMALS,
+    settings: options.settings,
+    config: { allowedOrigins: options.allowedOrigins ?? [], trustProxy: options.trustProxy ?? 0 },
+    paymentOptions: { randomBytes: seededBytes(options.seed ?? 1), rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000 },
+    prepare: async ({ rpc }) => {
+      if (options.refuseAtStart) await rpc.refuse();
+    },
+  });
   return {
-    url,
-    chain,
-    rpc,
-    mint,
-    recipient,
-    store,
-    logs,
-    service,
-    post: (body, headers = {}) =>
-      fetch(`${url}/payments`, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", ...headers },
-        body: typeof body === "string" ? body : JSON.stringify(body),
-      }),
-    get: (path, headers = {}) => fetch(`${url}${path}`, { headers }),
+    ...shop,
+    post: (body, headers) => shop.post("/payments", body, headers),
     async payer() {
-      const payer = await chain.wallet();
-      await chain.mintTo(mint, payer.address, 10n ** 15n);
+      const payer = await shop.chain.wallet();
+      await shop.chain.mintTo(shop.mint, payer.address, 10n ** 15n);
       return payer;
     },
   };

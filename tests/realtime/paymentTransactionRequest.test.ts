@@ -27,22 +27,8 @@ import type { PaymentSettings } from "../../realtime/payments/settings.ts";
 import { MEMO_PROGRAM_ADDRESS } from "../../realtime/payments/transactionRequest.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
-import { type AuctionService, startAuctionService } from "./support/auctionService.ts";
-import {
-  type LocalPaymentChain,
-  localPaymentChain,
-  paymentSettingsOver,
-  waitForPaymentsAvailable,
-} from "./support/paymentChain.ts";
-import {
-  BACKENDS,
-  type Backend,
-  cleanUpAfter,
-  locationForThisTest,
-  openTestStore,
-  testLogger,
-  waitFor,
-} from "./support/stores.ts";
+import { openPaymentService, type PaymentService, waitForPaymentsAvailable } from "./support/paymentChain.ts";
+import { BACKENDS, type Backend, locationForThisTest, waitFor } from "./support/stores.ts";
 
 const DECIMALS = 6;
 function tier(id: number) {
@@ -53,17 +39,12 @@ function tier(id: number) {
 const DELUXE = tier(2);
 const PRICE = BigInt(DELUXE.price) * 10n ** BigInt(DECIMALS);
 
-/** The service over a local chain (the chain, its RPC server, the mint and the wallet paid). */
-interface Shop extends LocalPaymentChain {
-  url: string;
-  service: AuctionService;
-  logs: Record<string, unknown>[];
+/** The service over a local chain, with the test's clock skew and the calls it makes. */
+interface Shop extends PaymentService {
   /** Ms added to the service's clock. */
   skew: { ms: number };
   /** POST /payments for the Deluxe tier: the 201's body. */
   request(): Promise<CreatedPayment>;
-  get(path: string, headers?: Record<string, string>): Promise<Response>;
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
   /** A wallet holding `tokens` base units of the mint (none: no token account at all). */
   wallet(tokens?: bigint): Promise<KeyPairSigner>;
 }
@@ -72,48 +53,29 @@ async function openShop(
   backend: Backend,
   options: { settings?: Partial<PaymentSettings>; allowedOrigins?: string[]; storeAccount?: boolean } = {},
 ): Promise<Shop> {
-  const store = await openTestStore(await locationForThisTest(backend));
-  cleanUpAfter(() => store.close());
-  const local = await localPaymentChain(DECIMALS);
-  const { chain, rpc, mint, recipient } = local;
-  // The store's token account, as a deployment that was paid before has it.
-  if (options.storeAccount ?? true) await chain.mintTo(mint, recipient, 0n);
-  const logs: Record<string, unknown>[] = [];
   const skew = { ms: 0 };
-  const service = await startAuctionService(
-    store,
-    { payments: paymentSettingsOver(local, options.settings), allowedOrigins: options.allowedOrigins ?? [] },
-    testLogger((line) => logs.push(line)),
-    { paymentOptions: { now: () => Date.now() + skew.ms, rpcTimeoutMs: 2_000 } },
-  );
-  cleanUpAfter(() => service.stop());
-  const url = service.httpUrl;
-  await waitForPaymentsAvailable(url);
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${url}${path}`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", ...headers },
-      body: typeof body === "string" ? body : JSON.stringify(body),
-    });
+  const shop = await openPaymentService(await locationForThisTest(backend), {
+    decimals: DECIMALS,
+    settings: options.settings,
+    config: { allowedOrigins: options.allowedOrigins ?? [] },
+    paymentOptions: { now: () => Date.now() + skew.ms, rpcTimeoutMs: 2_000 },
+    // The store's token account, as a deployment that was paid before has it.
+    prepare: async ({ chain, mint, recipient }) => {
+      if (options.storeAccount ?? true) await chain.mintTo(mint, recipient, 0n);
+    },
+  });
+  await waitForPaymentsAvailable(shop.url);
   return {
-    url,
-    chain,
-    rpc,
-    mint,
-    recipient,
-    service,
-    logs,
+    ...shop,
     skew,
     async request() {
-      const response = await post("/payments", { tierId: String(DELUXE.id) });
+      const response = await shop.post("/payments", { tierId: String(DELUXE.id) });
       expect(response.status).toBe(201);
       return (await response.json()) as CreatedPayment;
     },
-    get: (path, headers = {}) => fetch(`${url}${path}`, { headers }),
-    post,
     async wallet(tokens) {
-      const wallet = await chain.wallet();
-      if (tokens !== undefined) await chain.mintTo(mint, wallet.address, tokens);
+      const wallet = await shop.chain.wallet();
+      if (tokens !== undefined) await shop.chain.mintTo(shop.mint, wallet.address, tokens);
       return wallet;
     },
   };

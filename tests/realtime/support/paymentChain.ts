@@ -1,16 +1,20 @@
 /**
  * A local chain for services that take payments (docs/design.md#8): a LocalChain with a mint and a
- * recipient, served over JSON-RPC until the current test ends, and the payment settings a
- * deployment would give a service over it.
+ * recipient, served over JSON-RPC until the current test ends, the payment settings a deployment
+ * would give a service over it, and such a service on a store of its own (openPaymentService).
  *
  *   const local = await localPaymentChain();
  *   const service = await startAuctionService(store, { payments: paymentSettingsOver(local) });
  */
 import { type Address, generateKeyPairSigner } from "@solana/kit";
+import type { ServiceConfig } from "../../../realtime/config.ts";
+import type { PaymentsOptions } from "../../../realtime/payments/index.ts";
 import type { PaymentSettings } from "../../../realtime/payments/settings.ts";
+import type { StoreWithPayments } from "../../../realtime/storage/types.ts";
 import { type ChainRpcServer, startChainRpcServer } from "../../../scripts/support/chainRpcServer.ts";
 import { LocalChain } from "../../../scripts/support/localChain.ts";
-import { cleanUpAfter, waitFor } from "./stores.ts";
+import { type AuctionService, startAuctionService } from "./auctionService.ts";
+import { cleanUpAfter, openTestStore, type TestLocation, testLogger, waitFor } from "./stores.ts";
 
 export interface LocalPaymentChain {
   chain: LocalChain;
@@ -57,4 +61,60 @@ export async function waitForPaymentsAvailable(url: string): Promise<void> {
     const body = (await (await fetch(`${url}/payments/config`)).json()) as { available: boolean };
     return body.available;
   });
+}
+
+/** A service taking payments over a local chain, on a store of its own, with what a test reads of it. */
+export interface PaymentService extends LocalPaymentChain {
+  url: string;
+  store: StoreWithPayments;
+  service: AuctionService;
+  /** The service's log lines so far. */
+  logs: Record<string, unknown>[];
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
+  /** POSTs `body` (JSON, or a string sent as it is) with Content-Type application/json unless `headers` say otherwise. */
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
+}
+
+/**
+ * Opens a store at `location` and starts a service taking payments over a new local chain, both
+ * stopped after the test. `prepare` runs on the chain before the service starts.
+ */
+export async function openPaymentService(
+  location: TestLocation,
+  options: {
+    decimals: number;
+    settings?: Partial<PaymentSettings>;
+    config?: Partial<ServiceConfig>;
+    /** The payments' clock, randomness and RPC deadline. */
+    paymentOptions?: Pick<PaymentsOptions, "now" | "randomBytes" | "rpcTimeoutMs">;
+    prepare?: (local: LocalPaymentChain) => Promise<void>;
+  },
+): Promise<PaymentService> {
+  const store = await openTestStore(location);
+  cleanUpAfter(() => store.close());
+  const local = await localPaymentChain(options.decimals);
+  await options.prepare?.(local);
+  const logs: Record<string, unknown>[] = [];
+  const service = await startAuctionService(
+    store,
+    { allowedOrigins: [], ...options.config, payments: paymentSettingsOver(local, options.settings) },
+    testLogger((line) => logs.push(line)),
+    { paymentOptions: options.paymentOptions },
+  );
+  cleanUpAfter(() => service.stop());
+  const url = service.httpUrl;
+  return {
+    ...local,
+    url,
+    store,
+    service,
+    logs,
+    get: (path, headers = {}) => fetch(`${url}${path}`, { headers }),
+    post: (path, body, headers = {}) =>
+      fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", ...headers },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      }),
+  };
 }
