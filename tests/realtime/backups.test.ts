@@ -94,6 +94,16 @@ async function storeReadings(store: StoreWithPayments) {
   };
 }
 
+/** Fills the store at `location` (fillStore), closes it, and gives what it read back before closing. */
+async function filledAndClosed(location: TestLocation): Promise<Awaited<ReturnType<typeof storeReadings>>> {
+  const store = await openTestStore(location, { rounds: ROUNDS });
+  cleanUpAfter(() => store.close());
+  await fillStore(store);
+  const readings = await storeReadings(store);
+  await store.close();
+  return readings;
+}
+
 /** Every row of every table, every sequence's value and every function of the schema. */
 async function databaseContents(query: DirectQuery) {
   const tables = await query(
@@ -137,11 +147,7 @@ describe("backups and restore", () => {
     "PostgreSQL: pg_dump -Fc of a running service, pg_restore into an empty database",
     async () => {
       const location = await locationForThisTest("postgres");
-      const store = await openTestStore(location, { rounds: ROUNDS });
-      cleanUpAfter(() => store.close());
-      await fillStore(store);
-      const readings = await storeReadings(store);
-      await store.close();
+      const readings = await filledAndClosed(location);
       const service = await startServiceProcess({ databaseUrl: location.databaseUrl as string, env: ROUND_ENV });
       cleanUpAfter(() => service.stop());
 
@@ -181,11 +187,7 @@ describe("backups and restore", () => {
     "PGlite: npm run backup through the running service, npm run restore into a new directory",
     async () => {
       const location = await locationForThisTest("pglite");
-      const store = await openTestStore(location, { rounds: ROUNDS });
-      cleanUpAfter(() => store.close());
-      await fillStore(store);
-      const readings = await storeReadings(store);
-      await store.close();
+      const readings = await filledAndClosed(location);
       // Read before the service opens the directory: the first backup is taken before any bid comes.
       const original = await withDirectSql(location, databaseContents);
       const service = await startServiceProcess({ databaseUrl: "", dataDir: location.dataDir, env: ROUND_ENV });

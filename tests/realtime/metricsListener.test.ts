@@ -8,7 +8,7 @@ import { withTimeout } from "../../scripts/support/childProcess.ts";
 import { connectClient } from "./support/auctionClient.ts";
 import { type ServedTestSite, serveTestSite } from "./support/auctionService.ts";
 import { NOT_FOUND_PAGE } from "./support/builtSite.ts";
-import { startCuttableProxy } from "./support/cuttableProxy.ts";
+import { type CuttableProxy, startCuttableProxy } from "./support/cuttableProxy.ts";
 import { rawRequest, UPGRADE_HEADERS } from "./support/rawHttp.ts";
 import { accepts, serviceProcessEnv, spawnService, startServiceProcess } from "./support/serviceProcess.ts";
 import { cleanUpAfter, databaseForThisTest, dataDirForThisTest, testLogger, waitFor } from "./support/stores.ts";
@@ -166,6 +166,16 @@ async function holdPort(): Promise<{ port: number; server: TcpServer }> {
   return { port: (server.address() as { port: number }).port, server };
 }
 
+/** A test database reached through a relay that can go silent: the relay, and the URL through it. */
+async function databaseBehindRelay(): Promise<{ relay: CuttableProxy; databaseUrl: string }> {
+  const database = await databaseForThisTest();
+  const databaseUrl = new URL(database.url);
+  const relay = await startCuttableProxy(Number(databaseUrl.port));
+  cleanUpAfter(() => relay.close());
+  databaseUrl.port = String(relay.port);
+  return { relay, databaseUrl: databaseUrl.href };
+}
+
 describe("the metrics listener of a service process", () => {
   it("METRICS_PORT=0 picks a free port and says which; two processes side by side each have their own", async () => {
     const database = await databaseForThisTest();
@@ -225,12 +235,8 @@ describe("the metrics listener of a service process", () => {
   });
 
   it("says service_ready and database_up 0 while the database is unreachable, 1 once it is back", async () => {
-    const database = await databaseForThisTest();
-    const databaseUrl = new URL(database.url);
-    const relay = await startCuttableProxy(Number(databaseUrl.port));
-    cleanUpAfter(() => relay.close());
-    databaseUrl.port = String(relay.port);
-    const service = await startServiceProcess({ databaseUrl: databaseUrl.href });
+    const { relay, databaseUrl } = await databaseBehindRelay();
+    const service = await startServiceProcess({ databaseUrl });
     cleanUpAfter(() => service.stop());
     const gauges = async () => {
       const text = await (await fetch(service.metricsUrl)).text();
@@ -248,13 +254,9 @@ describe("the metrics listener of a service process", () => {
   it("closes the metrics listener with the public one on SIGTERM, while the drain still runs", async () => {
     // The database behind a relay that can go silent: a bid sent then waits at the store, and
     // the drain waits for it (up to SHUTDOWN_TIMEOUT_MS), so the process outlives its listeners.
-    const database = await databaseForThisTest();
-    const databaseUrl = new URL(database.url);
-    const relay = await startCuttableProxy(Number(databaseUrl.port));
-    cleanUpAfter(() => relay.close());
-    databaseUrl.port = String(relay.port);
+    const { relay, databaseUrl } = await databaseBehindRelay();
     const service = await startServiceProcess({
-      databaseUrl: databaseUrl.href,
+      databaseUrl,
       env: { SHUTDOWN_TIMEOUT_MS: "20000" },
     });
     cleanUpAfter(() => service.stop());
