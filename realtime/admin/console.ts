@@ -34,7 +34,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
-import { clientAddress, forwardedEntries, limitKey, maskAddress } from "../auction/clientAddress.ts";
+import { clientAddress, limitKey, maskAddress, overHttps } from "../auction/clientAddress.ts";
 import type { AdminSettings } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
@@ -144,19 +144,10 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     payments: payments?.store,
   });
 
-  /** https directly, or as the outermost trusted proxy reports it. */
-  function overHttps(req: IncomingMessage): boolean {
-    if ((req.socket as { encrypted?: boolean }).encrypted) return true;
-    if (trustProxy === 0) return false;
-    // As for the client's address: read no further left than the trusted hops.
-    const hops = forwardedEntries(req, "x-forwarded-proto");
-    return hops[Math.max(0, hops.length - trustProxy)] === "https";
-  }
-
   /** The Origin a form posted from this console carries, as far as the service can tell. */
   function ownOrigin(req: IncomingMessage): string | null {
     const host = req.headers.host;
-    return host ? `${overHttps(req) ? "https" : "http"}://${host}` : null;
+    return host ? `${overHttps(req, trustProxy) ? "https" : "http"}://${host}` : null;
   }
 
   function sameOrigin(req: IncomingMessage): boolean {
@@ -189,12 +180,12 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
   }
 
   function sessionCookie(req: IncomingMessage, value: string, maxAgeSeconds: number): string {
-    const secure = overHttps(req) ? "; Secure" : "";
+    const secure = overHttps(req, trustProxy) ? "; Secure" : "";
     return `${SESSION_COOKIE}=${value}; Path=/admin; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
   }
 
   function deviceCookie(req: IncomingMessage, value: string): string {
-    const secure = overHttps(req) ? "; Secure" : "";
+    const secure = overHttps(req, trustProxy) ? "; Secure" : "";
     return `${DEVICE_COOKIE}=${value}; Path=/admin; Max-Age=${DEVICE_MS / 1000}; HttpOnly; SameSite=Strict${secure}`;
   }
 

@@ -1,18 +1,27 @@
 /**
  * Who a connection belongs to, for the per-address limits: the socket's peer, or with TRUST_PROXY
  * hops in front, the X-Forwarded-For entry that the outermost trusted proxy saw connect; and the
- * key those limits count it under (limitKey).
+ * key those limits count it under (limitKey). Whether it came over https, read the same way.
  */
 import type { IncomingMessage } from "node:http";
 import { isIPv4, isIPv6 } from "node:net";
 
 /** The comma-separated entries of an X-Forwarded-* header, in the order the proxies appended them. */
-export function forwardedEntries(req: IncomingMessage, name: "x-forwarded-for" | "x-forwarded-proto"): string[] {
+function forwardedEntries(req: IncomingMessage, name: "x-forwarded-for" | "x-forwarded-proto"): string[] {
   const header = req.headers[name];
   return (Array.isArray(header) ? header.join(",") : (header ?? ""))
     .split(",")
     .map((entry) => entry.trim())
     .filter((entry) => entry !== "");
+}
+
+/** The request reached us over https: directly, or as the outermost trusted proxy reports it. */
+export function overHttps(req: IncomingMessage, trustProxy: number): boolean {
+  if ((req.socket as { encrypted?: boolean }).encrypted) return true;
+  if (trustProxy === 0) return false;
+  // As for the client's address: read no further left than the trusted hops.
+  const hops = forwardedEntries(req, "x-forwarded-proto");
+  return hops[Math.max(0, hops.length - trustProxy)] === "https";
 }
 
 export function clientAddress(req: IncomingMessage, trustProxy: number): string {

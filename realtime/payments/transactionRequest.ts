@@ -30,7 +30,7 @@ import {
   getTokenDecoder,
   getTransferCheckedInstruction,
 } from "@solana-program/token";
-import { forwardedEntries } from "../auction/clientAddress.ts";
+import { overHttps } from "../auction/clientAddress.ts";
 import type { BlockhashLifetime, ChainInfo } from "./chain.ts";
 
 /** The SPL Memo program (v2 and later): data is UTF-8, no accounts needed. */
@@ -110,8 +110,5 @@ export async function transferTransaction(terms: TransferTransaction): Promise<s
 
 /** The origin this request reached, as the client saw it: https directly or as the outermost trusted proxy reports it. */
 export function requestOrigin(req: IncomingMessage, trustProxy: number): string {
-  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
-  const hops = trustProxy === 0 ? [] : forwardedEntries(req, "x-forwarded-proto");
-  const https = encrypted || hops[Math.max(0, hops.length - trustProxy)] === "https";
-  return `${https ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
+  return `${overHttps(req, trustProxy) ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
 }
