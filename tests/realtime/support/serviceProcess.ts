@@ -176,19 +176,18 @@ export interface CollectedProcess {
 /**
  * `command` with the test environment `env`, its output collected until it exits; killed when the
  * current test ends. `group`: the process leads a process group of its own, and the whole group
- * is killed then (npm and the service it starts). `user`: run as that uid and gid (needs root).
+ * is killed then (npm and the service it starts).
  */
 export function spawnCollected(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  { group = false, user }: { group?: boolean; user?: { uid: number; gid: number } } = {},
+  { group = false }: { group?: boolean } = {},
 ): CollectedProcess {
   const child: ChildProcess = spawn(command, args, {
     env,
     stdio: ["ignore", "pipe", "pipe"],
     detached: group,
-    ...user,
   });
   cleanUpAfter(async () => {
     if (group && child.pid !== undefined) {
@@ -216,9 +215,18 @@ export function spawnCollected(
   return { child, exited, stdout: () => stdout, stderr: () => stderr, output: () => output };
 }
 
-/** `node realtime/main.ts` with the test environment `env`, its output collected until it exits. */
-export function spawnService(env: NodeJS.ProcessEnv, user?: { uid: number; gid: number }): CollectedProcess {
-  return spawnCollected(process.execPath, ["realtime/main.ts"], env, { user });
+/**
+ * `node realtime/main.ts` with the test environment `env`, its output collected until it exits.
+ * `fileModesBind`: as root, the service runs without the capabilities that let root write or read
+ * past a file's mode (setpriv), so a read-only directory stops it as it stops any user. Root keeps
+ * its uid, so a checkout under a directory only root may enter (mktemp -d, /root) still runs.
+ */
+export function spawnService(env: NodeJS.ProcessEnv, { fileModesBind = false } = {}): CollectedProcess {
+  if (fileModesBind && process.getuid?.() === 0) {
+    const dropped = "--bounding-set=-dac_override,-dac_read_search";
+    return spawnCollected("setpriv", [dropped, process.execPath, "realtime/main.ts"], env);
+  }
+  return spawnCollected(process.execPath, ["realtime/main.ts"], env);
 }
 
 /** Whether a TCP connection to the port on loopback is accepted. */
