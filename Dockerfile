@@ -1,4 +1,4 @@
-# The Nothing Store: the built pages and the realtime auction service in one small non-root image.
+# The Nothing Store: the built pages and the auction service in one small non-root image.
 #   docker build -t nothing-store .         # PUBLIC_* page settings: --build-arg, below
 #   docker run -d --restart unless-stopped -p 4321:4321 -v nothing-data:/data nothing-store   # embedded PGlite
 # With PostgreSQL in a container named db, both on a network of their own (`db` resolves only there):
@@ -69,10 +69,10 @@ COPY --from=runtime-deps /app/node_modules ./node_modules
 COPY --from=build /app/node_modules/.cache/nothing-store ./node_modules/.cache/nothing-store
 COPY package.json ./
 # The service runs its TypeScript directly (Node's type stripping): the sources it imports, the migrations, the built site.
-COPY realtime ./realtime
+COPY service ./service
 COPY sql ./sql
 COPY src/lib ./src/lib
-# The tiers' prices, which payment requests charge (realtime/payments/routes.ts).
+# The tiers' prices, which payment requests charge (service/payments/routes.ts).
 COPY src/data/tiers.ts ./src/data/tiers.ts
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
@@ -83,4 +83,4 @@ EXPOSE 4321 9464
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4321) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "realtime/main.ts"]
+CMD ["node", "service/main.ts"]

@@ -2,8 +2,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineConfig, devices } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./scripts/chromium.ts";
-import { LIFTED_LIMITS_ENV } from "./scripts/support/liftedLimits.ts";
-import { E2E_EXPECT_MS, E2E_SERVER_START_MS, E2E_TEST_MS } from "./tests/support/timeBudgets.ts";
+import { LIFTED_LIMITS_ENV } from "./scripts/harness/liftedLimits.ts";
+import { E2E_EXPECT_MS, E2E_SERVER_START_MS, E2E_TEST_MS } from "./tests/harness/timeBudgets.ts";
 
 const PORT = Number(process.env.E2E_PORT ?? 4329);
 const baseURL = `http://127.0.0.1:${PORT}`;
@@ -16,7 +16,7 @@ export default defineConfig({
   forbidOnly: Boolean(process.env.CI),
   workers: 2,
   retries: 0,
-  // Budgets that hold on a busy two-core machine (tests/support/timeBudgets.ts).
+  // Budgets that hold on a busy two-core machine (tests/harness/timeBudgets.ts).
   timeout: E2E_TEST_MS,
   expect: { timeout: E2E_EXPECT_MS },
   reporter: process.env.CI ? [["list"]] : [["list"], ["html", { open: "never" }]],
@@ -43,7 +43,7 @@ export default defineConfig({
   ],
   webServer: {
     // The same entry point as `npm start`, on the site that `npm run build` left in dist/.
-    command: `rm -rf "${DATA_DIR}" && node realtime/main.ts`,
+    command: `rm -rf "${DATA_DIR}" && node service/main.ts`,
     url: baseURL,
     env: {
       PORT: String(PORT),

@@ -1,10 +1,10 @@
 import { defineConfig } from "vitest/config";
-import { CONTAINER_BUILD_MS, CONTAINER_TEST_MS, SERVICE_TEST_MS, UNIT_TEST_MS } from "./tests/support/timeBudgets.ts";
+import { CONTAINER_BUILD_MS, CONTAINER_TEST_MS, SERVICE_TEST_MS, UNIT_TEST_MS } from "./tests/harness/timeBudgets.ts";
 
 // Three projects: `unit` is pure (no database, no processes, seconds), `service` runs against real
 // PostgreSQL and PGlite, real sockets and real service processes, `container` builds the image with
 // podman and runs it (as root; a few minutes). Their time budgets hold on a busy machine
-// (tests/support/timeBudgets.ts): a test sets its own only when it needs more.
+// (tests/harness/timeBudgets.ts): a test sets its own only when it needs more.
 export default defineConfig({
   test: {
     projects: [
@@ -20,12 +20,12 @@ export default defineConfig({
       {
         test: {
           name: "service",
-          include: ["tests/realtime/**/*.test.ts"],
+          include: ["tests/service/**/*.test.ts"],
           environment: "node",
           testTimeout: SERVICE_TEST_MS,
           hookTimeout: SERVICE_TEST_MS,
           // One PostgreSQL cluster per run (or DATABASE_URL) and a temp root for PGlite directories.
-          globalSetup: ["tests/realtime/support/globalSetup.ts"],
+          globalSetup: ["tests/service/harness/globalSetup.ts"],
         },
       },
       {

@@ -5,7 +5,7 @@
  *   printf %s "$PASSWORD" | npm run admin:hash
  */
 import { stderr, stdin, stdout } from "node:process";
-import { hashPassword } from "../realtime/admin/password.ts";
+import { hashPassword } from "../service/console/password.ts";
 
 /** At least this many characters: anything shorter falls to guessing despite the rate limit. */
 const MIN_PASSWORD_LENGTH = 12;

@@ -10,13 +10,13 @@ import { copyFile, readFile, realpath, rename, rm, stat } from "node:fs/promises
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { argv, env, exit } from "node:process";
-import { DataDirLockedError, LOCK_FILE_NAME, processExists } from "../realtime/storage/dataDirLock.ts";
+import { DataDirLockedError, LOCK_FILE_NAME, processExists } from "../service/storage/dataDirLock.ts";
 import {
   BACKUP_FAILED_FILE_NAME,
   BACKUP_FILE_NAME,
   backUpStoppedDataDir,
   RestoreRefusedError,
-} from "../realtime/storage/pgliteBackup.ts";
+} from "../service/storage/pgliteBackup.ts";
 
 /** How long the service may take; its dump of a directory of 100,000 bids took about a second. */
 const SERVICE_TIMEOUT_MS = Number(env.BACKUP_TIMEOUT_MS) || 10 * 60_000;

@@ -1,6 +1,6 @@
 /**
  * The service's memory (docs/design.md#9, "the embedded default fits a small machine"): the real
- * service (realtime/main.ts, as `npm run serve` runs it; no pages, no console) started as a child
+ * service (service/main.ts, as `npm run serve` runs it; no pages, no console) started as a child
  * process, on embedded PGlite in a new data directory and on a throwaway PostgreSQL cluster:
  *
  *  - template (PGlite): `npm run build`'s last step, scripts/pglite-template.ts, a process of its own;
@@ -36,10 +36,10 @@ import { readTree, type TreePeak, watchTree } from "./bench-memory/treeMemory.ts
 import { RESULTS_DIR, ROOT } from "./bench-realtime/plan.ts";
 import { cpuSeconds, postgresPids, postmasterPid, spawnNode, withTimeout } from "./bench-realtime/processes.ts";
 import { type Service, startDurableCluster, startService } from "./bench-realtime/service.ts";
-import { codeState, packageVersion } from "./support/codeState.ts";
-import { readCommandLine, wholeNumber } from "./support/commandLine.ts";
-import { describeMachine } from "./support/machine.ts";
-import type { PostgresCluster } from "./support/postgresCluster.ts";
+import { codeState, packageVersion } from "./harness/codeState.ts";
+import { readCommandLine, wholeNumber } from "./harness/commandLine.ts";
+import { describeMachine } from "./harness/machine.ts";
+import type { PostgresCluster } from "./harness/postgresCluster.ts";
 
 const USAGE = "usage: npm run bench:memory -- [--backend pglite|postgres] [--bids <count>]";
 /** How long the service sits with nothing to do before its idle memory is read. */
@@ -270,7 +270,7 @@ function printTable(reports: Awaited<ReturnType<typeof runBackend>>[], bids: num
 
 async function main(): Promise<void> {
   const options = readCommandLine("bench:memory", USAGE, readOptions);
-  const code = await codeState(["realtime", "sql", "scripts/bench-memory*"]);
+  const code = await codeState(["service", "sql", "scripts/bench-memory*"]);
   console.log(
     `code at ${code.commit}${code.modified.length ? `, uncommitted changes to ${code.modified.join(", ")}` : ""}`,
   );

@@ -1,12 +1,12 @@
 /**
- * The name filter's cost per bid (realtime/names/nameFilter.ts): the time to build it once, and
+ * The name filter's cost per bid (service/names/nameFilter.ts): the time to build it once, and
  * the time per call over names like the ones bidders send (ordinary, long, emoji, profane, links),
  * the median of 5 rounds; then, per name, the disguised names of issue 20 (read twice: folded,
  * and as the ASCII their lookalikes imitate) and the name key (nameKey.ts), which a bid computes
  * twice (the instance's quick check and the database's). Usage: npm run bench:name-filter
  */
-import { createNameFilter } from "../realtime/names/nameFilter.ts";
-import { nameKey } from "../realtime/names/nameKey.ts";
+import { createNameFilter } from "../service/names/nameFilter.ts";
+import { nameKey } from "../service/names/nameKey.ts";
 
 const NAMES = [
   "Nobody",

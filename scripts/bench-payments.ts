@@ -4,7 +4,7 @@
  * transactions after it (as an RPC lists them): the seconds from the payment to its request's
  * "confirmed" and the service's RPC calls meanwhile, at the default PAYMENT_POLL_MS. Then, from a
  * payment's confirmation on the chain to the toast on the buyer's page. Starts the service with payments on against a local chain (LiteSVM behind a
- * JSON-RPC server in this process: scripts/support/paymentShop.ts), opens `/` in Debian's
+ * JSON-RPC server in this process: scripts/harness/paymentShop.ts), opens `/` in Debian's
  * Chromium, and for each payment: "Buy Nothing" on Deluxe Nothing, "Create payment request", then
  * pays on the chain with the page's reference, as a wallet would. The transaction is confirmed when
  * the chain's `pay` returns (LiteSVM executes it at once); the page records when the "Payment
@@ -21,8 +21,8 @@ import { chromium, type Page } from "@playwright/test";
 import { latencyText } from "./bench-realtime/format.ts";
 import { LatencyHistogram } from "./bench-realtime/latencyHistogram.ts";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.ts";
-import { describeMachine } from "./support/machine.ts";
-import { type PaymentShop, startPaymentShop } from "./support/paymentShop.ts";
+import { describeMachine } from "./harness/machine.ts";
+import { type PaymentShop, startPaymentShop } from "./harness/paymentShop.ts";
 
 const POLL_INTERVALS_MS = [2_000, 200];
 const TOAST_WITHIN_MS = 10_000;
@@ -93,7 +93,7 @@ async function measure(pollMs: number): Promise<string> {
     await page.goto(`${shop.origin}/`);
     const latencies = new LatencyHistogram();
     for (let done = 0; done < payments; done += 1) {
-      // A socket may start 16 payment watches a minute (realtime/payments/sockets.ts): a new page, a new socket.
+      // A socket may start 16 payment watches a minute (service/payments/sockets.ts): a new page, a new socket.
       if (done > 0 && done % WATCHES_PER_PAGE === 0) await page.reload();
       latencies.record(await onePayment(page, shop));
     }

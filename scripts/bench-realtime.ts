@@ -1,6 +1,6 @@
 /**
  * Realtime benchmark of the auction service (issue 5, docs/design.md#5). Starts the real
- * service (realtime/main.ts, as `npm run serve` does) once on a throwaway PostgreSQL 15 cluster with
+ * service (service/main.ts, as `npm run serve` does) once on a throwaway PostgreSQL 15 cluster with
  * durable settings and once on PGlite, drives it from load-generator processes of its own (so the
  * service's event loop is what is measured), and measures:
  *
@@ -93,11 +93,11 @@ import {
 } from "./bench-realtime/plan.ts";
 import { type BackendReport, runBackend } from "./bench-realtime/runBackend.ts";
 import { startDurableCluster } from "./bench-realtime/service.ts";
-import { errorMessage } from "./support/childProcess.ts";
-import { codeState, packageVersion } from "./support/codeState.ts";
-import { readCommandLine } from "./support/commandLine.ts";
-import { describeMachine } from "./support/machine.ts";
-import type { PostgresCluster } from "./support/postgresCluster.ts";
+import { errorMessage } from "./harness/childProcess.ts";
+import { codeState, packageVersion } from "./harness/codeState.ts";
+import { readCommandLine } from "./harness/commandLine.ts";
+import { describeMachine } from "./harness/machine.ts";
+import type { PostgresCluster } from "./harness/postgresCluster.ts";
 
 const USAGE =
   "usage: npm run bench:realtime -- [--quick] [--backend postgres|pglite] [--only slow|conflation] " +

@@ -1,6 +1,6 @@
 /**
  * Sign-in bursts against the pages (issue 20; docs/design.md#11). Starts the real service
- * (realtime/main.ts, as `npm run serve` does) on PGlite, serving the built site, with the operator
+ * (service/main.ts, as `npm run serve` does) on PGlite, serving the built site, with the operator
  * console on at the production scrypt cost (what `npm run admin:hash` prints) and TRUST_PROXY=1,
  * and times GET / and GET /leaderboard/ (to the last byte, one request at a time, 10 ms apart):
  *
@@ -29,7 +29,7 @@ import os from "node:os";
 import { join, relative, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { hashPassword } from "../realtime/admin/password.ts";
+import { hashPassword } from "../service/console/password.ts";
 import { ROOT } from "./bench-realtime/plan.ts";
 import { cpuSeconds, spawnNode, withTimeout } from "./bench-realtime/processes.ts";
 import { startService } from "./bench-realtime/service.ts";

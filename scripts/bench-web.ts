@@ -35,8 +35,8 @@ import * as chromeLauncher from "chrome-launcher";
 import lighthouse, { type Result as LighthouseResult } from "lighthouse";
 import desktopConfig from "lighthouse/core/config/desktop-config.js";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.ts";
-import { errorMessage, exitStatus, hasExited, waitForOk, withTimeout } from "./support/childProcess.ts";
-import { describeMachine } from "./support/machine.ts";
+import { errorMessage, exitStatus, hasExited, waitForOk, withTimeout } from "./harness/childProcess.ts";
+import { describeMachine } from "./harness/machine.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 // As astro.config.mjs and npm run build: ASTRO_OUT_DIR, relative to the project, or dist.
@@ -274,7 +274,7 @@ function startServer(root: string, port: number, staticDir: string): ChildProces
   // process.execPath is the Node 24 running this script. The server's JSON log goes to stderr so
   // that stdout carries only the summary lines. The auction runs on PGlite in a directory of its
   // own inside the site copy (removed with it), so a running `npm start` keeps its ./data.
-  const server = spawn(process.execPath, ["realtime/main.ts"], {
+  const server = spawn(process.execPath, ["service/main.ts"], {
     cwd: root,
     env: {
       ...process.env,

@@ -10,7 +10,7 @@
 import { fork } from "node:child_process";
 import { createConnection, createServer, type Socket } from "node:net";
 import { parseArgs } from "node:util";
-import { readCommandLine, wholeNumber } from "./support/commandLine.ts";
+import { readCommandLine, wholeNumber } from "./harness/commandLine.ts";
 
 interface Setting {
   framesPerSecond: number;

@@ -1,5 +1,5 @@
 /**
- * `npm run fuzz:http`: the HTTP hostile-input property of tests/realtime/httpFuzz.test.ts for
+ * `npm run fuzz:http`: the HTTP hostile-input property of tests/service/http/httpFuzz.test.ts for
  * minutes instead of seconds, on both backends, with a new seed each run (printed, with the
  * request and status counts, so a finding can be replayed with FC_SEED).
  *
@@ -10,7 +10,7 @@
  * Usage: node scripts/fuzz-http.ts [extra vitest arguments, e.g. -t pglite]
  */
 import { randomInt } from "node:crypto";
-import { runBoundedVitest } from "./support/boundedVitest.ts";
+import { runBoundedVitest } from "./harness/boundedVitest.ts";
 
 const DEFAULT_SECONDS = 180;
 /** Setup (a PostgreSQL cluster, a PGlite template, the site) and teardown on top of the budget. */
@@ -39,7 +39,7 @@ console.log(
 // batches and no budget, the run is as long as those take.
 await runBoundedVitest({
   label: "fuzz:http",
-  args: ["tests/realtime/httpFuzz.test.ts", ...process.argv.slice(2)],
+  args: ["tests/service/http/httpFuzz.test.ts", ...process.argv.slice(2)],
   env: {
     FC_SEED: seed,
     ...(seconds ? { FUZZ_HTTP_SECONDS: String(seconds) } : {}),

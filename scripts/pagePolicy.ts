@@ -8,7 +8,7 @@
  * a <meta> element, which cannot carry frame-ancestors and which our own server could not read,
  * and it leaves the hashes of inline scripts outside its bundling to us. A build step over the
  * output covers every inline script and style of these pages and writes the `_headers` file that
- * static hosts and the service both read (realtime/securityHeaders.ts).
+ * static hosts and the service both read (service/http/securityHeaders.ts).
  */
 import { createHash } from "node:crypto";
 import { type DefaultTreeAdapterTypes, parse } from "parse5";

@@ -8,8 +8,8 @@
  */
 import { resolve } from "node:path";
 import { argv, exit } from "node:process";
-import { DataDirLockedError } from "../realtime/storage/dataDirLock.ts";
-import { RestoreRefusedError, restoreDataDir } from "../realtime/storage/pgliteBackup.ts";
+import { DataDirLockedError } from "../service/storage/dataDirLock.ts";
+import { RestoreRefusedError, restoreDataDir } from "../service/storage/pgliteBackup.ts";
 
 const [file, target] = argv.slice(2);
 if (!file || !target || argv.length > 4) {

@@ -6,8 +6,8 @@
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { integerSetting } from "../realtime/envSettings.ts";
-import { createServiceLogger } from "../realtime/logger.ts";
+import { integerSetting } from "../service/envSettings.ts";
+import { createServiceLogger } from "../service/logger.ts";
 import { builtServiceOrigins, type StaticHost, serveStaticHost } from "./staticHost.ts";
 
 class StaticSettingError extends Error {}

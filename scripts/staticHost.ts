@@ -1,6 +1,6 @@
 /**
  * The pages alone, as a static host serves them in the split shape (docs/design.md#6d,
- * docs/realtime.md "Deploying"): the service's own page serving (realtime/server.ts without an
+ * docs/realtime.md "Deploying"): the service's own page serving (service/server.ts without an
  * auction: hostile request targets refused, the build's `_headers` on every answer, hashed assets
  * cached for a year and pages revalidated, the .br/.gz variants, 404.html with status 404, only GET
  * and HEAD), and nothing else: no socket, no operations routes. `npm run serve:static`
@@ -8,11 +8,11 @@
  */
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
-import { WILDCARD_HOSTS } from "../realtime/config.ts";
-import { openFileBudget, readOpenFileLimit } from "../realtime/connectionLimits.ts";
-import type { Logger } from "../realtime/logger.ts";
-import { readSiteHeaders } from "../realtime/securityHeaders.ts";
-import { createAppServer } from "../realtime/server.ts";
+import { WILDCARD_HOSTS } from "../service/config.ts";
+import { openFileBudget, readOpenFileLimit } from "../service/http/connectionLimits.ts";
+import { readSiteHeaders } from "../service/http/securityHeaders.ts";
+import type { Logger } from "../service/logger.ts";
+import { createAppServer } from "../service/server.ts";
 
 export interface StaticHost {
   /** http://host:port, the address as listened on (a wildcard host as 127.0.0.1). */

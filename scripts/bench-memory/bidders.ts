@@ -7,8 +7,8 @@
 import WebSocket from "ws";
 import { nextWinningCents } from "../../src/lib/auction/bidRules.ts";
 import { type ClientMessage, parseServerMessage, type ServerMessage } from "../../src/lib/auction/protocol.ts";
-import { withTimeout } from "../support/childProcess.ts";
-import { closeSocket } from "../support/sockets.ts";
+import { withTimeout } from "../harness/childProcess.ts";
+import { closeSocket } from "../harness/sockets.ts";
 
 const ANSWER_TIMEOUT_MS = 30_000;
 const OPEN_TIMEOUT_MS = 15_000;

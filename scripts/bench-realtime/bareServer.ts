@@ -3,7 +3,7 @@
  * database, no validation and no limits, speaking just enough of the auction's protocol for the
  * same load generators. Each bid is acknowledged and broadcast the way the service broadcasts, so
  * the ratio between the two is the service's own cost: the message serialised once, framed once
- * (realtime/auction/wire.ts's prebuiltTextFrame), and that one frame written to every open
+ * (service/auction/wire.ts's prebuiltTextFrame), and that one frame written to every open
  * socket's TCP socket (tcpSocketOf): one write per frame and socket, docs/design.md#6c's ceiling; with
  * `coalesced`, the frames of one turn of the event loop as one write per socket
  * (coalescedWrites.ts), as the service now writes a batch's: the ceiling of that technique.
@@ -12,8 +12,8 @@
  */
 import { createServer } from "node:http";
 import { WebSocket, WebSocketServer } from "ws";
-import { createCoalescedWrites } from "../../realtime/auction/coalescedWrites.ts";
-import { encodeMessage, prebuiltTextFrame, tcpSocketOf } from "../../realtime/auction/wire.ts";
+import { createCoalescedWrites } from "../../service/auction/coalescedWrites.ts";
+import { encodeMessage, prebuiltTextFrame, tcpSocketOf } from "../../service/auction/wire.ts";
 import type { ServerMessage, WireBid } from "../../src/lib/auction/protocol.ts";
 
 const port = Number(process.argv[2] ?? 0);

@@ -7,7 +7,7 @@ import { type ChildProcess, type StdioOptions, spawn } from "node:child_process"
 import { once } from "node:events";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { stopChild, withTimeout } from "../support/childProcess.ts";
+import { stopChild, withTimeout } from "../harness/childProcess.ts";
 import type { Command, CoordinatorMessage, GeneratorEvent } from "./loadGenerator.ts";
 import { ROOT } from "./plan.ts";
 

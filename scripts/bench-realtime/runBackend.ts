@@ -1,8 +1,8 @@
 /** Every phase but the slow consumer and the ceiling, on one backend's service. */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { errorMessage } from "../support/childProcess.ts";
-import type { PostgresCluster } from "../support/postgresCluster.ts";
+import { errorMessage } from "../harness/childProcess.ts";
+import type { PostgresCluster } from "../harness/postgresCluster.ts";
 import { Fleet } from "./fleet.ts";
 import { kib, latencyText, thousands } from "./format.ts";
 import type { Ceiling } from "./phases/ceiling.ts";

@@ -1,4 +1,4 @@
-/** The service under test (realtime/main.ts as `npm run serve` runs it), the bare ws ceiling server and the durable cluster. */
+/** The service under test (service/main.ts as `npm run serve` runs it), the bare ws ceiling server and the durable cluster. */
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { openSync } from "node:fs";
@@ -6,10 +6,10 @@ import { appendFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import postgres from "postgres";
 import WebSocket from "ws";
-import { waitForOk } from "../support/childProcess.ts";
-import { LIFTED_LIMITS_ENV } from "../support/liftedLimits.ts";
-import { freePort } from "../support/ports.ts";
-import { type PostgresCluster, startPostgresCluster } from "../support/postgresCluster.ts";
+import { waitForOk } from "../harness/childProcess.ts";
+import { LIFTED_LIMITS_ENV } from "../harness/liftedLimits.ts";
+import { freePort } from "../harness/ports.ts";
+import { type PostgresCluster, startPostgresCluster } from "../harness/postgresCluster.ts";
 import { BARE_SERVER_FILE, DURABLE_SETTINGS, REPORTED_SETTINGS, ROOT, SERVICE_START_TIMEOUT_MS } from "./plan.ts";
 import { residentBytes, spawnNode, stopChild, withTimeout } from "./processes.ts";
 

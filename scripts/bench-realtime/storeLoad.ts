@@ -14,11 +14,11 @@
  *   { "dataDir": "/tmp/…", "concurrency": 10 | "batchSize": 50, "durationMs": 5000 }   (PGlite in a directory of its own)
  */
 import postgres from "postgres";
-import { createLogger } from "../../realtime/logger.ts";
-import { openPgliteStore } from "../../realtime/storage/pglite.ts";
-import { openPostgresStore } from "../../realtime/storage/postgres.ts";
-import { PLACE_BID_SQL, placeBidParameters, toPlaceBidOutcome } from "../../realtime/storage/queries.ts";
-import { type BidToPlace, ENDLESS_ROUNDS, type PlaceBidOutcome } from "../../realtime/storage/types.ts";
+import { createLogger } from "../../service/logger.ts";
+import { openPgliteStore } from "../../service/storage/pglite.ts";
+import { openPostgresStore } from "../../service/storage/postgres.ts";
+import { PLACE_BID_SQL, placeBidParameters, toPlaceBidOutcome } from "../../service/storage/queries.ts";
+import { type BidToPlace, ENDLESS_ROUNDS, type PlaceBidOutcome } from "../../service/storage/types.ts";
 import { nextWinningCents } from "../../src/lib/auction/bidRules.ts";
 
 interface Options {
@@ -31,7 +31,7 @@ interface Options {
   durationMs: number;
 }
 
-/** As the service's pool (realtime/storage/postgres.ts). */
+/** As the service's pool (service/storage/postgres.ts). */
 const POOL_SIZE = 10;
 
 const options = JSON.parse(process.argv[2] ?? "{}") as Options;

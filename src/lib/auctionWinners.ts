@@ -1,6 +1,6 @@
 /**
  * The Wall of Fame's "Auction Winners" (docs/design.md#6b): where the page asks for them, the answer's
- * shape, and how a winner fills its row. The service (realtime/auctionWinners.ts) answers in it; the
+ * shape, and how a winner fills its row. The service (service/auction/winnersRoute.ts) answers in it; the
  * page's <service-list> element (src/scripts/serviceList.ts) checks it with WINNERS_LIST, since the
  * service may be on another origin and another version.
  */

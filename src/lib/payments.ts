@@ -1,6 +1,6 @@
 /**
  * Real purchases (docs/design.md#8): the service's payment routes and the shapes of their answers,
- * shared by the service (realtime/payments/) and the page, which may be on another origin and
+ * shared by the service (service/payments/) and the page, which may be on another origin and
  * another version, so it checks what it reads.
  */
 

@@ -10,7 +10,7 @@ import { PAYMENTS_UNAVAILABLE_TEXT } from "./payments.ts";
 export const CONNECT_FEATURE = "standard:connect";
 export const SIGN_AND_SEND_FEATURE = "solana:signAndSendTransaction";
 
-/** The service answers a version 0 transaction (realtime/payments/transactionRequest.ts). */
+/** The service answers a version 0 transaction (service/payments/transactionRequest.ts). */
 const TRANSACTION_VERSION = 0;
 /** A wallet's error message is shown to the buyer only up to this long. */
 const REASON_MAX_LENGTH = 120;

@@ -1,8 +1,8 @@
 /**
  * The container image, built from the Dockerfile unchanged and run here (docs/testing.md, "Container").
  * podman (Debian's) builds it with chroot isolation on a stand-in for its base image
- * (support/standInBase.ts), then the image's own filesystem runs as a container would run it
- * (support/imageProcess.ts): as its user, with its Env, WorkingDir and Cmd, PID 1 of its namespace.
+ * (harness/standInBase.ts), then the image's own filesystem runs as a container would run it
+ * (harness/imageProcess.ts): as its user, with its Env, WorkingDir and Cmd, PID 1 of its namespace.
  * Checked: every PUBLIC_* build argument reaches the pages, the image's settings, no development
  * package inside, and on PGlite (a new, empty volume) and on PostgreSQL (DATABASE_URL): the pages, a
  * bid over the socket seen by a second socket, its HEALTHCHECK run inside, /metrics on its own port
@@ -14,11 +14,11 @@ import { chown, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitForOk } from "../../scripts/support/childProcess.ts";
-import { freePort } from "../../scripts/support/ports.ts";
-import { startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
-import { connectClient } from "../realtime/support/auctionClient.ts";
-import { CONTAINER_TEST_MS, scaled } from "../support/timeBudgets.ts";
+import { waitForOk } from "../../scripts/harness/childProcess.ts";
+import { freePort } from "../../scripts/harness/ports.ts";
+import { startPostgresCluster } from "../../scripts/harness/postgresCluster.ts";
+import { CONTAINER_TEST_MS, scaled } from "../harness/timeBudgets.ts";
+import { connectClient } from "../service/harness/auctionClient.ts";
 import {
   type ImageConfig,
   type ImageProcess,
@@ -26,10 +26,10 @@ import {
   inspectImage,
   runInImage,
   startInImage,
-} from "./support/imageProcess.ts";
-import { type Podman, privatePodman } from "./support/podman.ts";
-import { REPO, run } from "./support/repository.ts";
-import { importStandInBase } from "./support/standInBase.ts";
+} from "./harness/imageProcess.ts";
+import { type Podman, privatePodman } from "./harness/podman.ts";
+import { REPO, run } from "./harness/repository.ts";
+import { importStandInBase } from "./harness/standInBase.ts";
 
 const IMAGE = "localhost/nothing-store:container-test";
 /** podman's own limit on the build, inside the hook's (CONTAINER_BUILD_MS). */
@@ -142,7 +142,7 @@ describe("the container image", () => {
     expect(await imageUser(rootfs, config.user)).toEqual({ uid: 1000, gid: 1000 });
     expect(config.user).toBe("node");
     expect(config.workingDir).toBe("/app");
-    expect(config.cmd).toEqual(["node", "realtime/main.ts"]);
+    expect(config.cmd).toEqual(["node", "service/main.ts"]);
     expect(config.env).toMatchObject({
       NODE_ENV: "production",
       HOST: "0.0.0.0",

@@ -1,13 +1,13 @@
 /**
- * The container test's private podman storage (support/podman.ts) goes in every outcome: destroy(),
+ * The container test's private podman storage (harness/podman.ts) goes in every outcome: destroy(),
  * which afterAll calls after a pass, a failure or a hook that timed out, first ends any podman
  * command still running (a build the timeout left behind), then removes the storage whole.
  */
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { expect, it } from "vitest";
-import { run } from "../../scripts/support/childProcess.ts";
-import { privatePodman } from "./support/podman.ts";
+import { run } from "../../scripts/harness/childProcess.ts";
+import { privatePodman } from "./harness/podman.ts";
 
 /** The podman processes using `dir` as their storage. */
 async function podmansOn(dir: string): Promise<string[]> {

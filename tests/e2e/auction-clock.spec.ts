@@ -8,7 +8,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test } from "@playwright/test";
 import WebSocket from "ws";
-import { withTimeout } from "../../scripts/support/childProcess.ts";
+import { withTimeout } from "../../scripts/harness/childProcess.ts";
 import type { SnapshotMessage } from "../../src/lib/auction/protocol.ts";
 import { auctionForm, openPage, secondsShown, toast } from "./fixtures.ts";
 

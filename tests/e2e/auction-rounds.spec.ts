@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { type Browser, type BrowserContextOptions, expect, type Page, test } from "@playwright/test";
-import { stopChild, waitForOk } from "../../scripts/support/childProcess.ts";
-import { LIFTED_LIMITS_ENV } from "../../scripts/support/liftedLimits.ts";
-import { freePort } from "../../scripts/support/ports.ts";
-import { scaled } from "../support/timeBudgets.ts";
+import { stopChild, waitForOk } from "../../scripts/harness/childProcess.ts";
+import { LIFTED_LIMITS_ENV } from "../../scripts/harness/liftedLimits.ts";
+import { freePort } from "../../scripts/harness/ports.ts";
+import { scaled } from "../harness/timeBudgets.ts";
 import { auctionForm, toast } from "./fixtures.ts";
 
 // Its tests in order on one worker, sharing what beforeAll starts; a failed test does not skip the
@@ -32,7 +32,7 @@ test.beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "nothing-rounds-"));
   const port = await freePort();
   origin = `http://127.0.0.1:${port}`;
-  service = spawn(process.execPath, ["realtime/main.ts"], {
+  service = spawn(process.execPath, ["service/main.ts"], {
     env: {
       ...process.env,
       PORT: String(port),

@@ -3,7 +3,7 @@ import { LEADERBOARD } from "../../src/data/leaderboard.ts";
 import { REVIEWS } from "../../src/data/reviews.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import { openWithPausedClock } from "./fixtures.ts";
-import { consoleErrorsThroughPage } from "./support/consoleErrors.ts";
+import { consoleErrorsThroughPage } from "./harness/consoleErrors.ts";
 
 test.describe("products", () => {
   const expected = [

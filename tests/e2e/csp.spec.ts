@@ -1,8 +1,8 @@
 import { expect, type Page, test } from "@playwright/test";
 import { NEWS_JOKES } from "../../src/data/newsJokes.ts";
-import { policyDirectives } from "../support/policyDirectives.ts";
+import { policyDirectives } from "../harness/policyDirectives.ts";
 import { openWithPausedClock, stubRandom } from "./fixtures.ts";
-import { watchViolations } from "./support/cspViolations.ts";
+import { watchViolations } from "./harness/cspViolations.ts";
 
 /**
  * The pages work under the service's Content-Security-Policy: every widget is used and Chromium

@@ -16,12 +16,12 @@ import AxeBuilder from "@axe-core/playwright";
 import { type Browser, expect, type Page, test } from "@playwright/test";
 import postgres from "postgres";
 import WebSocket from "ws";
-import { createLogger } from "../../realtime/logger.ts";
+import { run, stopChild, waitForOk } from "../../scripts/harness/childProcess.ts";
+import { freePort } from "../../scripts/harness/ports.ts";
+import { type PostgresCluster, startPostgresCluster } from "../../scripts/harness/postgresCluster.ts";
 import { type StaticHost, serveStaticHost } from "../../scripts/staticHost.ts";
-import { run, stopChild, waitForOk } from "../../scripts/support/childProcess.ts";
-import { freePort } from "../../scripts/support/ports.ts";
-import { type PostgresCluster, startPostgresCluster } from "../../scripts/support/postgresCluster.ts";
-import { scaled } from "../support/timeBudgets.ts";
+import { createLogger } from "../../service/logger.ts";
+import { scaled } from "../harness/timeBudgets.ts";
 import { auctionForm } from "./fixtures.ts";
 
 // Its tests in order on one worker, sharing what beforeAll starts; a failed test does not skip the
@@ -61,7 +61,7 @@ test.beforeAll(async () => {
  * on PGlite in `dataDir` unless `env` gives a DATABASE_URL.
  */
 async function startService(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["realtime/main.ts"], {
+  const child = spawn(process.execPath, ["service/main.ts"], {
     env: {
       ...process.env,
       PORT: new URL(serviceOrigin).port,

@@ -11,10 +11,10 @@ import { join } from "node:path";
 import { type APIRequestContext, expect, test } from "@playwright/test";
 import { type DefaultTreeAdapterTypes, parse } from "parse5";
 import { loadEnv } from "vite";
-import { run } from "../../scripts/support/childProcess.ts";
+import { run } from "../../scripts/harness/childProcess.ts";
 import { parseSiteUrl } from "../../src/lib/siteConfig.ts";
 import { palette } from "../../uno.config.ts";
-import { scaled } from "../support/timeBudgets.ts";
+import { scaled } from "../harness/timeBudgets.ts";
 
 /** The built pages, by file, and the path each is canonical at. */
 const PAGES = [

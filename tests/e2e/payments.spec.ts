@@ -8,13 +8,13 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test, type WebSocketRoute } from "@playwright/test";
 import type { Address } from "@solana/kit";
-import { type PaymentShop, startPaymentShop } from "../../scripts/support/paymentShop.ts";
+import { type PaymentShop, startPaymentShop } from "../../scripts/harness/paymentShop.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
-import { scaled } from "../support/timeBudgets.ts";
+import { scaled } from "../harness/timeBudgets.ts";
 import { toast } from "./fixtures.ts";
-import { consoleErrorsThroughPage } from "./support/consoleErrors.ts";
-import { watchViolations } from "./support/cspViolations.ts";
-import { installTestWallet, TEST_WALLET_NAME } from "./support/testWallet.ts";
+import { consoleErrorsThroughPage } from "./harness/consoleErrors.ts";
+import { watchViolations } from "./harness/cspViolations.ts";
+import { installTestWallet, TEST_WALLET_NAME } from "./harness/testWallet.ts";
 
 const TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 
@@ -330,7 +330,7 @@ test("a refused name says Name Not Allowed and keeps the dialog's form", async (
 
 test("an expired request says so, and a payment the service confirms later still credits", async ({ page }) => {
   // The service expires a request a minute past its end at the soonest: the watcher's tests cover
-  // that with an injected clock (tests/realtime/paymentWatcher.test.ts). Here the page's socket to
+  // that with an injected clock (tests/service/payments/paymentWatcher.test.ts). Here the page's socket to
   // the real service carries, besides its messages, the expired status the service would send.
   const watched = new Set<string>();
   let toPage: WebSocketRoute | undefined;

@@ -1,8 +1,8 @@
 /** The operator's device cookie: signed with a key bound to the secret and the password's hash. */
 import { describe, expect, it } from "vitest";
-import { deviceKey, deviceToken, newDeviceId, readDevice } from "../../realtime/admin/device.ts";
-import { hashPassword } from "../../realtime/admin/password.ts";
-import { parsePasswordHash } from "../../realtime/passwordHash.ts";
+import { deviceKey, deviceToken, newDeviceId, readDevice } from "../../service/console/device.ts";
+import { hashPassword } from "../../service/console/password.ts";
+import { parsePasswordHash } from "../../service/passwordHash.ts";
 
 const SECRET = "a session secret of at least thirty-two bytes";
 const CHEAP = { logN: 10, r: 8, p: 1 };

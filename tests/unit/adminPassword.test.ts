@@ -1,7 +1,7 @@
 import { randomBytes, scrypt } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { hashPassword, verifyPassword } from "../../realtime/admin/password.ts";
-import { readServiceConfig } from "../../realtime/config.ts";
+import { readServiceConfig } from "../../service/config.ts";
+import { hashPassword, verifyPassword } from "../../service/console/password.ts";
 import {
   costProblems,
   DEFAULT_COST,
@@ -9,7 +9,7 @@ import {
   parsePasswordHash,
   type ScryptCost,
   scryptMemoryBytes,
-} from "../../realtime/passwordHash.ts";
+} from "../../service/passwordHash.ts";
 
 // The production cost is 2^17 (a quarter second a hash here); tests that only need a hash that
 // verifies use a cheap one, passed in code: the environment's check would refuse it.

@@ -3,10 +3,10 @@
  * a key bound to the secret and the password's hash.
  */
 import { describe, expect, it } from "vitest";
-import { deviceKey } from "../../realtime/admin/device.ts";
-import { hashPassword } from "../../realtime/admin/password.ts";
-import { newSessionId, readSession, SESSION_MS, sessionKey, sessionToken } from "../../realtime/admin/session.ts";
-import { parsePasswordHash } from "../../realtime/passwordHash.ts";
+import { deviceKey } from "../../service/console/device.ts";
+import { hashPassword } from "../../service/console/password.ts";
+import { newSessionId, readSession, SESSION_MS, sessionKey, sessionToken } from "../../service/console/session.ts";
+import { parsePasswordHash } from "../../service/passwordHash.ts";
 
 const CHEAP = { logN: 10, r: 8, p: 1 };
 const HASH = parsePasswordHash(await hashPassword("correct horse battery", CHEAP));

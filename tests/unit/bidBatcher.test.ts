@@ -1,12 +1,12 @@
 /**
- * Group commit's scheduling (realtime/auction/bidBatcher.ts) over a store whose transactions the
+ * Group commit's scheduling (service/auction/bidBatcher.ts) over a store whose transactions the
  * test finishes by hand: a lone bid goes on the next turn, bids read in one turn or arriving while
  * a transaction is in flight go together in arrival order, a batch is bounded, and failures reach
  * exactly the bids they touch.
  */
 import { describe, expect, it } from "vitest";
-import { createBidBatcher } from "../../realtime/auction/bidBatcher.ts";
-import type { BidToPlace, PlaceBidOutcome } from "../../realtime/storage/types.ts";
+import { createBidBatcher } from "../../service/auction/bidBatcher.ts";
+import type { BidToPlace, PlaceBidOutcome } from "../../service/storage/types.ts";
 
 interface Transaction {
   bids: BidToPlace[];

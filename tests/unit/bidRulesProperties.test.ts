@@ -1,6 +1,6 @@
 /**
  * Properties of the bid rules over generated input, compared with the independent model of
- * tests/realtime/support/auctionModel.ts: names of any Unicode, amounts of any double, and the
+ * tests/service/harness/auctionModel.ts: names of any Unicode, amounts of any double, and the
  * exactness of cents (no float ever turns a 2-decimal amount into the wrong cents).
  */
 import fc from "fast-check";
@@ -13,14 +13,14 @@ import {
   nextWinningCents,
   parseAmountInput,
 } from "../../src/lib/auction/bidRules.ts";
+import { seededRuns } from "../harness/seededRuns.ts";
 import {
   centsToDecimalText,
   modelAmountCents,
   modelName,
   modelNextWinningCents,
   modelTooLow,
-} from "../realtime/support/auctionModel.ts";
-import { seededRuns } from "../support/seededRuns.ts";
+} from "../service/harness/auctionModel.ts";
 
 const options = seededRuns(20_261_122, 5_000);
 

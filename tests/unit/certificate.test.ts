@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { TIERS } from "../../src/data/tiers.ts";
 import { certificateIcon, generateSerial } from "../../src/lib/certificate.ts";
 import { formatLongUsDate, localCalendarDate } from "../../src/lib/dates.ts";
-import { seededRandom } from "../support/seededRandom.ts";
+import { seededRandom } from "../harness/seededRandom.ts";
 
 describe("certificate serial", () => {
   it('is "NO-" and 9 uppercase letters or digits', () => {

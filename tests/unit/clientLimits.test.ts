@@ -1,10 +1,10 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import { clientAddress, limitKey, maskAddress } from "../../realtime/auction/clientAddress.ts";
-import { createConnectionCap } from "../../realtime/auction/connectionCap.ts";
-import { isOriginAllowed } from "../../realtime/auction/originPolicy.ts";
-import { createRateLimiter } from "../../realtime/auction/rateLimiter.ts";
-import { expectEach } from "../support/expectEach.ts";
+import { clientAddress, limitKey, maskAddress } from "../../service/http/clientAddress.ts";
+import { createConnectionCap } from "../../service/http/connectionCap.ts";
+import { isOriginAllowed } from "../../service/http/originPolicy.ts";
+import { createRateLimiter } from "../../service/http/rateLimiter.ts";
+import { expectEach } from "../harness/expectEach.ts";
 
 function request(peer: string, headers: Record<string, string> = {}): IncomingMessage {
   return { socket: { remoteAddress: peer }, headers } as unknown as IncomingMessage;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createCoalescer } from "../../realtime/auction/coalescedReads.ts";
+import { createCoalescer } from "../../service/coalescedReads.ts";
 
 /** A read whose completion the test controls, counting how often it starts. */
 function controlledRead() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createCoalescedWrites } from "../../realtime/auction/coalescedWrites.ts";
-import { corkableStream } from "../support/corkableStream.ts";
+import { createCoalescedWrites } from "../../service/auction/coalescedWrites.ts";
+import { corkableStream } from "../harness/corkableStream.ts";
 
 /** A socket recording its writes as Node would make them: a corked run as one write of several chunks. */
 function corkableSocket() {

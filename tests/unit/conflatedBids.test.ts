@@ -1,6 +1,6 @@
 /**
  * The page after conflated frames (docs/design.md#10), over generated bid sequences and budgets:
- * the service's own conflation (realtime/auction/conflation.ts, on fake timers) paces the bids to
+ * the service's own conflation (service/auction/conflation.ts, on fake timers) paces the bids to
  * one page; a second page gets the same bids one by one, as "bid" messages, at the moment each
  * frame leaves. After every frame both pages show the same state (list, highest, count, round),
  * and the conflated page raised at most one "New Bid!" toast: the last of those the frame's bids
@@ -9,13 +9,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import {
-  createConflation,
-  type PacedSocket,
-  pausedSocket,
-  realPacingClock,
-} from "../../realtime/auction/conflation.ts";
-import type { BidNotice } from "../../realtime/storage/types.ts";
+import { createConflation, type PacedSocket, pausedSocket, realPacingClock } from "../../service/auction/conflation.ts";
+import type { BidNotice } from "../../service/storage/types.ts";
 import {
   type BidMessage,
   parseServerMessage,
@@ -26,10 +21,10 @@ import {
 import type { SocketLike } from "../../src/lib/auction/realtimeClient.ts";
 import { createAuctionConnection } from "../../src/stores/auctionConnection.ts";
 import type { ToastInput } from "../../src/stores/toasts.ts";
-import { fakePacingTimersForEachTest } from "../support/fakePacingTimers.ts";
-import { ManualTimers } from "../support/manualTimers.ts";
-import { seededRuns } from "../support/seededRuns.ts";
-import { textFramePayload } from "../support/textFrames.ts";
+import { fakePacingTimersForEachTest } from "../harness/fakePacingTimers.ts";
+import { ManualTimers } from "../harness/manualTimers.ts";
+import { seededRuns } from "../harness/seededRuns.ts";
+import { textFramePayload } from "../harness/textFrames.ts";
 
 const TYPED_NAME = "Me";
 const NAMES = [TYPED_NAME, "Ada", "Bo", "Grace", "Linus"];

@@ -1,5 +1,5 @@
 /**
- * The frame budget for the bids a socket is sent (realtime/auction/conflation.ts,
+ * The frame budget for the bids a socket is sent (service/auction/conflation.ts,
  * docs/design.md#10), on fake timers: when frames leave, what they carry, and that a socket whose
  * last frame is still in the process waits for it.
  */
@@ -12,16 +12,16 @@ import {
   type PassReport,
   pausedSocket,
   realPacingClock,
-} from "../../realtime/auction/conflation.ts";
+} from "../../service/auction/conflation.ts";
 import {
   type BidMessage,
   type BidsMessage,
   parseServerMessage,
   SNAPSHOT_SIZE,
 } from "../../src/lib/auction/protocol.ts";
-import { fakePacingTimersForEachTest } from "../support/fakePacingTimers.ts";
-import { scriptedBid } from "../support/scriptedStore.ts";
-import { textFramePayload } from "../support/textFrames.ts";
+import { fakePacingTimersForEachTest } from "../harness/fakePacingTimers.ts";
+import { scriptedBid } from "../harness/scriptedStore.ts";
+import { textFramePayload } from "../harness/textFrames.ts";
 
 type BidFrame = BidMessage | BidsMessage;
 

@@ -2,14 +2,14 @@
  * The console's event stream ends with its session (docs/design.md#9): at its expiry, at once when a
  * revocation is announced, and at the next keep-alive when the database says the session is no
  * longer live (an announcement lost with the LISTEN connection), on fake timers. The announcement
- * across real instances: tests/realtime/adminAcrossInstances.test.ts.
+ * across real instances: tests/service/console/adminAcrossInstances.test.ts.
  */
 import type { ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createModerationDesk } from "../../realtime/admin/moderation.ts";
-import { createLogger } from "../../realtime/logger.ts";
-import { createMetrics } from "../../realtime/metrics.ts";
-import { endlessRoundView, scriptedStore } from "../support/scriptedStore.ts";
+import { createModerationDesk } from "../../service/console/moderation.ts";
+import { createLogger } from "../../service/logger.ts";
+import { createMetrics } from "../../service/metrics.ts";
+import { endlessRoundView, scriptedStore } from "../harness/scriptedStore.ts";
 
 const KEEP_ALIVE_MS = 25_000;
 const SESSION = { id: "session-1", expiresAtMs: 10 * 60_000 };

@@ -72,7 +72,7 @@ describe("the docs' links", () => {
   it("every docs/….md#anchor the code cites exists", () => {
     const broken: string[] = [];
     let citations = 0;
-    for (const file of trackedFiles("realtime", "src", "scripts", "tests", "sql", ".ci", "Dockerfile")) {
+    for (const file of trackedFiles("service", "src", "scripts", "tests", "sql", ".ci", "Dockerfile")) {
       const text = readFileSync(join(ROOT, file), "utf8");
       for (const [, doc = "", anchor] of text.matchAll(/docs\/([A-Za-z0-9_./-]+\.md)(?:#([0-9A-Za-z_-]+))?/g)) {
         citations += 1;

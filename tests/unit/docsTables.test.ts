@@ -9,15 +9,15 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { describe, expect, it, vi } from "vitest";
-import { configWarnings, readServiceConfig } from "../../realtime/config.ts";
-import { createMetrics } from "../../realtime/metrics.ts";
+import { configWarnings, readServiceConfig } from "../../service/config.ts";
+import { createMetrics } from "../../service/metrics.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 
 /** The fallback of every integer and choice setting, as config.ts and payments/settings.ts pass it. */
 const fallbacks = vi.hoisted(() => new Map<string, { kind: "integer" | "choice"; value: number | string }>());
 
-vi.mock("../../realtime/envSettings.ts", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../../realtime/envSettings.ts")>();
+vi.mock("../../service/envSettings.ts", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../../service/envSettings.ts")>();
   return {
     ...original,
     integerSetting: (...args: Parameters<typeof original.integerSetting>) => {
@@ -166,7 +166,7 @@ interface Named {
   labelNames: readonly string[];
 }
 
-const SERVICE = join(ROOT, "realtime");
+const SERVICE = join(ROOT, "service");
 
 /** The environment variables the service reads, as readServiceConfig and configWarnings read them. */
 function variablesRead(): Set<string> {

@@ -1,9 +1,9 @@
 /**
- * A socket's frame budget (realtime/auction/frameBudget.ts, docs/design.md#11), on a clock the test
+ * A socket's frame budget (service/auction/frameBudget.ts, docs/design.md#11), on a clock the test
  * holds: the burst it allows, the rate it refills at, and the pages it must never cut off.
  */
 import { describe, expect, it } from "vitest";
-import { createFrameBudget } from "../../realtime/auction/frameBudget.ts";
+import { createFrameBudget } from "../../service/auction/frameBudget.ts";
 import { HEARTBEAT_INTERVAL_MS } from "../../src/lib/auction/realtimeClient.ts";
 
 const BID_RATE_LIMIT = 10;

@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, createServiceLogger, loggedError } from "../../realtime/logger.ts";
-import { StorageFullError, StoreUnavailableError } from "../../realtime/storage/types.ts";
+import { createLogger, createServiceLogger, loggedError } from "../../service/logger.ts";
+import { StorageFullError, StoreUnavailableError } from "../../service/storage/types.ts";
 
 async function logOneLine(terminal: boolean): Promise<string> {
   const output = new PassThrough();

@@ -3,7 +3,7 @@
  * the oldest level of code that still runs on the database after it, read from the file and checked.
  */
 import { describe, expect, it } from "vitest";
-import { compatibleWithOf, readMigrations } from "../../realtime/storage/migrations.ts";
+import { compatibleWithOf, readMigrations } from "../../service/storage/migrations.ts";
 
 describe("compatible-with", () => {
   it("is read from a line of its own, anywhere in the file", () => {

@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
-const REALTIME = fileURLToPath(new URL("../../realtime/", import.meta.url));
+const REALTIME = fileURLToPath(new URL("../../service/", import.meta.url));
 // `import … from "x"`, `export … from "x"`, `import "x"` and `import("x")`.
 const SPECIFIER = /\b(?:from|import)\s*\(?\s*["']([^"']+)["']/g;
 
@@ -19,7 +19,7 @@ function sourcesUnder(dir: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
-/** Each relative import of the modules under `dir`, as a path under realtime/ ("auction/bidDesk.ts"). */
+/** Each relative import of the modules under `dir`, as a path under service/ ("auction/bidDesk.ts"). */
 function importsOf(dir: string): { file: string; target: string }[] {
   return sourcesUnder(join(REALTIME, dir)).flatMap((file) =>
     [...readFileSync(file, "utf8").matchAll(SPECIFIER)]

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createNameFilter } from "../../realtime/names/nameFilter.ts";
+import { createNameFilter } from "../../service/names/nameFilter.ts";
 
 const allowed = createNameFilter();
 const verdict = (name: string) => allowed(name);

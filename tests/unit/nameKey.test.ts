@@ -1,11 +1,11 @@
 /**
- * The name key and the folded name (realtime/names/nameKey.ts, docs/design.md#11): the attacks of
+ * The name key and the folded name (service/names/nameKey.ts, docs/design.md#11): the attacks of
  * issue 20 as named regressions (each passed the old key, NFKC and case only), what must still
  * stay apart, and the keys of a fixed list of names, pinned to NAME_KEY_VERSION.
  */
 import { describe, expect, it } from "vitest";
-import { foldName, NAME_KEY_VERSION, nameKey, skeleton } from "../../realtime/names/nameKey.ts";
-import { expectEach } from "../support/expectEach.ts";
+import { foldName, NAME_KEY_VERSION, nameKey, skeleton } from "../../service/names/nameKey.ts";
+import { expectEach } from "../harness/expectEach.ts";
 
 /** The key before issue 20 (sql/002's version 1), to show that each attack got past it. */
 const versionOneKey = (name: string) => name.normalize("NFKC").toUpperCase().toLowerCase().normalize("NFKC");
@@ -70,7 +70,7 @@ describe("the name key: one key for every spelling of a blocked name", () => {
 
   it("pins the key of a fixed list of names: a change to any needs NAME_KEY_VERSION raised", () => {
     // Raising the version re-keys a database's bids and blocks when the service opens it
-    // (realtime/storage/nameKeyVersion.ts); without it, old blocks stop matching.
+    // (service/storage/nameKeyVersion.ts); without it, old blocks stop matching.
     expect(NAME_KEY_VERSION).toBe(2);
     expect(
       [

@@ -9,8 +9,8 @@
 import fc from "fast-check";
 import confusables from "unhomoglyph/data.json" with { type: "json" };
 import { beforeAll, describe, expect, it } from "vitest";
-import { createNameFilter } from "../../realtime/names/nameFilter.ts";
-import { foldName, nameKey, skeleton } from "../../realtime/names/nameKey.ts";
+import { createNameFilter } from "../../service/names/nameFilter.ts";
+import { foldName, nameKey, skeleton } from "../../service/names/nameKey.ts";
 import { checkBidderName } from "../../src/lib/auction/bidRules.ts";
 
 const SEED = Number(process.env.FC_SEED ?? 20_261_124);
@@ -21,7 +21,7 @@ const filter = createNameFilter();
 
 type Verdict = "accepted" | "invalid_name" | "name_not_allowed";
 
-/** What the bid desk answers for a name (realtime/auction/bidDesk.ts), amount aside. */
+/** What the bid desk answers for a name (service/auction/bidDesk.ts), amount aside. */
 function verdict(raw: string, blockedKeys: ReadonlySet<string>): Verdict {
   const name = checkBidderName(raw);
   if (!name.ok) return "invalid_name";

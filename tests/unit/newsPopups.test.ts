@@ -9,7 +9,7 @@ import {
   startNewsPopups,
 } from "../../src/lib/newsPopups.ts";
 import { $toasts, showToast } from "../../src/stores/toasts.ts";
-import { fakeTimersAndNoToastLeft } from "../support/toastsPerTest.ts";
+import { fakeTimersAndNoToastLeft } from "../harness/toastsPerTest.ts";
 
 fakeTimersAndNoToastLeft();
 

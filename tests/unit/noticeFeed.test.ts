@@ -1,5 +1,5 @@
 /**
- * The notice feed (realtime/auction/noticeFeed.ts) on its own, over a scripted store whose commits,
+ * The notice feed (service/auction/noticeFeed.ts) on its own, over a scripted store whose commits,
  * notifications, readiness and reads the test drives by hand: every bid committed after the feed's
  * opening read is handed on once, in id order, with no gap (docs/design.md#7), across outages,
  * notifications queued and duplicated during a catch-up, a long outage read in pages, a failed read
@@ -9,12 +9,12 @@
  */
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createNoticeFeed } from "../../realtime/auction/noticeFeed.ts";
-import { createLogger } from "../../realtime/logger.ts";
-import type { AuctionView, StoredBid } from "../../realtime/storage/types.ts";
+import { createNoticeFeed } from "../../service/auction/noticeFeed.ts";
+import { createLogger } from "../../service/logger.ts";
+import type { AuctionView, StoredBid } from "../../service/storage/types.ts";
 import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
-import { endlessRoundView, scriptedBid, scriptedStore } from "../support/scriptedStore.ts";
-import { seededRuns } from "../support/seededRuns.ts";
+import { endlessRoundView, scriptedBid, scriptedStore } from "../harness/scriptedStore.ts";
+import { seededRuns } from "../harness/seededRuns.ts";
 
 const RETRY_MS = 1_000;
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { contentSecurityPolicy, inventoryPage, serviceConnectOrigins } from "../../scripts/pagePolicy.ts";
-import { policyDirectives } from "../support/policyDirectives.ts";
+import { policyDirectives } from "../harness/policyDirectives.ts";
 
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 

@@ -6,7 +6,7 @@ import { getAddressDecoder } from "@solana/kit";
 import { parseURL, type TransferRequestURL } from "@solana/pay";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatUnits, toBaseUnits, transferRequestUrl } from "../../realtime/payments/amounts.ts";
+import { formatUnits, toBaseUnits, transferRequestUrl } from "../../service/payments/amounts.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 
 const SEED = 2_026_1124;

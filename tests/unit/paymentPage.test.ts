@@ -18,7 +18,7 @@ import {
 import { PENDING_PAYMENTS_KEY } from "../../src/lib/purchase.ts";
 import { serviceEndpoint } from "../../src/lib/serviceEndpoint.ts";
 import { purchaseToastTitle } from "../../src/stores/auctionConnection.ts";
-import { expectEach } from "../support/expectEach.ts";
+import { expectEach } from "../harness/expectEach.ts";
 
 function memoryStorage() {
   const items = new Map<string, string>();

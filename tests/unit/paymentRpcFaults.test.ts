@@ -1,6 +1,6 @@
 /** Retry-After as a 429 gives it (RFC 9110): seconds or an HTTP date; the watcher waits that long. */
 import { describe, expect, it } from "vitest";
-import { retryAfterMs } from "../../realtime/payments/chain.ts";
+import { retryAfterMs } from "../../service/payments/chain.ts";
 
 describe("Retry-After", () => {
   const now = Date.UTC(2026, 10, 24, 12);

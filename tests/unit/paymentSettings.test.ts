@@ -1,7 +1,7 @@
 /** The payment settings (docs/design.md#8): off without SOLANA_RPC_URL, and every bad value named. */
 import { describe, expect, it } from "vitest";
-import { readServiceConfig, ServiceConfigError } from "../../realtime/config.ts";
-import { explorerUrl } from "../../realtime/payments/settings.ts";
+import { readServiceConfig, ServiceConfigError } from "../../service/config.ts";
+import { explorerUrl } from "../../service/payments/settings.ts";
 import { PLACEHOLDER_DEFAULTS } from "../../src/lib/siteConfig.ts";
 
 const RECIPIENT = "mvines9iiHiQTysrwkJjGf2gb9Ex9jXJX8ns3qwf2kN";

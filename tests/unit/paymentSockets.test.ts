@@ -1,13 +1,13 @@
 /**
- * The payments' side of the auction socket (realtime/payments/sockets.ts) over a scripted store:
+ * The payments' side of the auction socket (service/payments/sockets.ts) over a scripted store:
  * whom each outcome reaches, the bound on references a socket watches, and on new watches a minute.
  */
 
 import { describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
-import { createLogger } from "../../realtime/logger.ts";
-import { createPaymentSockets } from "../../realtime/payments/sockets.ts";
-import type { PaymentStore, StoredPayment } from "../../realtime/storage/payments.ts";
+import { createLogger } from "../../service/logger.ts";
+import { createPaymentSockets } from "../../service/payments/sockets.ts";
+import type { PaymentStore, StoredPayment } from "../../service/storage/payments.ts";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
 
 function payment(reference: string, status: StoredPayment["status"] = "waiting"): StoredPayment {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PRIZES } from "../../src/data/prizes.ts";
 import { drawPrize, RARITY_WEIGHTS, totalWeight } from "../../src/lib/prizeDraw.ts";
-import { seededRandom } from "../support/seededRandom.ts";
+import { seededRandom } from "../harness/seededRandom.ts";
 
 const TOTAL = 155;
 /** The largest double below x: the last point of the range that ends at x. */

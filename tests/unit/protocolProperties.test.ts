@@ -6,8 +6,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ERROR_CODES, parseClientMessage, parseServerMessage, SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
-import { AuctionModel } from "../realtime/support/auctionModel.ts";
-import { seededRuns } from "../support/seededRuns.ts";
+import { seededRuns } from "../harness/seededRuns.ts";
+import { AuctionModel } from "../service/harness/auctionModel.ts";
 
 const options = seededRuns(20_261_122, 3_000);
 

@@ -12,7 +12,7 @@ import {
   realtimeEndpoint,
   type SocketLike,
 } from "../../src/lib/auction/realtimeClient.ts";
-import { ManualTimers } from "../support/manualTimers.ts";
+import { ManualTimers } from "../harness/manualTimers.ts";
 
 async function until(condition: () => boolean, what: string) {
   await vi.waitFor(() => expect(condition(), what).toBe(true), { timeout: 5_000, interval: 5 });

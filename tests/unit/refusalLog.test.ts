@@ -1,10 +1,6 @@
-/** Refused upgrades logged once a minute per key, in bounded memory (realtime/auction/refusalLog.ts). */
+/** Refused upgrades logged once a minute per key, in bounded memory (service/http/refusalLog.ts). */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import {
-  createRefusalLog,
-  MAX_REMEMBERED_REFUSALS,
-  REFUSAL_LOG_INTERVAL_MS,
-} from "../../realtime/auction/refusalLog.ts";
+import { createRefusalLog, MAX_REMEMBERED_REFUSALS, REFUSAL_LOG_INTERVAL_MS } from "../../service/http/refusalLog.ts";
 
 describe("the refusal log", () => {
   beforeEach(() => {

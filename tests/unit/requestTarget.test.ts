@@ -1,6 +1,6 @@
-/** The request target rules of docs/design.md#11, case by case (the live answers: tests/realtime/httpRegressions.test.ts). */
+/** The request target rules of docs/design.md#11, case by case (the live answers: tests/service/http/httpRegressions.test.ts). */
 import { describe, expect, it } from "vitest";
-import { MAX_TARGET_LENGTH, parseRequestTarget } from "../../realtime/requestTarget.ts";
+import { MAX_TARGET_LENGTH, parseRequestTarget } from "../../service/http/requestTarget.ts";
 
 const HOST = "127.0.0.1:4321";
 

@@ -1,5 +1,5 @@
 /**
- * The resync (realtime/auction/resync.ts) on its own: after a moderation action or a round's end,
+ * The resync (service/auction/resync.ts) on its own: after a moderation action or a round's end,
  * every live socket is put on hold and gets one list of the auction as it now stands, read after it
  * was held (docs/design.md#7). Over a scripted store whose notifications the test sends and whose
  * reads wait until the test answers them (as of when they were made, or as the test says), and
@@ -9,21 +9,21 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
-import { createCoalescer } from "../../realtime/auction/coalescedReads.ts";
-import { createKnownStanding } from "../../realtime/auction/knownStanding.ts";
-import { readOpening } from "../../realtime/auction/opening.ts";
-import { createResync, type ResyncSockets } from "../../realtime/auction/resync.ts";
-import { isBehind, type Standing } from "../../realtime/auction/standing.ts";
-import { createLogger } from "../../realtime/logger.ts";
+import { createKnownStanding } from "../../service/auction/knownStanding.ts";
+import { readOpening } from "../../service/auction/opening.ts";
+import { createResync, type ResyncSockets } from "../../service/auction/resync.ts";
+import { isBehind, type Standing } from "../../service/auction/standing.ts";
+import { createCoalescer } from "../../service/coalescedReads.ts";
+import { createLogger } from "../../service/logger.ts";
 import {
   type AuctionView,
   type BidStore,
   ENDLESS_ROUNDS,
   type ModerationNotice,
   type RoundClosedNotice,
-} from "../../realtime/storage/types.ts";
+} from "../../service/storage/types.ts";
 import { SNAPSHOT_SIZE, type StateMessage } from "../../src/lib/auction/protocol.ts";
-import { pendingReads } from "../support/pendingReads.ts";
+import { pendingReads } from "../harness/pendingReads.ts";
 
 const SEED = Number(process.env.FC_SEED ?? 20_261_125);
 const RUNS = 500;

@@ -1,20 +1,20 @@
 /**
- * The instance's round clock (realtime/auction/roundClock.ts) on fake timers, over a scripted store
+ * The instance's round clock (service/auction/roundClock.ts) on fake timers, over a scripted store
  * whose database clock the test sets: it asks the database to settle the round when the end comes
  * by the database's time, however wrong this process's clock is, follows a soft-close bid's new
  * end, stops at a recorded end and retries a failed settlement.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createRoundClock } from "../../realtime/auction/roundClock.ts";
-import { createLogger } from "../../realtime/logger.ts";
-import { createMetrics } from "../../realtime/metrics.ts";
+import { createRoundClock } from "../../service/auction/roundClock.ts";
+import { createLogger } from "../../service/logger.ts";
+import { createMetrics } from "../../service/metrics.ts";
 import type {
   BidNotice,
   BidStore,
   RoundClosedNotice,
   RoundSettlement,
   StoredBid,
-} from "../../realtime/storage/types.ts";
+} from "../../service/storage/types.ts";
 import { globalTimers } from "../../src/lib/timers.ts";
 
 const START = Date.parse("2026-11-21T12:00:00.000Z");

@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { checkStaticDir, configWarnings, databaseLocation, readServiceConfig } from "../../realtime/config.ts";
-import { openFileBudget, readOpenFileLimit } from "../../realtime/connectionLimits.ts";
+import { checkStaticDir, configWarnings, databaseLocation, readServiceConfig } from "../../service/config.ts";
+import { openFileBudget, readOpenFileLimit } from "../../service/http/connectionLimits.ts";
 
 describe("service configuration", () => {
   it("defaults to port 4321 on loopback, metrics on 9464 on loopback, serving dist/, PGlite in ./data, same-origin sockets", () => {

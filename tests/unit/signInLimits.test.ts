@@ -1,7 +1,7 @@
 /**
  * The sign-in limits' parts that live in the process (docs/design.md#9, docs/design.md#11): the
  * refusals remembered from the database, and the check slots, on a clock the test moves. The counts
- * themselves are the database's: tests/realtime/storageAdmin.test.ts.
+ * themselves are the database's: tests/service/storage/storageAdmin.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -10,7 +10,7 @@ import {
   DEFAULT_MAX_REMEMBERED_KEYS,
   FAILURE_WINDOW_MS,
   MAX_DELAY_MS,
-} from "../../realtime/admin/signInLimits.ts";
+} from "../../service/console/signInLimits.ts";
 
 function clock() {
   let at = 1_000_000;

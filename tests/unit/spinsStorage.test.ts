@@ -6,7 +6,7 @@ import {
   STARTING_SPINS,
   writeStoredSpins,
 } from "../../src/lib/spinsStorage.ts";
-import { memoryStorage, throwingStorage } from "../support/storages.ts";
+import { memoryStorage, throwingStorage } from "../harness/storages.ts";
 
 describe("parseStoredSpins", () => {
   it("starts at 1 when nothing is stored", () => {

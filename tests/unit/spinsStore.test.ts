@@ -15,7 +15,7 @@ import {
   spin,
   startSpins,
 } from "../../src/stores/spins.ts";
-import { memoryStorage, throwingStorage } from "../support/storages.ts";
+import { memoryStorage, throwingStorage } from "../harness/storages.ts";
 
 /** Draw points on the 155 weights: 0 is Basic Nothing (common), 0.9 is Epic Emptiness. */
 const COMMON = 0;

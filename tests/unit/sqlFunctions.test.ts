@@ -3,8 +3,8 @@
  * function and view, applied after the migrations at a version the database records.
  */
 import { describe, expect, it } from "vitest";
-import { FUNCTIONS_DIGESTS, readFunctions } from "../../realtime/storage/functions.ts";
-import { readMigrations } from "../../realtime/storage/migrations.ts";
+import { FUNCTIONS_DIGESTS, readFunctions } from "../../service/storage/functions.ts";
+import { readMigrations } from "../../service/storage/migrations.ts";
 
 function withoutComments(sql: string): string {
   return sql.replace(/--[^\n]*/g, "");
@@ -15,7 +15,7 @@ describe("sql/functions/", () => {
     const { digest, version } = await readFunctions();
     expect(
       digest,
-      `sql/functions/ changed since version ${version}: add "${digest}" to FUNCTIONS_DIGESTS (realtime/storage/functions.ts)`,
+      `sql/functions/ changed since version ${version}: add "${digest}" to FUNCTIONS_DIGESTS (service/storage/functions.ts)`,
     ).toBe(FUNCTIONS_DIGESTS.at(-1));
     for (const recorded of FUNCTIONS_DIGESTS) expect(recorded).toMatch(/^[0-9a-f]{64}$/);
   });

@@ -1,8 +1,8 @@
-/** What the service says once it listens, and when it cannot start (realtime/startLine.ts, startFailures.ts). */
+/** What the service says once it listens, and when it cannot start (service/startLine.ts, startFailures.ts). */
 import { describe, expect, it } from "vitest";
-import { readServiceConfig } from "../../realtime/config.ts";
-import { listenFailure, storeFailure } from "../../realtime/startFailures.ts";
-import { isOpenLine, openLine, shownHost } from "../../realtime/startLine.ts";
+import { readServiceConfig } from "../../service/config.ts";
+import { listenFailure, storeFailure } from "../../service/startFailures.ts";
+import { isOpenLine, openLine, shownHost } from "../../service/startLine.ts";
 
 const HASH = `scrypt:17:8:1:${Buffer.alloc(16, 1).toString("base64")}:${Buffer.alloc(32, 2).toString("base64")}`;
 

@@ -1,12 +1,12 @@
 /**
- * Storage faults told apart (realtime/storage/storageFaults.ts), and the full-disk watch on fake
+ * Storage faults told apart (service/storage/storageFaults.ts), and the full-disk watch on fake
  * timers: not ready at the first write refused for lack of space, one line with a count per
  * interval however many bids fail, and ready again by its probe or the next write that succeeds.
  */
 import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createLogger } from "../../realtime/logger.ts";
-import { createMetrics } from "../../realtime/metrics.ts";
+import { createLogger } from "../../service/logger.ts";
+import { createMetrics } from "../../service/metrics.ts";
 import {
   createSpaceWatch,
   isEngineAbort,
@@ -14,7 +14,7 @@ import {
   SPACE_LOG_INTERVAL_MS,
   SPACE_PROBE_INTERVAL_MS,
   storageFaultOf,
-} from "../../realtime/storage/storageFaults.ts";
+} from "../../service/storage/storageFaults.ts";
 
 function collectingLogger() {
   const lines: Record<string, unknown>[] = [];

@@ -2,7 +2,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ToastStack } from "../../src/scripts/toaster.ts";
 import { $toasts, dismissToast, showToast } from "../../src/stores/toasts.ts";
-import { fakeTimersAndNoToastLeft } from "../support/toastsPerTest.ts";
+import { fakeTimersAndNoToastLeft } from "../harness/toastsPerTest.ts";
 
 // The structure Toaster.astro renders (its classes left out): two live regions and a card template.
 const MARKUP = `

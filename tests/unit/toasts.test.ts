@@ -8,7 +8,7 @@ import {
   showToast,
   TOAST_DURATION_MS,
 } from "../../src/stores/toasts.ts";
-import { fakeTimersAndNoToastLeft } from "../support/toastsPerTest.ts";
+import { fakeTimersAndNoToastLeft } from "../harness/toastsPerTest.ts";
 
 fakeTimersAndNoToastLeft();
 

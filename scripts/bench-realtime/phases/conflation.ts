@@ -11,8 +11,8 @@
 import { readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseServerMessage } from "../../../src/lib/auction/protocol.ts";
-import { errorMessage } from "../../support/childProcess.ts";
-import type { PostgresCluster } from "../../support/postgresCluster.ts";
+import { errorMessage } from "../../harness/childProcess.ts";
+import type { PostgresCluster } from "../../harness/postgresCluster.ts";
 import { Fleet } from "../fleet.ts";
 import { latencyText, thousands } from "../format.ts";
 import { LatencyHistogram, type LatencySummary } from "../latencyHistogram.ts";

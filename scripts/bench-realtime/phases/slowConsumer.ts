@@ -1,8 +1,8 @@
 /** A slow consumer: one socket that never reads among the others, on its own service with a small bound. */
 import { readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { errorMessage } from "../../support/childProcess.ts";
-import type { PostgresCluster } from "../../support/postgresCluster.ts";
+import { errorMessage } from "../../harness/childProcess.ts";
+import type { PostgresCluster } from "../../harness/postgresCluster.ts";
 import { Fleet } from "../fleet.ts";
 import { kib, latencyText, thousands } from "../format.ts";
 import type { BidResult, SlowPingsResult } from "../loadGenerator.ts";

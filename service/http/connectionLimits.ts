@@ -1,0 +1,195 @@
+/**
+ * What keeps strangers from holding the public listener's connections (docs/realtime.md#connections).
+ * Node's defaults let one address open connections until the process ran out of files: 19,845
+ * half-sent requests from 127.0.0.1 made every /healthz fail for 46 s.
+ *
+ * - Per client, at most maxConnectionsPerClient at once, sockets and requests together. Without
+ *   TRUST_PROXY every TCP connection counts under its peer's limitKey (an IPv6 client by its /64)
+ *   from the moment it is accepted, so half-sent requests, idle keep-alives and open sockets count
+ *   alike; one past the cap is answered 429 and closed before anything of it is read. Behind
+ *   TRUST_PROXY the peers are the proxies, each carrying many clients: there each client's requests
+ *   in progress and open sockets count, by its forwarded address, and one past the cap is answered 429.
+ * - Time: a connection must send its whole head within headersTimeoutMs of opening, and its whole
+ *   request within requestTimeoutMs. Node times a head only from its first byte, so a connection
+ *   that sends nothing is cut here; Node cuts the rest, checked every second instead of every 30.
+ * - The whole listener: maxConnections (from the process's file limit, openFileBudget) keeps files
+ *   for the database, the metrics listener and the pages being read; past it Node closes a new
+ *   connection as soon as it is accepted.
+ *
+ * Refusals are counted by reason and logged once a minute per client (refusalLog.ts).
+ */
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import type { Logger } from "../logger.ts";
+import { clientAddress, limitKey, maskAddress } from "./clientAddress.ts";
+import { createConnectionCap } from "./connectionCap.ts";
+import { createRefusalLog } from "./refusalLog.ts";
+import { refuseUpgrade } from "./requestGuard.ts";
+
+export interface ConnectionLimits {
+  /** Connections (without TRUST_PROXY) or requests and sockets (behind it) one client may hold. */
+  maxConnectionsPerClient: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** The listener's connections at once; 0: no cap of its own. */
+  maxConnections: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxConnectionsPerClient: 100,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  maxConnections: 0,
+};
+
+/** How often Node looks for heads and requests past their time (its default is 30 s). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+/** How long a client refused for its cap is asked to wait. */
+const REFUSED_RETRY_AFTER_SECONDS = 10;
+/** What the answer says; the client's own connections are the cause. */
+const REFUSAL_TEXT = "Too many connections from your address.";
+
+/** The counter the refusals go to: a client over its cap, or the listener full. */
+export interface ConnectionRefusals {
+  inc(labels: { reason: "per_client" | "server_full" }): void;
+}
+
+/** Node's options for a listener under these limits. */
+export function serverOptions(limits: ConnectionLimits): ServerOptions {
+  return {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+  };
+}
+
+export interface ConnectionGuard {
+  /** Behind TRUST_PROXY: counts the request under its client until answered; false when refused (answered 429). */
+  admitRequest(req: IncomingMessage, res: ServerResponse): boolean;
+  /** The same for a socket's upgrade, counted until the socket closes; false when refused. */
+  admitUpgrade(req: IncomingMessage, socket: Duplex): boolean;
+}
+
+/**
+ * Puts `server` (made with serverOptions) under the limits. The server's own request and upgrade
+ * handlers call admitRequest and admitUpgrade first.
+ */
+export function guardConnections(
+  server: Server,
+  limits: ConnectionLimits,
+  {
+    trustProxy,
+    logger,
+    refusals,
+    now = () => performance.now(),
+  }: { trustProxy: number; logger: Logger; refusals?: ConnectionRefusals | undefined; now?: () => number },
+): ConnectionGuard {
+  const cap = createConnectionCap(limits.maxConnectionsPerClient);
+  const refusalLog = createRefusalLog({ now });
+  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+
+  function refused(key: string, reason: "per_client" | "server_full") {
+    refusals?.inc({ reason });
+    refusalLog.note(key, (unlogged) => {
+      if (reason === "server_full") {
+        logger.warn(
+          { maxConnections: limits.maxConnections, unlogged },
+          "refused a connection: the listener holds MAX_CONNECTIONS already",
+        );
+      } else {
+        logger.warn(
+          { client: maskAddress(key), cap: limits.maxConnectionsPerClient, unlogged },
+          "refused a client over MAX_CONNECTIONS_PER_CLIENT",
+        );
+      }
+    });
+  }
+
+  server.on("drop", () => refused("server", "server_full"));
+  server.on("connection", (socket: Socket) => {
+    // Cut unless the head arrives in time; a request or an upgrade lifts it.
+    socket.setTimeout(limits.headersTimeoutMs);
+    if (trustProxy > 0) return;
+    const key = limitKey(socket.remoteAddress ?? "");
+    if (!cap.tryOpen(key)) {
+      refused(key, "per_client");
+      refuseConnection(socket);
+      return;
+    }
+    socket.once("close", () => cap.release(key));
+  });
+  // Node lets a connection that sends nothing live forever: its head timer starts at the first byte.
+  server.on("request", (req: IncomingMessage) => req.socket.setTimeout(0));
+
+  function admit(req: IncomingMessage, closed: NodeJS.EventEmitter): boolean {
+    if (trustProxy === 0) return true;
+    const key = limitKey(clientAddress(req, trustProxy));
+    if (!cap.tryOpen(key)) {
+      refused(key, "per_client");
+      return false;
+    }
+    closed.once("close", () => cap.release(key));
+    return true;
+  }
+
+  return {
+    admitRequest(req, res) {
+      if (admit(req, res)) return true;
+      res
+        .writeHead(429, {
+          "Content-Type": "text/plain; charset=utf-8",
+          "Retry-After": REFUSED_RETRY_AFTER_SECONDS,
+          Connection: "close",
+        })
+        .end(REFUSAL_TEXT);
+      return false;
+    },
+    admitUpgrade(req, socket) {
+      (socket as Socket).setTimeout?.(0);
+      if (admit(req, socket)) return true;
+      refuseUpgrade(socket, 429, REFUSAL_TEXT, { retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS });
+      return false;
+    },
+  };
+}
+
+/**
+ * The 429 for a connection over its client's cap, written before its request is read, and the
+ * connection closed at once: waiting for the client to read it would let it hold the connection.
+ */
+function refuseConnection(socket: Socket): void {
+  socket.on("error", () => {});
+  refuseUpgrade(socket, 429, REFUSAL_TEXT, { retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS, destroyAtOnce: true });
+}
+
+/** Files kept from the connections' share: at least this many, or a tenth of the limit if more. */
+const MIN_RESERVED_FILES = 256;
+const RESERVED_FILES_SHARE = 0.1;
+/** Without a file limit to read (not Linux): connections at most. */
+const UNKNOWN_LIMIT_MAX_CONNECTIONS = 10_000;
+
+export interface OpenFileBudget {
+  /** The process's soft limit on open files; null when it cannot be read. */
+  fileLimit: number | null;
+  /** Connections the public listener may hold; the rest of the files stay for everything else. */
+  maxConnections: number;
+}
+
+/** The soft limit on open files (`ulimit -n`), from /proc; null elsewhere or when unlimited. */
+export function readOpenFileLimit(read = () => readFileSync("/proc/self/limits", "utf8")): number | null {
+  try {
+    const soft = /^Max open files\s+(\S+)/m.exec(read())?.[1];
+    return soft && /^\d+$/.test(soft) ? Number(soft) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The connections a file limit leaves room for, after the files the rest of the process needs. */
+export function openFileBudget(fileLimit: number | null): OpenFileBudget {
+  if (fileLimit === null) return { fileLimit, maxConnections: UNKNOWN_LIMIT_MAX_CONNECTIONS };
+  const reserved = Math.max(MIN_RESERVED_FILES, Math.ceil(fileLimit * RESERVED_FILES_SHARE));
+  return { fileLimit, maxConnections: Math.max(0, fileLimit - reserved) };
+}
