@@ -1,5 +1,4 @@
 import { type DestinationStream, pino } from "pino";
-import { StoreUnavailableError } from "./storage/types.ts";
 
 /** Structured JSON lines (stdout unless a destination is given, as tests do), one logger for the whole service. */
 export function createLogger(level: string, destination?: DestinationStream) {
@@ -24,11 +23,17 @@ export async function createServiceLogger(
 }
 
 /**
- * A log line's `err` for an error that may be expected: the database out of reach
- * (StoreUnavailableError, its disk full included) is a condition the service rides out, logged as
- * its one-line message (which names the cause: "PostgreSQL is unavailable (ECONNREFUSED: …)");
- * anything else is a bug, kept whole for pino to serialise with its stack.
+ * A condition the service rides out rather than a bug: the database out of reach, its disk full.
+ * Storage's errors extend it, so the logger knows them without importing storage (which imports
+ * the logger).
+ */
+export class RiddenOutError extends Error {}
+
+/**
+ * A log line's `err` for an error that may be expected: a RiddenOutError is logged as its one-line
+ * message (which names the cause: "PostgreSQL is unavailable (ECONNREFUSED: …)"); anything else is
+ * a bug, kept whole for pino to serialise with its stack.
  */
 export function loggedError(error: unknown): unknown {
-  return error instanceof StoreUnavailableError ? `${error.name}: ${error.message}` : error;
+  return error instanceof RiddenOutError ? `${error.name}: ${error.message}` : error;
 }

@@ -3,6 +3,7 @@
  * `postgres` (postgres.ts) and embedded PGlite (pglite.ts). Money is integer cents here; the
  * database keeps numeric(12,2).
  */
+import { RiddenOutError } from "../logger.ts";
 import type { AdminStore } from "./admin.ts";
 import type { PaymentStore } from "./payments.ts";
 
@@ -226,7 +227,8 @@ export interface StoreWithPayments extends BidStore {
   readonly payments: PaymentStore;
 }
 
-export class StoreUnavailableError extends Error {
+/** The database cannot be reached or written: the service rides it out (logged without a stack). */
+export class StoreUnavailableError extends RiddenOutError {
   override name = "StoreUnavailableError";
 }
 
