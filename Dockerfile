@@ -6,7 +6,7 @@
 #   docker run -d --restart unless-stopped --network nothing -p 4321:4321 \
 #     -e DATABASE_URL=postgres://user:pass@db:5432/nothing nothing-store
 # /metrics answers on port 9464 only (METRICS_PORT): reachable from the container's network (a
-# Prometheus beside it), never published by the commands above. docs/realtime.md lists every setting.
+# Prometheus beside it), never published by the commands above. docs/settings.md lists every setting.
 
 # The Node version pinned by package.json's `node` devDependency.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim

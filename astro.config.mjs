@@ -33,7 +33,7 @@ export default defineConfig({
 /**
  * Every PUBLIC_* setting, read as the pages read them (the environment, then .env files) and
  * checked before anything is built: a bad one stops the build with exit 2 and one line naming the
- * variable, as a bad setting stops the service (docs/realtime.md "Configuration").
+ * variable, as a bad setting stops the service (docs/settings.md "Building the pages").
  */
 function checkedBuildSettings() {
   let checked;

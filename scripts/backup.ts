@@ -1,5 +1,5 @@
 /**
- * A consistent backup of the PGlite data directory (docs/realtime.md#backups-and-restore):
+ * A consistent backup of the PGlite data directory (docs/deploying.md#backups-and-restore):
  *   npm run backup -- backup.tar.gz          # DATA_DIR as the service's (default ./data)
  * While the service runs (it holds the directory's lock) the service takes it: this sends it SIGUSR2
  * and moves the tarball it writes into DATA_DIR to the file named. With no service running this
@@ -35,7 +35,7 @@ const exists = (path: string) =>
 const target = argv[2];
 if (!target || argv.length > 3) fail(2, "Usage: npm run backup -- <file>   (the PGlite directory is DATA_DIR)");
 if (env.DATABASE_URL?.trim()) {
-  fail(2, "DATABASE_URL is set: back PostgreSQL up with pg_dump (docs/realtime.md#backups-and-restore).");
+  fail(2, "DATABASE_URL is set: back PostgreSQL up with pg_dump (docs/deploying.md#backups-and-restore).");
 }
 const file = resolve(target);
 const dataDir = resolve(env.DATA_DIR?.trim() || "data");

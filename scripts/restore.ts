@@ -1,6 +1,6 @@
 /**
  * Restores a PGlite backup (`npm run backup`) into an empty or new data directory
- * (docs/realtime.md#backups-and-restore):
+ * (docs/deploying.md#backups-and-restore):
  *   npm run restore -- backup.tar.gz /srv/nothing-store/data
  * Refuses, exit 2 naming the directory, one that a live process holds (its lock) or that has
  * anything in it; exit 1 when the tarball cannot be loaded. The directory gets no lock file and no

@@ -1,7 +1,7 @@
 /**
  * `npm run serve:static`: the built pages alone on HOST:PORT (127.0.0.1:8080 unless set), from
  * ASTRO_OUT_DIR (dist unless set, as `npm run build` writes it), for the split shape: the pages here,
- * the auction service elsewhere (docs/realtime.md "Deploying"). A bad setting exits 2 naming its
+ * the auction service elsewhere (docs/deploying.md "Deploying"). A bad setting exits 2 naming its
  * variable, as the service's do; SIGTERM or SIGINT closes the listener and exits 0.
  */
 import { existsSync } from "node:fs";

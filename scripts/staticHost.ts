@@ -1,6 +1,6 @@
 /**
  * The pages alone, as a static host serves them in the split shape (docs/design.md#6d,
- * docs/realtime.md "Deploying"): the service's own page serving (service/server.ts without an
+ * docs/deploying.md "Deploying"): the service's own page serving (service/server.ts without an
  * auction: hostile request targets refused, the build's `_headers` on every answer, hashed assets
  * cached for a year and pages revalidated, the .br/.gz variants, 404.html with status 404, only GET
  * and HEAD), and nothing else: no socket, no operations routes. `npm run serve:static`

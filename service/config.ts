@@ -1,4 +1,4 @@
-/** Service settings, from the environment only (docs/design.md#4; docs/realtime.md lists them). */
+/** Service settings, from the environment only (docs/design.md#4; docs/settings.md lists them). */
 import { readFileSync, statSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * The line the service logs once it listens (docs/realtime.md#running-it): what is running, so an
+ * The line the service logs once it listens (docs/deploying.md#running-it): what is running, so an
  * operator reading it knows which database holds the bids, whether `/` serves pages, whether the
  * console is on and which pages may open the socket, without reading the settings back.
  */

@@ -1,5 +1,5 @@
 /**
- * What keeps strangers from holding the public listener's connections (docs/realtime.md#connections).
+ * What keeps strangers from holding the public listener's connections (docs/deploying.md#connections).
  * Node's defaults let one address open connections until the process ran out of files: 19,845
  * half-sent requests from 127.0.0.1 made every /healthz fail for 46 s.
  *

@@ -1,5 +1,5 @@
 /**
- * The payment watcher (docs/realtime.md, "Payments"): one per deployment, the instance that holds
+ * The payment watcher (docs/deploying.md, "Payments"): one per deployment, the instance that holds
  * the store's watcher lease. It finds each payment by its request's reference, as Solana Pay's
  * findReference does: getSignaturesForAddress(reference) lists only the transactions that carry
  * that key, and nobody but the buyer knows it before paying, so no amount of spam on the store's

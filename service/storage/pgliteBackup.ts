@@ -1,5 +1,5 @@
 /**
- * Backups of a PGlite data directory (docs/realtime.md#backups-and-restore, decision
+ * Backups of a PGlite data directory (docs/deploying.md#backups-and-restore, decision
  * 2026-11-27-backups-and-restore). One process may open the directory, so a backup of a running
  * service is taken by the service: on SIGUSR2 it has PGlite write a tarball of its directory
  * between two queries (dumpDataDir, after a CHECKPOINT) and leaves it in the directory as

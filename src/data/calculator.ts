@@ -1,4 +1,4 @@
-/** NothingCalc Pro's rotating verdicts, one per press of "=" (docs/product.md#9: 6 messages; the words are ours). */
+/** NothingCalc Pro's rotating verdicts, one per press of "=" (docs/product-reference.md#9: 6 messages; the words are ours). */
 export const CALCULATOR_MESSAGES = [
   "Calculated. The answer is nothing, as predicted.",
   "Our quantum abacus has spoken: nothing. Again.",

@@ -1,4 +1,4 @@
-/** The CAPTCHA's rotating failure hints, exactly as docs/product.md#8 gives them. */
+/** The CAPTCHA's rotating failure hints, exactly as docs/product-reference.md#8 gives them. */
 export const CAPTCHA_HINTS = [
   "Hint: Look more carefully at the empty spaces!",
   "Tip: Nothing is hiding in plain sight.",

@@ -1,5 +1,5 @@
 /**
- * NothingBot's lines. The keyword groups and their order are the product's (docs/product.md#4-chatbot); the words are ours.
+ * NothingBot's lines. The keyword groups and their order are the product's (docs/product-behaviour.md#4-chatbot); the words are ours.
  * `all: true` means every keyword must appear ("what" and "get"); otherwise any one of them will do.
  */
 
@@ -48,7 +48,7 @@ export const CHATBOT_KEYWORD_REPLIES: readonly KeywordReply[] = [
   },
 ];
 
-/** For everything else, one of these at random (docs/product.md#9: 5 replies). */
+/** For everything else, one of these at random (docs/product-reference.md#9: 5 replies). */
 export const CHATBOT_FALLBACK_REPLIES = [
   "Whoa. That's deep. I'm gonna need a minute to think about nothing.",
   "Interesting. Have you considered buying nothing about it?",

@@ -1,4 +1,4 @@
-/** The Wall of Fame (docs/product.md#9): ten static patrons, ranks 1 to 10. */
+/** The Wall of Fame (docs/product-reference.md#9): ten static patrons, ranks 1 to 10. */
 
 export interface LeaderboardEntry {
   id: number;
@@ -24,6 +24,6 @@ export const LEADERBOARD: readonly LeaderboardEntry[] = [
 
 /**
  * Shown as is. The ten amounts add up to 82,600; the product hard-codes 83,600
- * (docs/product.md#9) and the design keeps it (docs/design.md#3a): in a store that sells nothing, a thousand dollars of nothing is not missed.
+ * (docs/product-reference.md#9) and the design keeps it (docs/design.md#3a): in a store that sells nothing, a thousand dollars of nothing is not missed.
  */
 export const LEADERBOARD_TOTAL_DOLLARS = 83_600;

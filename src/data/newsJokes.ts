@@ -1,4 +1,4 @@
-/** The news pop-ups' jokes (docs/product.md#9: 12; the words are ours). */
+/** The news pop-ups' jokes (docs/product-reference.md#9: 12; the words are ours). */
 
 export interface NewsJoke {
   title: string;

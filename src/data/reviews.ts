@@ -1,4 +1,4 @@
-/** The wall of six reviews (docs/product.md#9): all five stars, naturally. */
+/** The wall of six reviews (docs/product-reference.md#9): all five stars, naturally. */
 
 export interface Review {
   id: number;

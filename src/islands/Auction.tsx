@@ -20,7 +20,7 @@ import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
 import { PastWinners } from "./PastWinners.tsx";
 import { useHydrated } from "./useHydrated.ts";
 
-/** Recent Bids lists this many, newest first (docs/product.md#9). */
+/** Recent Bids lists this many, newest first (docs/product-reference.md#9). */
 const RECENT_BIDS_SHOWN = 10;
 
 // Hydrate with the server-rendered state, then show the live one: the socket often connects first.

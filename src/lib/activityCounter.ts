@@ -1,5 +1,5 @@
 /**
- * The "Live Nothing Activity" counter (docs/product.md#9): a count-up from 0 to 7850 in
+ * The "Live Nothing Activity" counter (docs/product-reference.md#9): a count-up from 0 to 7850 in
  * 100 steps of 20 ms, then every 10 s a 30% chance of one more purchase of nothing.
  * Pure: time and randomness come from the caller.
  */

@@ -1,5 +1,5 @@
 /**
- * NothingCalc Pro (docs/product.md#4), a calculator that never computes, as a reducer:
+ * NothingCalc Pro (docs/product-behaviour.md#4), a calculator that never computes, as a reducer:
  * an operation stores the display and the operator and resets the display to 0; "=" resets to 0,
  * clears the operator and advances the counter that picks one of the rotating messages.
  */

@@ -1,5 +1,5 @@
 /**
- * The mock CAPTCHA (docs/product.md#4 and #9) as a state machine. Pure: the island runs the
+ * The mock CAPTCHA (docs/product-behaviour.md#4 and docs/product-reference.md#9) as a state machine. Pure: the island runs the
  * timers and passes the random draw in when verification ends.
  *
  * idle --verify--> verifying --resolve--> solved | failed --hideHint (3 s)--> idle
@@ -46,7 +46,7 @@ export const INITIAL_CAPTCHA: CaptchaState = {
 
 export const selectedCount = (state: CaptchaState) => state.selected.filter(Boolean).length;
 
-/** Verify needs a selection and no verification under way (docs/product.md#5). */
+/** Verify needs a selection and no verification under way (docs/product-behaviour.md#5). */
 export const canVerify = (state: CaptchaState) =>
   (state.phase === "idle" || state.phase === "failed") && selectedCount(state) > 0;
 

@@ -1,4 +1,4 @@
-/** The certificate of nothing (docs/product.md#3 and #4): serial and icon, pure and injectable. */
+/** The certificate of nothing (docs/product.md#3 and docs/product-behaviour.md#4): serial and icon, pure and injectable. */
 import { pickByDraw, type RandomSource } from "./random.ts";
 
 const SERIAL_PREFIX = "NO-";

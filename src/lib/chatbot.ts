@@ -1,5 +1,5 @@
 /**
- * NothingBot's brain (docs/product.md#4, docs/design.md#3a): a case-insensitive substring match over
+ * NothingBot's brain (docs/product-behaviour.md#4, docs/design.md#3a): a case-insensitive substring match over
  * the keyword groups, tried in order, first match wins; otherwise a random fallback.
  * Pure: the random draw is passed in.
  */
@@ -16,7 +16,7 @@ export interface ChatMessage {
   timestamp: number;
 }
 
-/** Blank or whitespace-only messages are not sent (docs/product.md#5). */
+/** Blank or whitespace-only messages are not sent (docs/product-behaviour.md#5). */
 export function isSendable(text: string): boolean {
   return text.trim() !== "";
 }

@@ -1,10 +1,10 @@
 /**
- * The crystal ball (docs/product.md#4): idle -> consulting for FORTUNE_DELAY_MS -> revealed.
+ * The crystal ball (docs/product-behaviour.md#4): idle -> consulting for FORTUNE_DELAY_MS -> revealed.
  * Pure: the island owns the timer and calls `reveal` when it fires.
  */
 
 export const FORTUNE_DELAY_MS = 2_000;
-/** The only fortune there is. The ellipsis is one character, as in docs/product.md#4-fortune. */
+/** The only fortune there is. The ellipsis is one character, as in docs/product-behaviour.md#4-fortune. */
 export const FORTUNE_TEXT = "The future holds… nothing.";
 
 type FortunePhase = "idle" | "consulting" | "revealed";

@@ -1,5 +1,5 @@
 /**
- * The news pop-up schedule (docs/product.md#9, docs/design.md#3a): the first joke 10 s after page
+ * The news pop-up schedule (docs/product-reference.md#9, docs/design.md#3a): the first joke 10 s after page
  * load, then each next one 60 s plus a random 30 to 60 s after the previous, each on screen 4 s.
  * Pure: timers, the random source and the way a toast is shown are injected.
  */

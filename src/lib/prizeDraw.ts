@@ -1,4 +1,4 @@
-/** The lottery's weighted draw (docs/product.md#9): pure, with the random source injected. */
+/** The lottery's weighted draw (docs/product-reference.md#9): pure, with the random source injected. */
 import { PRIZES, type Prize, type PrizeRarity } from "../data/prizes.ts";
 
 /** A source of uniform numbers in [0, 1), such as Math.random. */

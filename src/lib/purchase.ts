@@ -1,5 +1,5 @@
 /**
- * Buying a tier (docs/product.md#4 and #8, docs/design.md#3a): the planPurchased window event, the one
+ * Buying a tier (docs/product-behaviour.md#4 and docs/product-reference.md#8, docs/design.md#3a): the planPurchased window event, the one
  * path by which a purchase credits spins, and the text of the purchase alert.
  */
 import { formatCount, formatZn } from "./format.ts";

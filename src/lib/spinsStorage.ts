@@ -1,5 +1,5 @@
 /**
- * The spin count in localStorage (docs/product.md#4): one integer under SPINS_STORAGE_KEY.
+ * The spin count in localStorage (docs/product-behaviour.md#4): one integer under SPINS_STORAGE_KEY.
  * Reading and writing tolerate a storage that is missing or throws (blocked cookies, full quota):
  * the wheel then simply forgets across reloads.
  */

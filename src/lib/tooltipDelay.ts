@@ -1,4 +1,4 @@
-/** Tooltip timing (docs/product.md#9): 700 ms to open, instant again within 300 ms of the last one closing. */
+/** Tooltip timing (docs/product-reference.md#9): 700 ms to open, instant again within 300 ms of the last one closing. */
 const TOOLTIP_DELAY_MS = 700;
 const TOOLTIP_SKIP_DELAY_MS = 300;
 

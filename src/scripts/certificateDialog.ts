@@ -32,7 +32,7 @@ class CertificateDialog extends HTMLElement {
     const dialog = this.#dialog;
     this.querySelector("[data-certificate-close]")?.addEventListener("click", () => dialog.close());
     this.querySelector("[data-certificate-download]")?.addEventListener("click", () => this.download());
-    // A click on the backdrop reaches the dialog itself, outside its box: dismiss (docs/product.md#4).
+    // A click on the backdrop reaches the dialog itself, outside its box: dismiss (docs/product-behaviour.md#4).
     dialog.addEventListener("click", (event) => {
       if (event.target !== dialog) return;
       const box = dialog.getBoundingClientRect();

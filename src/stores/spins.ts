@@ -1,5 +1,5 @@
 /**
- * The lottery wheel's state (docs/product.md#4, docs/design.md#3a). It starts with the home page, not
+ * The lottery wheel's state (docs/product-behaviour.md#4, docs/design.md#3a). It starts with the home page, not
  * with the wheel island: the spin count and its persistence, the free-spin timer, and the
  * planPurchased listener, the one path by which a purchase credits spins. The island only shows
  * these atoms and calls spin(). Time runs on setTimeout/setInterval and randomness is injected,
@@ -114,7 +114,7 @@ export function startSpins(options: SpinsOptions = {}): () => void {
 /**
  * Spends one spin at once and reveals a prize after SPIN_DURATION_MS (or once the draw has loaded,
  * if that takes longer). Returns false, changing nothing, while a spin is under way or when no
- * spins are left (docs/product.md#5). A draw that cannot load gives the spin back.
+ * spins are left (docs/product-behaviour.md#5). A draw that cannot load gives the spin back.
  */
 export function spin(): boolean {
   if ($spinning.get() || $spins.get() <= 0) return false;

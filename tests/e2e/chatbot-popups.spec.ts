@@ -120,7 +120,7 @@ test.describe("NothingBot", () => {
     await expect(input).toBeFocused();
   });
 
-  test("answers each keyword group, first match in the product's order (docs/product.md#4-chatbot), case-insensitively", async ({
+  test("answers each keyword group, first match in the product's order (docs/product-behaviour.md#4-chatbot), case-insensitively", async ({
     page,
   }) => {
     const { panel, input } = await chatOnHomePage(page, 0);

@@ -1,5 +1,5 @@
 /**
- * The second deployment shape (docs/design.md#6d, docs/realtime.md "Deploying"): the pages built with
+ * The second deployment shape (docs/design.md#6d, docs/deploying.md "Deploying"): the pages built with
  * PUBLIC_REALTIME_URL naming the service's origin and served by `npm run serve:static`'s static host
  * (scripts/staticHost.ts), which applies _headers, and the service on another port with no pages
  * (STATIC_DIR empty) that accepts sockets from the pages' origin only, its auction on a PostgreSQL

@@ -1,7 +1,7 @@
 /**
  * `npm run build` itself stops on a bad PUBLIC_* setting before Astro builds anything: exit 2 and
  * one line naming the variable, the value and what is expected (src/lib/buildSettings.ts, run by
- * astro.config.mjs when it loads; docs/realtime.md "Configuration"). The config is all that runs, so
+ * astro.config.mjs when it loads; docs/settings.md "Building the pages"). The config is all that runs, so
  * each case takes a second or two, not a build's minutes.
  */
 import { execFile } from "node:child_process";

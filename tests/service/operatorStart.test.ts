@@ -1,5 +1,5 @@
 /**
- * An operator's first deploy (docs/realtime.md#running-it): `npm run serve` as a supervisor runs
+ * An operator's first deploy (docs/deploying.md#running-it): `npm run serve` as a supervisor runs
  * it and stops it, every bad setting refused at start with exit 2 and its name, and the line that
  * says what is running. Real processes: npm, the service, PostgreSQL and PGlite.
  */

@@ -235,7 +235,7 @@ describe("above the highest bid by the increment", () => {
     expect(nextWinningCents(5000)).toBe(5000 + BID_INCREMENT_CENTS);
   });
 
-  it("is today a bid strictly above the highest, and any valid amount first (docs/product.md#5)", () => {
+  it("is today a bid strictly above the highest, and any valid amount first (docs/product-behaviour.md#5)", () => {
     expect([BID_INCREMENT_CENTS, FIRST_BID_MIN_CENTS]).toEqual([1, 1]);
   });
 });

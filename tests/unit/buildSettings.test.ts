@@ -8,7 +8,7 @@ const ACCEPTED_SOCKET_URLS = [
   " wss://x.example/live/realtime ",
 ];
 
-/** What the build refuses for PUBLIC_REALTIME_URL, and the URL the message offers instead (docs/realtime.md "Configuration"). */
+/** What the build refuses for PUBLIC_REALTIME_URL, and the URL the message offers instead (docs/settings.md "Building the pages"). */
 const REFUSED_SOCKET_URLS: [value: string, problem: RegExp, offered: string][] = [
   ["wss://api.example/", /must end in \/realtime/, "wss://api.example/realtime"],
   ["wss://api.example", /must end in \/realtime/, "wss://api.example/realtime"],

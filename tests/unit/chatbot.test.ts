@@ -10,7 +10,7 @@ function replyFor(keyword: string): string {
 }
 
 describe("NothingBot reply choice", () => {
-  it("has the product's eight keyword groups (docs/product.md#4-chatbot) in order, with distinct replies", () => {
+  it("has the product's eight keyword groups (docs/product-behaviour.md#4-chatbot) in order, with distinct replies", () => {
     expect(CHATBOT_KEYWORD_REPLIES.map((group) => group.keywords)).toEqual([
       ["what", "get"],
       ["refund", "return"],
@@ -60,7 +60,7 @@ describe("NothingBot reply choice", () => {
     expect(chooseReply("what about shipping", 0)).toBe(replyFor("shipping"));
   });
 
-  it("tries the groups in the product's order (docs/product.md#4-chatbot): the first match wins", () => {
+  it("tries the groups in the product's order (docs/product-behaviour.md#4-chatbot): the first match wins", () => {
     expect(chooseReply("what do I get if I return it?", 0)).toBe(replyFor("what"));
     expect(chooseReply("refund the shipping", 0)).toBe(replyFor("refund"));
     expect(chooseReply("premium delivery", 0)).toBe(replyFor("shipping"));

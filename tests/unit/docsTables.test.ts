@@ -1,6 +1,6 @@
 /**
  * The tables the docs copy from code, checked against the code: product.md's tier tables against
- * src/data/tiers.ts, realtime.md's metrics table against what createMetrics() registers, and its
+ * src/data/tiers.ts, settings.md's metrics table against what createMetrics() registers, and its
  * configuration table against the environment variables the service reads and their defaults.
  * The docs stay hand-written; each failure names the row that is missing, extra or wrong.
  */
@@ -33,7 +33,7 @@ vi.mock("../../service/envSettings.ts", async (importOriginal) => {
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PRODUCT = readFileSync(join(ROOT, "docs/product.md"), "utf8");
-const REALTIME = readFileSync(join(ROOT, "docs/realtime.md"), "utf8");
+const SETTINGS = readFileSync(join(ROOT, "docs/settings.md"), "utf8");
 
 /**
  * The rows of the one table in `doc` whose header row has exactly `columns`, each as a record of
@@ -133,7 +133,7 @@ function metricCell(cell: string): { name: string; labels: string } {
   return { name: match[1] as string, labels: match[2] ?? "" };
 }
 
-describe("docs/realtime.md's metrics table matches createMetrics()", () => {
+describe("docs/settings.md's metrics table matches createMetrics()", () => {
   it("lists exactly the service's own metrics, with their labels and types and a meaning each", () => {
     const defaults = new Registry();
     collectDefaultMetrics({ register: defaults });
@@ -144,7 +144,7 @@ describe("docs/realtime.md's metrics table matches createMetrics()", () => {
       .filter((metric) => !processMetrics.has(metric.name));
     expect(registered.length).toBeGreaterThan(20);
 
-    const documented = table(REALTIME, ["metric", "type", "meaning"]).map((row) => {
+    const documented = table(SETTINGS, ["metric", "type", "meaning"]).map((row) => {
       const { name, labels } = metricCell(row.metric as string);
       return { metric: name, labels, type: row.type as string, meaning: row.meaning ? "given" : "empty" };
     });
@@ -195,7 +195,7 @@ function variablesRead(): Set<string> {
 /** Settings whose default the code computes, so the doc says how in words. */
 const COMPUTED_DEFAULTS: Record<string, string> = { MAX_CONNECTIONS: "from the process's file limit" };
 
-describe("docs/realtime.md's configuration table matches what the service reads", () => {
+describe("docs/settings.md's configuration table matches what the service reads", () => {
   it("the service reads the environment only through readServiceConfig and configWarnings (config.ts)", () => {
     const readers = readdirSync(SERVICE, { recursive: true, withFileTypes: true })
       .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
@@ -211,7 +211,7 @@ describe("docs/realtime.md's configuration table matches what the service reads"
 
     const documented = new Map<string, string>();
     const problems: string[] = [];
-    for (const row of table(REALTIME, ["variable", "default", "meaning"])) {
+    for (const row of table(SETTINGS, ["variable", "default", "meaning"])) {
       const names = [...(row.variable as string).matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((match) => match[1] as string);
       // `A` / `B` | `1` / `2`: two settings in one row.
       const defaults = names.length > 1 ? (row.default as string).split(" / ") : [row.default as string];

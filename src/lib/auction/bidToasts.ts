@@ -1,5 +1,5 @@
 /**
- * Every toast the bid form shows, in one place: docs/product.md#5 and #8, and docs/design.md#3a for the
+ * Every toast the bid form shows, in one place: docs/product-behaviour.md#5 and docs/product-reference.md#8, and docs/design.md#3a for the
  * cases the spec has no text for. A refusal from the service maps to the same toast as the
  * client-side rule it matches.
  */

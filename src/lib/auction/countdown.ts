@@ -9,7 +9,7 @@ import type { WireRound } from "./protocol.ts";
 
 /**
  * - none: no round yet (before the first snapshot, or before the first bid opens round 1);
- * - endless: rounds are off, one auction as docs/product.md#4-auction has it;
+ * - endless: rounds are off, one auction as docs/product-behaviour.md#4-auction has it;
  * - open: counting down; going: inside the soft-close window;
  * - closing: the time is up here, but the service's end message has not arrived yet;
  * - ended: the service has recorded the end; the next bid opens a new round.

@@ -1,6 +1,6 @@
 /**
  * The browser's side of the auction socket, without DOM or React: connect, heartbeat, reconnect
- * with the product's backoff (docs/product.md#9) and resume after the last bid received in order. The WebSocket constructor,
+ * with the product's backoff (docs/product-reference.md#9) and resume after the last bid received in order. The WebSocket constructor,
  * the timers and the log are passed in (the page passes the browser's, src/stores/auction.ts), so
  * tests drive it against a real server with a controllable clock.
  */
@@ -42,9 +42,9 @@ export interface RealtimeClientOptions {
   onStatus(status: ConnectionStatus): void;
   createSocket(url: string): SocketLike;
   timers: Timers;
-  /** The product's 25 s (docs/product.md#9) unless given (fault tests use shorter ones on real sockets). */
+  /** The product's 25 s (docs/product-reference.md#9) unless given (fault tests use shorter ones on real sockets). */
   heartbeatIntervalMs?: number;
-  /** The product's 10 s (docs/product.md#9) unless given. */
+  /** The product's 10 s (docs/product-reference.md#9) unless given. */
   heartbeatTimeoutMs?: number;
   log: Pick<Console, "error">;
 }
@@ -108,7 +108,7 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
       } else log.error("Auction: ignored a malformed message from the service:", parsed.reason);
     };
     current.onerror = () => {
-      // The close event follows and schedules the retry; a failed load is only logged (docs/product.md#8).
+      // The close event follows and schedules the retry; a failed load is only logged (docs/product-reference.md#8).
       if (!opened) log.error(`Auction: could not load bids from ${options.url}`);
     };
     current.onclose = () => {

@@ -17,7 +17,7 @@ export const REFUSAL_TEXTS = {
 } as const satisfies Record<ErrorCode, string>;
 
 /**
- * The too_low refusal with the highest it lost to, "Your bid must be higher than $12.34" (docs/product.md#8):
+ * The too_low refusal with the highest it lost to, "Your bid must be higher than $12.34" (docs/product-reference.md#8):
  * the one builder of that sentence, for the service's answer and the bid form's toast alike.
  */
 export function tooLowText(highestCents: number): string {

@@ -155,7 +155,7 @@ describe("moderation across two instances behind the load balancer", () => {
     const [instanceA] = instances as [Instance, Instance];
     const relay = await startCuttableProxy(instanceA.port);
     onTestFinished(() => relay.close());
-    // A short heartbeat, so the cut is noticed within about 1.3 s rather than the product's 35 s (docs/product.md#9); not
+    // A short heartbeat, so the cut is noticed within about 1.3 s rather than the product's 35 s (docs/product-reference.md#9); not
     // shorter, or a pause of the event loop these pages share with both instances reconnects it.
     const cutOff = openVisitor(`ws://127.0.0.1:${relay.port}/realtime`, { intervalMs: 300, timeoutMs: 1_000 });
     const other = openVisitor(balancer.socketUrl);

@@ -26,7 +26,7 @@ import {
 /** How late after its end a round's end may reach a page: the instances' timers, one read, one write. */
 const END_ON_TIME_MS = 1_000;
 /**
- * A page's heartbeat that notices a cut within about 1.3 s rather than the product's 35 s (docs/product.md#9), and still
+ * A page's heartbeat that notices a cut within about 1.3 s rather than the product's 35 s (docs/product-reference.md#9), and still
  * tolerates a stall of a second on a loaded machine (200 ms was within reach of an ordinary pause,
  * which would reconnect the page).
  */

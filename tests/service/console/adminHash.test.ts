@@ -57,7 +57,7 @@ describe("npm run admin:hash", () => {
     });
   });
 
-  it("captured in a script as docs/realtime.md writes it (npm run -s), gives the hash alone, which verifies", async () => {
+  it("captured in a script as docs/deploying.md writes it (npm run -s), gives the hash alone, which verifies", async () => {
     // The documented line, with the password piped in as a script would.
     const { code, stdout, stderr } = await inShell(
       'ADMIN_PASSWORD_HASH="$(printf %s "$PASSWORD" | npm run -s admin:hash)" && printf %s "$ADMIN_PASSWORD_HASH"',

@@ -1,5 +1,5 @@
 /**
- * The console's payments and patron moderation (docs/design.md#8, docs/product.md#4-console) through
+ * The console's payments and patron moderation (docs/design.md#8, docs/product-behaviour.md#4-console) through
  * the real service on both backends, paid over a local chain: the newest payments listed, a patron
  * hidden (every payment of its name, any spelling) and restored, each audited with the session and
  * reason; Verified Patrons follows once its 5 s cache has passed. Refused without a session (401)

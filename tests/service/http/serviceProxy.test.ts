@@ -1,5 +1,5 @@
 /**
- * The service behind nginx (docs/realtime.md, "nginx in front of the service"): the documented
+ * The service behind nginx (docs/deploying.md, "nginx in front of the service"): the documented
  * block, run under Debian's nginx on loopback ports in front of a real service process with
  * TRUST_PROXY=1. A socket opens and is answered through it, the console signs in through it, and
  * the same block passing `$host` (which drops the port) is refused with the hint naming the port.
@@ -24,11 +24,11 @@ import { cleanUpAfter, databaseForThisTest, waitFor } from "../harness/stores.ts
 
 /** The docs' block for the service: the one with proxy_pass. */
 async function documentedBlock(): Promise<string> {
-  const docs = await readFile("docs/realtime.md", "utf8");
+  const docs = await readFile("docs/deploying.md", "utf8");
   const block = [...docs.matchAll(/```nginx\n([\s\S]*?)```/g)]
     .map((match) => match[1] as string)
     .find((text) => text.includes("proxy_pass"));
-  if (!block) throw new Error("docs/realtime.md has no nginx block with proxy_pass");
+  if (!block) throw new Error("docs/deploying.md has no nginx block with proxy_pass");
   return block;
 }
 
@@ -51,7 +51,7 @@ async function runNginx(http: string, probePort: number): Promise<void> {
   );
 }
 
-describe.skipIf(!existsSync(NGINX))("the service behind the nginx block of docs/realtime.md", () => {
+describe.skipIf(!existsSync(NGINX))("the service behind the nginx block of docs/deploying.md", () => {
   it("upgrades a socket, signs the operator in with TRUST_PROXY=1, and names the port when $host drops it", async () => {
     const database = await databaseForThisTest();
     const service = await startServiceProcess({

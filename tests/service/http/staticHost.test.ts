@@ -1,9 +1,9 @@
 /**
  * `npm run serve:static` (scripts/serve-static.ts, scripts/staticHost.ts), the pages' server of the
- * split shape (docs/realtime.md "Deploying"), run as an operator runs it, over a site built by the
+ * split shape (docs/deploying.md "Deploying"), run as an operator runs it, over a site built by the
  * real build steps: every rule of the build's `_headers` on the answers it matches, content types,
  * the precompressed files, the 404 page, its settings refused with exit 2 naming the variable, and
- * SIGTERM to npm's process stopping it. Then the nginx snippet of docs/realtime.md held to the same
+ * SIGTERM to npm's process stopping it. Then the nginx snippet of docs/deploying.md held to the same
  * `_headers` and the same cache rules, and run under Debian's nginx, every answer equal to the
  * static host's, so the two cannot drift.
  */
@@ -251,10 +251,10 @@ describe("npm run serve:static", () => {
   });
 });
 
-describe("the nginx snippet of docs/realtime.md", () => {
+describe("the nginx snippet of docs/deploying.md", () => {
   let docs: string;
   beforeAll(async () => {
-    docs = await readFile("docs/realtime.md", "utf8");
+    docs = await readFile("docs/deploying.md", "utf8");
   });
   /** The docs' `sed` line that turns the build's `_headers` into nginx's include file. */
   const sedLine = () => docs.split("\n").find((line) => line.startsWith("sed -n ") && line.includes("dist/_headers"));

@@ -1,5 +1,5 @@
 /**
- * The payment watcher against a local chain (docs/realtime.md, "Payments"): real signed transfers
+ * The payment watcher against a local chain (docs/deploying.md, "Payments"): real signed transfers
  * executed by LiteSVM's Token and Token-2022 programs, read back through the JSON-RPC server as a
  * public RPC would serve them, found by their request's reference, judged and recorded on
  * PostgreSQL and on PGlite. The watcher is stepped by the test; one clock is the service's time and

@@ -1,5 +1,5 @@
 /**
- * Backups and restore on both backends (docs/realtime.md#backups-and-restore): a store with bids
+ * Backups and restore on both backends (docs/deploying.md#backups-and-restore): a store with bids
  * over two ended rounds, a hidden bid, a blocked name and a confirmed payment is backed up while
  * the service runs on it (PostgreSQL: the documented pg_dump recipe; PGlite: `npm run backup`,
  * which the running service answers), restored into a fresh location, and opened with the real
