@@ -2,6 +2,8 @@ import AxeBuilder from "@axe-core/playwright";
 import { type BrowserContext, expect, type Page, test, type WebSocketRoute } from "@playwright/test";
 import WebSocket from "ws";
 import { nextWinningCents } from "../../src/lib/auction/bidRules.ts";
+import { bidPlaced } from "../../src/lib/auction/bidToasts.ts";
+import { REFUSAL_TEXTS, tooLowText } from "../../src/lib/auction/refusalTexts.ts";
 import { auctionForm, openPage, openWithPausedClock, toast } from "./fixtures.ts";
 
 // Every test here shares the one auction of the e2e server (a fresh PGlite directory per run), so each
@@ -45,9 +47,7 @@ test("two visitors see each other's bids live, with a New Bid! toast for the oth
     await alice.amount.fill(dollars(cents));
     await alice.amount.press("Enter");
 
-    await expect(toast(alicePage, "Bid Placed!")).toContainText(
-      `You bid ${money.format(cents / 100)} for absolutely nothing!`,
-    );
+    await expect(toast(alicePage, "Bid Placed!")).toContainText(bidPlaced(cents).description);
     await expect(alice.amount).toHaveValue("");
     await expect(alice.name).toHaveValue(aliceName);
 
@@ -86,7 +86,7 @@ test("the form answers bad input with the spec's toasts and keeps the amount", a
 
   await form.name.fill("x".repeat(41));
   await form.submit.click();
-  await expect(toast(page, "Invalid Name")).toContainText("Use 1 to 40 characters, no control characters.");
+  await expect(toast(page, "Invalid Name")).toContainText(REFUSAL_TEXTS.invalid_name);
 
   await form.name.fill(unique("Val"));
   for (const bad of ["", "0", "-3", "1.005"]) {
@@ -104,7 +104,7 @@ test("the form answers bad input with the spec's toasts and keeps the amount", a
   await expect(toast(page, "Bid Placed!")).toBeVisible();
   await form.amount.fill(dollars(cents));
   await form.submit.click();
-  await expect(toast(page, "Bid Too Low")).toContainText(`Your bid must be higher than ${money.format(cents / 100)}`);
+  await expect(toast(page, "Bid Too Low")).toContainText(tooLowText(cents));
   await expect(form.amount).toHaveValue(dollars(cents));
 });
 
@@ -117,7 +117,7 @@ test("the service refuses a name with a link or a profanity: Name Not Allowed, a
     await form.name.fill(name);
     await form.amount.fill(amount);
     await form.submit.click();
-    await expect(toast(page, "Name Not Allowed").first()).toContainText("Please choose another name.");
+    await expect(toast(page, "Name Not Allowed").first()).toContainText(REFUSAL_TEXTS.name_not_allowed);
     await expect(form.amount).toHaveValue(amount);
   }
   await expect(toast(page, "Bid Placed!")).toHaveCount(0);
@@ -151,9 +151,7 @@ test("a bid outbid in between by another visitor gets the service's Bid Too Low"
     await form.name.fill(unique("Slow"));
     await form.amount.fill(dollars(rivalCents - 100));
     await form.submit.click();
-    await expect(toast(page, "Bid Too Low")).toContainText(
-      `Your bid must be higher than ${money.format(rivalCents / 100)}`,
-    );
+    await expect(toast(page, "Bid Too Low")).toContainText(tooLowText(rivalCents));
     await expect(form.amount).toHaveValue(dollars(rivalCents - 100));
   } finally {
     await rivalContext.close();
@@ -358,7 +356,7 @@ test("hostile names are shown as literal text, run nothing and inject nothing", 
     await form.name.fill(OVERRIDE_NAME);
     await form.amount.fill(((await nextBidCents(page)) / 100).toFixed(2));
     await form.submit.click();
-    await expect(toast(page, "Invalid Name")).toContainText("Use 1 to 40 characters, no control characters.");
+    await expect(toast(page, "Invalid Name")).toContainText(REFUSAL_TEXTS.invalid_name);
     expect(await bidder.send(OVERRIDE_NAME, await nextBidCents(page))).toMatchObject({ code: "invalid_name" });
     expect(await listedNames(page)).not.toContain(OVERRIDE_NAME);
 

@@ -11,6 +11,7 @@ import {
   SLOW_DOWN,
 } from "../../src/lib/auction/bidToasts.ts";
 import { ERROR_CODES } from "../../src/lib/auction/protocol.ts";
+import { tooLowText } from "../../src/lib/auction/refusalTexts.ts";
 
 describe("bid toasts", () => {
   it("uses the product's texts (docs/product.md#8-bid) with en-US money", () => {
@@ -42,7 +43,7 @@ describe("bid toasts", () => {
     expect(bidRefusedToast("invalid_amount", context)).toBe(INVALID_BID);
     expect(bidRefusedToast("name_not_allowed", context)).toBe(NAME_NOT_ALLOWED);
     expect(NAME_NOT_ALLOWED).toMatchObject({ title: "Name Not Allowed", description: "Please choose another name." });
-    expect(bidRefusedToast("too_low", context).description).toBe("Your bid must be higher than $50.00");
+    expect(bidRefusedToast("too_low", context).description).toBe(tooLowText(5_000));
     expect(bidRefusedToast("rate_limited", context)).toBe(SLOW_DOWN);
     for (const code of ["unavailable", "bad_message", "no_connection", "timeout", "connection_lost"] as const) {
       expect(bidRefusedToast(code, context)).toBe(BID_FAILED);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LIFTED_LIMITS } from "../../../scripts/harness/liftedLimits.ts";
 import type { BidStore } from "../../../service/storage/types.ts";
 import { type ErrorCode, MAX_MESSAGE_BYTES, type WireBid } from "../../../src/lib/auction/protocol.ts";
+import { REFUSAL_TEXTS } from "../../../src/lib/auction/refusalTexts.ts";
 import { connectClient, UpgradeRefused } from "../harness/auctionClient.ts";
 import { modelNextWinningCents, modelTooLowMessage, modelWinningAmounts } from "../harness/auctionModel.ts";
 import { type AuctionService, startAuctionService } from "../harness/auctionService.ts";
@@ -22,15 +23,6 @@ import {
   waitFor,
   withDirectSql,
 } from "../harness/stores.ts";
-
-/** docs/realtime.md's messages. */
-const MESSAGES = {
-  invalid_name: "Use 1 to 40 characters, no control characters.",
-  name_not_allowed: "Please choose another name.",
-  invalid_amount: "Bid more than $0.00 and at most $1,000,000,000.00, with at most 2 decimals.",
-  bad_message: "The message could not be read.",
-  rate_limited: "You're bidding too fast. Nothing will still be here in a moment.",
-};
 
 interface Auction {
   location: TestLocation;
@@ -367,7 +359,9 @@ function expectAnswer(auction: Auction, outcome: Outcome, expected: Expected) {
       code: expected.refused,
       requestId: expected.requestId,
       message:
-        expected.refused === "too_low" ? modelTooLowMessage(auction.highestCents ?? 0) : MESSAGES[expected.refused],
+        expected.refused === "too_low"
+          ? modelTooLowMessage(auction.highestCents ?? 0)
+          : REFUSAL_TEXTS[expected.refused],
       highestCents: auction.highestCents,
     });
   }
@@ -494,7 +488,7 @@ describe("adversarial catalogue: the limits", () => {
     const accepted = answers.filter((answer) => answer.type === "accepted");
     const limited = answers.filter((answer) => answer.type === "error" && answer.code === "rate_limited");
     expect([accepted.length, limited.length]).toEqual([3, 4]);
-    expect(limited[0]).toMatchObject({ message: MESSAGES.rate_limited });
+    expect(limited[0]).toMatchObject({ message: REFUSAL_TEXTS.rate_limited });
     const lastAccepted = accepted.at(-1);
     if (lastAccepted?.type !== "accepted") throw new Error("no bid accepted");
     await waitFor(

@@ -20,6 +20,7 @@ import {
   SNAPSHOT_SIZE,
   type WireBid,
 } from "../../../src/lib/auction/protocol.ts";
+import { REFUSAL_TEXTS, tooLowText } from "../../../src/lib/auction/refusalTexts.ts";
 import {
   type BidAnswer,
   type ConnectOptions,
@@ -132,7 +133,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
       expect(await client.bid(name, 5)).toMatchObject({
         type: "error",
         code: "invalid_name",
-        message: "Use 1 to 40 characters, no control characters.",
+        message: REFUSAL_TEXTS.invalid_name,
         highestCents: null,
       });
     }
@@ -160,7 +161,7 @@ describe.each(BACKENDS)("auction service on %s", (backend) => {
       expect(await client.bid("Somebody", amount)).toMatchObject({
         type: "error",
         code: "too_low",
-        message: "Your bid must be higher than $10.00",
+        message: tooLowText(1000),
         highestCents: 1000,
       });
     }
@@ -429,7 +430,7 @@ describe("auction service limits", () => {
       "rate_limited",
       "rate_limited",
     ]);
-    expect(answers[7]).toMatchObject({ message: "You're bidding too fast. Nothing will still be here in a moment." });
+    expect(answers[7]).toMatchObject({ message: REFUSAL_TEXTS.rate_limited });
     await client.waitForBroadcasts(5);
     // Another connection from the same address shares the limit; the service itself is fine.
     const other = await connect(service.socketUrl);

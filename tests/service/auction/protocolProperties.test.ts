@@ -14,6 +14,7 @@ import { PLACE_BID_SQL, placeBidParameters } from "../../../service/storage/quer
 import { ENDLESS_ROUNDS } from "../../../service/storage/types.ts";
 import { checkAboveHighest, checkAmount, checkBidderName } from "../../../src/lib/auction/bidRules.ts";
 import { SNAPSHOT_SIZE } from "../../../src/lib/auction/protocol.ts";
+import { REFUSAL_TEXTS } from "../../../src/lib/auction/refusalTexts.ts";
 import { seededRuns } from "../../harness/seededRuns.ts";
 import {
   AuctionModel,
@@ -266,14 +267,6 @@ function renderFrame(spec: FrameSpec, highestCents: number | null): string {
 
 // ---- The service's answer, in the model's terms ---------------------------------------------
 
-/** docs/realtime.md's messages. */
-const DOC_MESSAGES = {
-  invalid_name: "Use 1 to 40 characters, no control characters.",
-  name_not_allowed: "Please choose another name.",
-  invalid_amount: "Bid more than $0.00 and at most $1,000,000,000.00, with at most 2 decimals.",
-  bad_message: "The message could not be read.",
-};
-
 function observed(outcome: Outcome): ExpectedAnswer | Outcome {
   switch (outcome.type) {
     case "closed":
@@ -291,7 +284,8 @@ function observed(outcome: Outcome): ExpectedAnswer | Outcome {
       };
     case "error":
       if (outcome.code === "bad_message") {
-        if (!outcome.message.startsWith(DOC_MESSAGES.bad_message) || outcome.highestCents !== undefined) return outcome;
+        if (!outcome.message.startsWith(REFUSAL_TEXTS.bad_message) || outcome.highestCents !== undefined)
+          return outcome;
         return { type: "error", code: "bad_message", requestId: outcome.requestId };
       }
       if (
@@ -301,7 +295,7 @@ function observed(outcome: Outcome): ExpectedAnswer | Outcome {
         outcome.code === "too_low"
       ) {
         const docMessage =
-          outcome.code === "too_low" ? modelTooLowMessage(outcome.highestCents ?? 0) : DOC_MESSAGES[outcome.code];
+          outcome.code === "too_low" ? modelTooLowMessage(outcome.highestCents ?? 0) : REFUSAL_TEXTS[outcome.code];
         if (outcome.message !== docMessage || outcome.requestId === undefined || outcome.highestCents === undefined) {
           return outcome;
         }

@@ -12,6 +12,7 @@
  */
 import { createNameFilter } from "../../../service/names/nameFilter.ts";
 import { BID_INCREMENT_CENTS, FIRST_BID_MIN_CENTS } from "../../../src/lib/auction/bidRules.ts";
+import { tooLowText } from "../../../src/lib/auction/refusalTexts.ts";
 
 const nameFilter = createNameFilter();
 
@@ -180,11 +181,9 @@ export function modelRisingAmounts(firstCents: number): () => number {
   };
 }
 
-const USD = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
-
-/** docs/realtime.md's too_low message, naming the highest the bid lost to. */
+/** The too_low message, naming the highest the bid lost to: the product's own builder, never retyped. */
 export function modelTooLowMessage(highestCents: number): string {
-  return `Your bid must be higher than ${USD.format(highestCents / 100)}`;
+  return tooLowText(highestCents);
 }
 
 export type ExpectedAnswer =

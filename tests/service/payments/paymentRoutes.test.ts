@@ -9,8 +9,12 @@ import { type Address, generateKeyPairSigner, getAddressDecoder } from "@solana/
 import { parseURL, type TransferRequestURL } from "@solana/pay";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { LocalChain } from "../../../scripts/harness/localChain.ts";
+import { PATRON_REFUSALS } from "../../../service/payments/patronRoutes.ts";
+import { PAYMENT_REQUEST_REFUSALS } from "../../../service/payments/requestRoutes.ts";
+import { COMMON_REFUSALS } from "../../../service/payments/routeShared.ts";
 import type { PaymentSettings } from "../../../service/payments/settings.ts";
 import { TIERS } from "../../../src/data/tiers.ts";
+import { REFUSAL_TEXTS } from "../../../src/lib/auction/refusalTexts.ts";
 import type { CreatedPayment, PaymentStatusBody, PaymentsConfigBody } from "../../../src/lib/payments.ts";
 import type { PatronsBody } from "../../../src/lib/verifiedPatrons.ts";
 import { seededRandom } from "../../harness/seededRandom.ts";
@@ -97,7 +101,7 @@ describe("payments off", () => {
     });
     expect(patrons.status).toBe(404);
     expect(patrons.headers.get("access-control-allow-origin")).toBe("https://pages.example");
-    expect(await patrons.json()).toEqual({ error: "payments_off" });
+    expect(await patrons.json()).toEqual(PATRON_REFUSALS.paymentsOff);
   });
 });
 
@@ -213,45 +217,43 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
     await shop.store.moderate({ action: "block", bidderName: "Blocked Bob", reason: null, sessionId: "test" });
     const refusal = async (response: Response) => ({ status: response.status, body: await response.json() });
 
-    expect(await refusal(await shop.post("{not json"))).toEqual({
-      status: 400,
-      body: { error: "bad_request", message: "The request is not JSON." },
-    });
-    expect(await refusal(await shop.post({ tierId: "2" }, { "Content-Type": "text/plain" }))).toMatchObject({
+    expect(await refusal(await shop.post("{not json"))).toEqual({ status: 400, body: COMMON_REFUSALS.notJson });
+    expect(await refusal(await shop.post({ tierId: "2" }, { "Content-Type": "text/plain" }))).toEqual({
       status: 415,
-      body: { error: "unsupported_media_type" },
+      body: COMMON_REFUSALS.unsupportedMediaType,
     });
-    expect(await refusal(await shop.post({ tierId: 2 }))).toMatchObject({
+    expect(await refusal(await shop.post({ tierId: 2 }))).toEqual({
       status: 400,
-      body: { error: "bad_request" },
+      body: PAYMENT_REQUEST_REFUSALS.tierIdNotAString,
     });
-    expect(await refusal(await shop.post({ tierId: "7" }))).toMatchObject({
+    const unknownTierId = String(Math.max(...TIERS.map((tier) => tier.id)) + 1);
+    expect(await refusal(await shop.post({ tierId: unknownTierId }))).toEqual({
       status: 422,
-      body: { error: "unknown_tier" },
+      body: PAYMENT_REQUEST_REFUSALS.unknownTier,
     });
     expect(await refusal(await shop.post({ tierId: "2", name: "x".repeat(41) }))).toEqual({
       status: 422,
-      body: { error: "invalid_name", message: "Use 1 to 40 characters, no control characters." },
+      body: { error: "invalid_name", message: REFUSAL_TEXTS.invalid_name },
     });
-    const nameNotAllowed = { status: 422, body: { error: "name_not_allowed", message: "Name Not Allowed" } };
+    const nameNotAllowed = { status: 422, body: PAYMENT_REQUEST_REFUSALS.nameNotAllowed };
     expect(await refusal(await shop.post({ tierId: "2", name: "fuck" }))).toEqual(nameNotAllowed);
     expect(await refusal(await shop.post({ tierId: "2", name: "nothing.store" }))).toEqual(nameNotAllowed);
     expect(await refusal(await shop.post({ tierId: "2", name: "BLOCKED BOB" }))).toEqual(nameNotAllowed);
-    expect(await refusal(await shop.post({ tierId: "2", x: "y".repeat(3000) }))).toMatchObject({
+    expect(await refusal(await shop.post({ tierId: "2", x: "y".repeat(3000) }))).toEqual({
       status: 413,
-      body: { error: "too_large" },
+      body: COMMON_REFUSALS.tooLarge,
     });
     expect(await refusal(await shop.post({ tierId: "2" }, { Origin: "https://elsewhere.example" }))).toEqual({
       status: 403,
-      body: { error: "origin_not_allowed" },
+      body: COMMON_REFUSALS.originNotAllowed,
     });
     expect(await refusal(await shop.get("/payments/not-a-reference"))).toEqual({
       status: 404,
-      body: { error: "not_found" },
+      body: PAYMENT_REQUEST_REFUSALS.notFound,
     });
     expect(await refusal(await shop.get(`/payments/${(await generateKeyPairSigner()).address}`))).toEqual({
       status: 404,
-      body: { error: "not_found" },
+      body: PAYMENT_REQUEST_REFUSALS.notFound,
     });
     expect((await shop.get("/payments")).status).toBe(405);
 
@@ -260,9 +262,9 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
     const accepted = [];
     for (let request = 0; request < 2; request++) accepted.push((await shop.post({ tierId: "1" })).status);
     expect(accepted).toEqual([201, 201]);
-    expect(await refusal(await shop.post({ tierId: "1" }))).toMatchObject({
+    expect(await refusal(await shop.post({ tierId: "1" }))).toEqual({
       status: 429,
-      body: { error: "rate_limited" },
+      body: PAYMENT_REQUEST_REFUSALS.rateLimited,
     });
     if (backend === "postgres") {
       const rows = await withDirectSql(location, (query) => query("SELECT count(*)::int AS n FROM payments"));
@@ -342,7 +344,7 @@ describe.each(BACKENDS)("the payment routes on %s", (backend) => {
     });
     const refused = await shop.post({ tierId: "1" });
     expect(refused.status).toBe(503);
-    expect(await refused.json()).toEqual({ error: "unavailable", message: "Payments are unavailable right now." });
+    expect(await refused.json()).toEqual(COMMON_REFUSALS.unavailable);
     await shop.rpc.accept();
     await waitAvailable(shop);
     expect((await shop.post({ tierId: "1" })).status).toBe(201);
@@ -377,10 +379,7 @@ describe("bounded requests", () => {
     expect(await post("2001:db8:85a3:1:ffff::9")).toBe(201);
     const refused = await shop.post({ tierId: "1" }, from("2001:db8:85a3:1:1:2:3:4"));
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({
-      error: "rate_limited",
-      message: "Too many payment requests. Try again in a few minutes.",
-    });
+    expect(await refused.json()).toEqual(PAYMENT_REQUEST_REFUSALS.rateLimited);
     // Another /64 is another client.
     expect(await post("2001:db8:85a3:2::1")).toBe(201);
     expect(await post("203.0.113.7")).toBe(201);
@@ -389,7 +388,7 @@ describe("bounded requests", () => {
     const busy = await shop.post({ tierId: "1" }, from("198.51.100.1"));
     expect(busy.status).toBe(503);
     expect(busy.headers.get("retry-after")).toBe("60");
-    expect(await busy.json()).toEqual({ error: "busy", message: "The shop is busy. Try again in a minute." });
+    expect(await busy.json()).toEqual(PAYMENT_REQUEST_REFUSALS.busy);
     expect(shop.logs).toContainEqual(
       expect.objectContaining({ msg: "payment request refused: the open-request cap is reached", cap: 5 }),
     );
@@ -414,10 +413,7 @@ describe("bounded requests", () => {
     expect(answers.map((answer) => answer.status)).toEqual(Array(400).fill(200));
     const refused = await shop.get(`/payments/${reference}`, from("2001:db8::ffff"));
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({
-      error: "rate_limited",
-      message: "Too many status requests. Try again in a minute.",
-    });
+    expect(await refused.json()).toEqual(PAYMENT_REQUEST_REFUSALS.statusRateLimited);
     expect((await shop.get(`/payments/${reference}`, from("2001:db8:1::1"))).status).toBe(200);
   });
 
