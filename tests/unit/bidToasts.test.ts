@@ -14,7 +14,7 @@ import { ERROR_CODES } from "../../src/lib/auction/protocol.ts";
 import { tooLowText } from "../../src/lib/auction/refusalTexts.ts";
 
 describe("bid toasts", () => {
-  it("uses the product's texts (docs/product.md#8-bid) with en-US money", () => {
+  it("uses the product's texts (docs/product-reference.md#8-bid) with en-US money", () => {
     expect(bidPlaced(123_450)).toEqual({
       title: "Bid Placed!",
       description: "You bid $1,234.50 for absolutely nothing!",

@@ -1,5 +1,5 @@
 /**
- * A fixed catalogue of hostile input, each case with the exact answer docs/realtime.md gives it:
+ * A fixed catalogue of hostile input, each case with the exact answer docs/protocol.md gives it:
  * frames the socket refuses (binary, oversize), text that is not a message, fields missing, extra
  * or of the wrong type, numbers JSON cannot or should not carry, amounts and names on and past
  * every edge of the bid rules, markup and Unicode tricks in names, a foreign Origin, more sockets

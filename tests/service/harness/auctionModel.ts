@@ -1,10 +1,11 @@
 /**
- * An independent model of the auction's answers, written from docs/design.md#3 and docs/realtime.md
+ * An independent model of the auction's answers, written from docs/design.md#3 and docs/protocol.md
  * rather than from src/lib/auction: the tests compare the real service (and the real rules) with it,
  * so it must not share their code. It works on code points and exact decimal text, never on the
  * regular expressions or the float arithmetic of the implementation. It takes only the two figures
- * of the amount rule from src/lib/auction/bidRules.ts, where they are stated once, and is the one
- * model of that rule every test judges by (modelNextWinningCents, modelTooLow).
+ * of the amount rule from src/lib/auction/bidRules.ts, where they are stated once, and the
+ * product's words from src/lib/auction/refusalTexts.ts (a change of wording is one edit); it is the
+ * one model of that rule every test judges by (modelNextWinningCents, modelTooLow).
  *
  *   const model = new AuctionModel();
  *   const expected = model.expect(frameText);   // what the service must answer
@@ -22,7 +23,7 @@ export const MODEL_MAX_NAME_CODE_POINTS = 40;
 export const MODEL_MAX_CENTS = 100_000_000_000;
 
 // What "trimmed" removes: ECMAScript's WhiteSpace and LineTerminator (ECMA-262 12.2 and 12.3), the
-// reading docs/realtime.md gives by naming String.prototype.trim's behaviour for the stored name.
+// reading docs/protocol.md gives by naming String.prototype.trim's behaviour for the stored name.
 const TRIMMED_CODE_POINTS = new Set([
   0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007,
   0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff,
