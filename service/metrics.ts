@@ -42,9 +42,9 @@ export function createMetrics() {
   });
   const adminSignInsRefused = counterFromZero(registry, {
     name: "admin_sign_ins_refused_total",
-    help: "Operator sign-ins refused before an answer on the password: limited (429), device_locked (429, a device's own failures), throttled (503, the console-wide delay), busy (503), error (500).",
+    help: "Operator sign-ins refused before an answer on the password: limited (429), throttled (503, the console-wide delay), busy (503), error (500).",
     label: "reason",
-    values: ["limited", "device_locked", "throttled", "busy", "error"],
+    values: ["limited", "throttled", "busy", "error"],
   });
   const adminSignIns = counterFromZero(registry, {
     name: "admin_sign_ins_total",

@@ -15,9 +15,10 @@
  * - Devices (device.ts): every sign-in also sets a device cookie, HttpOnly, SameSite=Strict, Secure
  *   as the session's, for a year. An attempt carrying one that holds skips the address's and the
  *   console's limits, which strangers guessing from many addresses would keep it behind, and has a
- *   check slot kept for it; 5 failures of its own within 15 minutes lock that device alone (429).
- *   A device signing in gets a new cookie, its old one revoked. "Sign out" keeps the device; "Sign
- *   out everywhere" revokes every device, a new ADMIN_PASSWORD_HASH or secret unsigns them all.
+ *   check slot kept for it. After 5 failures of its own within 15 minutes the cookie is ignored:
+ *   the attempt is a stranger's, under the address's and the console's limits, never worse off.
+ *   A signing-in browser gets a new cookie, the one it sent revoked. "Sign out" keeps the device;
+ *   "Sign out everywhere" revokes every device, a new ADMIN_PASSWORD_HASH or secret unsigns them all.
  * - The session: a row in the database and an HttpOnly, SameSite=Strict cookie scoped to /admin for
  *   8 hours, Secure when the request came over https (directly, or by X-Forwarded-Proto through
  *   TRUST_PROXY hops). A cookie opens the console only while its signature holds and its row is
@@ -57,15 +58,16 @@ import {
 
 const SESSION_COOKIE = "nothing_admin";
 const DEVICE_COOKIE = "nothing_admin_device";
+/** The refusal memo's key for a locked device: apart from every client address's. */
+const lockedDeviceKey = (device: string) => `device ${device}`;
 const MAX_FORM_BYTES = 4096;
 /** A check takes about a quarter of a second: a slot is likely free again within one. */
 const BUSY_RETRY_AFTER_SECONDS = 1;
 /** The database may be back within seconds (a restart, a fail-over). */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-/** The answers to an attempt the failures refuse: this address's or device's (429), or the console's (503). */
+/** The answers to an attempt the failures refuse: this address's (429), or the console's (503). */
 const REFUSALS = {
   limited: { status: 429, problem: "Too many attempts" },
-  device_locked: { status: 429, problem: "Too many wrong passwords from this browser. Try again later." },
   throttled: { status: 503, problem: "Sign-ins are slowed down after many wrong passwords. Try again in a minute." },
 } as const;
 /** Where "Sign out everywhere" lands: the sign-in page, saying what was done. */
@@ -253,14 +255,23 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     send(res, 401, signInPage("Wrong password"));
   }
 
-  /** A new session and a new device (`replacing` the one signed in through, if any), in cookies. */
-  async function signedIn(req: IncomingMessage, res: ServerResponse, client: string, replacing: string | null) {
+  /**
+   * A new session and a new device, in cookies, let in `through` a trusted device or not;
+   * `replacing`: the device whose cookie the browser sent, if it holds (revoked, locked or not).
+   */
+  async function signedIn(
+    req: IncomingMessage,
+    res: ServerResponse,
+    client: string,
+    through: "device" | "untrusted",
+    replacing: string | null,
+  ) {
     const id = newSessionId();
     const device = newDeviceId();
     const { expiresAtMs } = await store.admin.openSession(id, SESSION_MS, at());
     await store.admin.issueDevice(device, DEVICE_MS, replacing, at());
-    metrics.adminSignIns.inc({ client: replacing ? "device" : "untrusted" });
-    logger.info({ session: id, client, device: replacing !== null }, "operator signed in");
+    metrics.adminSignIns.inc({ client: through });
+    logger.info({ session: id, client, device: through === "device" }, "operator signed in");
     res
       .writeHead(303, {
         ...HEADERS,
@@ -276,8 +287,9 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
   /**
    * An attempt through a trusted device (OWASP's device cookies): only the device's own failures
    * limit it, and a slot is kept for its check, so that no stranger can keep it out. False, and
-   * nothing answered, when the database does not trust the device (revoked, expired): then it is
-   * an untrusted client's attempt.
+   * nothing answered, when the database does not trust the device (revoked, expired) or its own
+   * failures have locked it: then it is an untrusted client's attempt, never refused for being
+   * a device, and the lock is remembered so that the next ones skip the query.
    */
   async function signInThroughDevice(
     req: IncomingMessage,
@@ -296,9 +308,9 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
       const reservation = await store.admin.reserveDeviceSignIn(device, DEVICE_POLICY, at());
       if (reservation.outcome === "unknown") return false;
       if (reservation.outcome === "locked") {
-        logger.warn({ client }, "refused a sign-in through a locked device");
-        refuse(res, { reason: "device_locked", waitMs: reservation.waitMs });
-        return true;
+        refusals.remember(lockedDeviceKey(device), { reason: "limited", waitMs: reservation.waitMs });
+        logger.warn({ client }, "a device locked by its own failures: its sign-ins are a stranger's");
+        return false;
       }
       right = await checkPassword(res, password, client);
       if (right) await store.admin.forgetDeviceSignIn(reservation.attemptId);
@@ -307,14 +319,16 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     }
     if (right === null) return true;
     if (!right) wrongPassword(res, client, true);
-    else await signedIn(req, res, client, device);
+    else await signedIn(req, res, client, "device", device);
     return true;
   }
 
   async function signIn(req: IncomingMessage, res: ServerResponse) {
     const key = limitKey(clientAddress(req, trustProxy));
     const client = maskAddress(key);
-    const device = readDevice(devices, readCookie(req, DEVICE_COOKIE));
+    const sent = readDevice(devices, readCookie(req, DEVICE_COOKIE));
+    // A device this instance found locked lately is a stranger until its lock ends.
+    const device = sent && refusals.refusal(lockedDeviceKey(sent))?.reason !== "limited" ? sent : null;
     // An untrusted client is refused before the form is even read, if the database refused it
     // lately; the reservation below decides for real.
     const remembered = device ? null : refusals.refusal(key);
@@ -336,16 +350,20 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
         return;
       }
     }
-    await signInUntrusted(req, res, key, client, password);
+    await signInUntrusted(req, res, key, client, password, sent);
   }
 
-  /** Today's limits, for a client with no device cookie the database trusts. */
+  /**
+   * Today's limits, for a client with no device cookie the database trusts, or one its own failures
+   * locked; `sent`, the device of a cookie whose signature holds, is revoked if the password is right.
+   */
   async function signInUntrusted(
     req: IncomingMessage,
     res: ServerResponse,
     key: string,
     client: string,
     password: string,
+    sent: string | null,
   ) {
     // A check slot first: an attempt beyond them costs nothing, not even a query.
     let freeSlot = checks.tryTake();
@@ -394,7 +412,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
       wrongPassword(res, client, false);
       return;
     }
-    await signedIn(req, res, client, null);
+    await signedIn(req, res, client, "untrusted", sent);
   }
 
   async function answer(req: IncomingMessage, res: ServerResponse, { path, query }: RequestTarget): Promise<void> {

@@ -13,9 +13,12 @@
  *   an address or a console that is refused is refused again without a query. Only refusals are
  *   remembered, never a permission, so no instance can let through what the database would refuse.
  * - The devices (device.ts): an attempt carrying a device cookie that holds is limited by that
- *   device's own failures alone, 5 in any 15 minutes, never by its address's or the console's, so
- *   that strangers, who have no such cookie, cannot keep the operator out (OWASP's "device cookies",
- *   docs/decisions/2026-11-27-device-cookies-for-sign-in.md).
+ *   device's own failures alone, never by its address's or the console's, so that strangers, who
+ *   have no such cookie, cannot keep the operator out (OWASP's "device cookies",
+ *   docs/decisions/2026-11-27-device-cookies-for-sign-in.md). After 5 of them in any 15 minutes
+ *   the cookie is ignored: the attempt is a stranger's, under the limits above (never refused for
+ *   the device), so a stolen cookie gives no more than 5 guesses past them and a device that
+ *   failed is never worse off than a stranger.
  * - The check slots: scrypt runs on libuv's thread pool (4 threads), which file reads need too;
  *   at most 2 checks at once (1 on 2 cores) leave the rest to the pages, and an attempt beyond
  *   them is refused at once, never queued. One more slot is kept for devices: strangers filling the
