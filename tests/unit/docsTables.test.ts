@@ -1,8 +1,9 @@
 /**
  * The tables the docs copy from code, checked against the code: product.md's tier tables against
  * src/data/tiers.ts, settings.md's metrics table against what createMetrics() registers, and its
- * configuration table against the environment variables the service reads and their defaults.
- * The docs stay hand-written; each failure names the row that is missing, extra or wrong.
+ * configuration table against the environment variables the service reads and their defaults,
+ * protocol.md's error codes against the refusal texts the service sends; and every table in docs/
+ * and the README keeps its cells short enough to read. The docs stay hand-written; each failure names the row that is missing, extra or wrong.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -12,6 +13,7 @@ import { describe, expect, it, vi } from "vitest";
 import { configWarnings, readServiceConfig } from "../../service/config.ts";
 import { createMetrics } from "../../service/metrics.ts";
 import { TIERS } from "../../src/data/tiers.ts";
+import { REFUSAL_TEXTS, tooLowText } from "../../src/lib/auction/refusalTexts.ts";
 
 /** The fallback of every integer and choice setting, as config.ts and payments/settings.ts pass it. */
 const fallbacks = vi.hoisted(() => new Map<string, { kind: "integer" | "choice"; value: number | string }>());
@@ -34,6 +36,7 @@ vi.mock("../../service/envSettings.ts", async (importOriginal) => {
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PRODUCT = readFileSync(join(ROOT, "docs/product.md"), "utf8");
 const SETTINGS = readFileSync(join(ROOT, "docs/settings.md"), "utf8");
+const PROTOCOL = readFileSync(join(ROOT, "docs/protocol.md"), "utf8");
 
 /**
  * The rows of the one table in `doc` whose header row has exactly `columns`, each as a record of
@@ -243,5 +246,52 @@ describe("docs/settings.md's configuration table matches what the service reads"
       }
     }
     expect(problems).toEqual([]);
+  });
+});
+
+describe("docs/protocol.md's error codes match the refusal texts the service sends", () => {
+  it("one row a code, in the code's order, each with the message the service sends", () => {
+    const documented = table(PROTOCOL, ["code", "meaning", "message"]).map((row) => ({
+      code: row.code ?? "",
+      message: row.message ?? "",
+    }));
+    // too_low names the highest it lost to, and bad_message adds which field: the doc writes the fixed part.
+    const sent = (code: keyof typeof REFUSAL_TEXTS) =>
+      code === "too_low"
+        ? tooLowText(0).replace("$0.00", "$X")
+        : code === "bad_message"
+          ? `${REFUSAL_TEXTS[code]} …`
+          : REFUSAL_TEXTS[code];
+    const expected = Object.keys(REFUSAL_TEXTS).map((code) => ({
+      code: `\`${code}\``,
+      message: sent(code as keyof typeof REFUSAL_TEXTS),
+    }));
+    expect(compareRows("error code", documented, expected, { key: "code", ordered: true })).toEqual([]);
+  });
+});
+
+/** A cell holds a sentence or two; more goes in a list after the table. */
+const MAX_CELL_CHARACTERS = 250;
+
+describe("every table in docs/ and the README keeps its cells to a sentence or two", () => {
+  it(`no cell over ${MAX_CELL_CHARACTERS} characters`, () => {
+    const docs = readdirSync(join(ROOT, "docs"))
+      .filter((name) => name.endsWith(".md"))
+      .map((name) => join(ROOT, "docs", name));
+    const long: string[] = [];
+    for (const file of [...docs, join(ROOT, "README.md")]) {
+      readFileSync(file, "utf8")
+        .split("\n")
+        .forEach((line, index) => {
+          if (!line.startsWith("|")) return;
+          for (const cell of line.split(/(?<!\\)\|/)) {
+            const text = cell.trim();
+            if (text.length > MAX_CELL_CHARACTERS) {
+              long.push(`${relative(ROOT, file)}:${index + 1}: ${text.length} characters: ${text.slice(0, 60)}…`);
+            }
+          }
+        });
+    }
+    expect(long).toEqual([]);
   });
 });
