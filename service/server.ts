@@ -29,7 +29,7 @@ import { createStaticSite } from "./http/staticSite.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { handleHealth, handleMetrics } from "./operations.ts";
-import type { PaymentRoute } from "./payments/routes.ts";
+import type { PaymentRoute } from "./payments/requestRoutes.ts";
 import type { BidStore, StoreWithPayments } from "./storage/types.ts";
 
 export interface AuctionEndpoint {

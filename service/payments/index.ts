@@ -21,7 +21,7 @@ import {
   RpcFault,
   readChainInfo,
 } from "./chain.ts";
-import { createPaymentRoutes, createPaymentsOffRoute, type PaymentRoute } from "./routes.ts";
+import { createPaymentRoutes, createPaymentsOffRoute, type PaymentRoute } from "./requestRoutes.ts";
 import { createPaymentSockets, type PaymentSocketLink } from "./sockets.ts";
 import { createPaymentWatcher, MAX_BACKOFF_MS, type PaymentWatcher } from "./watcher.ts";
 

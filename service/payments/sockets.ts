@@ -11,7 +11,7 @@ import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
 import { createRateLimiter } from "../http/rateLimiter.ts";
 import { type Logger, loggedError } from "../logger.ts";
 import type { PaymentStore, StoredPayment } from "../storage/payments.ts";
-import { statusBody } from "./routes.ts";
+import { statusBody } from "./requestRoutes.ts";
 
 /** References one socket watches at most; a page has one or two pending at a time. */
 const MAX_WATCHED_PER_SOCKET = 8;
