@@ -3,7 +3,7 @@ import { readFileSync, statSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { choiceSetting, integerSetting, isBlank } from "./envSettings.ts";
-import { openFileBudget, readOpenFileLimit } from "./http/connectionLimits.ts";
+import { DEFAULT_CONNECTION_LIMITS, openFileBudget, readOpenFileLimit } from "./http/connectionLimits.ts";
 import { costProblems, type PasswordHash, parsePasswordHash } from "./passwordHash.ts";
 import { type PaymentSettings, PaymentSettingsError, readPaymentSettings } from "./payments/settings.ts";
 import type { RoundSettings } from "./storage/types.ts";
@@ -280,7 +280,13 @@ const MIN_CONNECTIONS = 64;
  * run out of files for the database before refusing a connection.
  */
 function connectionSettings(env: NodeJS.ProcessEnv, fileLimit: number | null, maxSocketsPerAddress: number) {
-  const maxConnectionsPerClient = integer(env, "MAX_CONNECTIONS_PER_CLIENT", 100, 1, 1_000_000);
+  const maxConnectionsPerClient = integer(
+    env,
+    "MAX_CONNECTIONS_PER_CLIENT",
+    DEFAULT_CONNECTION_LIMITS.maxConnectionsPerClient,
+    1,
+    1_000_000,
+  );
   if (maxSocketsPerAddress > maxConnectionsPerClient) {
     throw new ServiceConfigError(
       `MAX_SOCKETS_PER_ADDRESS (${maxSocketsPerAddress}) exceeds MAX_CONNECTIONS_PER_CLIENT (${maxConnectionsPerClient}), which counts sockets too: raise MAX_CONNECTIONS_PER_CLIENT`,

@@ -60,9 +60,9 @@ export function createMetrics() {
   });
   const connectionsRefused = counterFromZero(registry, {
     name: "http_connections_refused_total",
-    help: "Connections and requests the public listener refused: per_client (the client held MAX_CONNECTIONS_PER_CLIENT, answered 429), server_full (the listener held MAX_CONNECTIONS, closed at once).",
+    help: "Connections and requests the public listener refused: per_client (the client held MAX_CONNECTIONS_PER_CLIENT, answered 429), per_network (its /56, /48 or /24 held its share, or the reserve was left for networks holding little; 429), server_full (the listener held MAX_CONNECTIONS, closed at once).",
     label: "reason",
-    values: ["per_client", "server_full"],
+    values: ["per_client", "per_network", "server_full"],
   });
   const storageWriteFailures = counterFromZero(registry, {
     name: "storage_write_failures_total",

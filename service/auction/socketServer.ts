@@ -17,7 +17,7 @@ import { globalTimers } from "../../src/lib/timers.ts";
 import { createCoalescer } from "../coalescedReads.ts";
 import type { ServiceConfig } from "../config.ts";
 import { clientAddress, limitKey, maskAddress } from "../http/clientAddress.ts";
-import { createConnectionCap } from "../http/connectionCap.ts";
+import { createFairShares } from "../http/fairShares.ts";
 import { isOriginAllowed } from "../http/originPolicy.ts";
 import { createRateLimiter } from "../http/rateLimiter.ts";
 import { createRefusalLog, MAX_LOGGED_CHARS } from "../http/refusalLog.ts";
@@ -56,7 +56,9 @@ export type SocketServerConfig = Pick<
   | "heartbeatIntervalMs"
   | "maxBufferedBytes"
   | "maxFramesPerSecond"
->;
+> &
+  /** The listener's connections, whose nested shares the sockets keep too (none: the per-address cap alone). */
+  Partial<Pick<ServiceConfig, "maxConnections">>;
 
 export interface SocketServer {
   /** Reads where the auction stands and starts broadcasting; call before accepting connections. */
@@ -101,7 +103,11 @@ export function createSocketServer(
   // and ~120-byte messages gain nothing from it.
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_MESSAGE_BYTES });
   const connections = new Map<WebSocket, Connection>();
-  const cap = createConnectionCap(config.maxSocketsPerAddress);
+  // Per client MAX_SOCKETS_PER_ADDRESS, per /56, /48 and /24 a share of the listener (fairShares.ts).
+  const sockets = createFairShares({
+    capacity: config.maxConnections ? config.maxConnections : Number.POSITIVE_INFINITY,
+    perClient: config.maxSocketsPerAddress,
+  });
   const rateLimiter = createRateLimiter(config.bidRateLimit, config.bidRateWindowMs);
   const known = createKnownStanding();
   const coalesce = createCoalescer();
@@ -140,7 +146,7 @@ export function createSocketServer(
   }
   payments?.attach(send);
 
-  function onConnection(socket: WebSocket, query: URLSearchParams, address: string) {
+  function onConnection(socket: WebSocket, query: URLSearchParams, address: string, releaseShare: () => void) {
     const frames = createFrameBudget(FRAMES_PER_ALLOWED_BID * config.bidRateLimit, config.bidRateWindowMs, now);
     const connection: Connection = { address, alive: true, frames, overBudget: false, answering: 0 };
     connections.set(socket, connection);
@@ -158,7 +164,7 @@ export function createSocketServer(
       connections.delete(socket);
       broadcaster.remove(socket);
       payments?.hooks.closed(socket);
-      cap.release(address);
+      releaseShare();
       metrics.openSockets.dec();
     });
 
@@ -310,19 +316,28 @@ export function createSocketServer(
         refuseUpgrade(socket, 403, "This origin may not connect to the auction.");
         return;
       }
-      if (!cap.tryOpen(address)) {
-        logger.warn({ client: maskAddress(address) }, "refused a socket over the per-address cap");
-        refuseUpgrade(socket, 429, "Too many connections from your address.");
+      const share = sockets.take(clientAddress(req, config.trustProxy));
+      if (!share.taken) {
+        const own = share.refusal === "client";
+        logger.warn(
+          { client: maskAddress(address), share: share.refusal },
+          own ? "refused a socket over the per-address cap" : "refused a socket over its network's share",
+        );
+        refuseUpgrade(
+          socket,
+          429,
+          own ? "Too many connections from your address." : "Too many connections from your network.",
+        );
         return;
       }
       let accepted = false;
       // ws answers a malformed handshake itself (400) without calling back: free the slot then.
       socket.once("close", () => {
-        if (!accepted) cap.release(address);
+        if (!accepted) share.release();
       });
       wss.handleUpgrade(req, socket, head, (ws) => {
         accepted = true;
-        onConnection(ws, target.query, address);
+        onConnection(ws, target.query, address, share.release);
       });
     },
 

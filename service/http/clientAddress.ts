@@ -67,8 +67,8 @@ function canonicalIPv6(address: string): string {
 
 /** The address for logs: the network part only (IPv4 /24, IPv6 /48), so logs hold no full client address. */
 export function maskAddress(address: string): string {
-  // A limit key names an IPv6 client by its /64: mask the network address the same way.
-  const bare = address.replace(/\/64$/, "");
+  // A limit key or a fair share names a network (/64, /56, /48, /24): mask its address the same way.
+  const bare = address.replace(/\/\d+$/, "");
   if (isIPv4(bare)) return bare.replace(/\.\d+$/, ".x");
   if (isIPv6(bare)) {
     const groups = expandIPv6(bare);

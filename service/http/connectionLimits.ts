@@ -3,8 +3,10 @@
  * Node's defaults let one address open connections until the process ran out of files: 19,845
  * half-sent requests from 127.0.0.1 made every /healthz fail for 46 s.
  *
- * - Per client, at most maxConnectionsPerClient at once, sockets and requests together. Without
- *   TRUST_PROXY every TCP connection counts under its peer's limitKey (an IPv6 client by its /64)
+ * - Fair shares (fairShares.ts): a client (an IPv4 address, an IPv6 /64) holds at most
+ *   maxConnectionsPerClient at once, sockets and requests together, its /56 and its /48 or /24 at
+ *   most a share of maxConnections each, and the last fifth of maxConnections goes only to networks
+ *   holding little. Without TRUST_PROXY every TCP connection counts under its peer's address
  *   from the moment it is accepted, so half-sent requests, idle keep-alives and open sockets count
  *   alike; one past the cap is answered 429 and closed before anything of it is read. Behind
  *   TRUST_PROXY the peers are the proxies, each carrying many clients: there each client's requests
@@ -23,8 +25,8 @@ import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "nod
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../logger.ts";
-import { clientAddress, limitKey, maskAddress } from "./clientAddress.ts";
-import { createConnectionCap } from "./connectionCap.ts";
+import { clientAddress, maskAddress } from "./clientAddress.ts";
+import { addressGroups, createFairShares, type ShareRefusal } from "./fairShares.ts";
 import { createRefusalLog } from "./refusalLog.ts";
 import { refuseUpgrade } from "./requestGuard.ts";
 
@@ -38,7 +40,7 @@ export interface ConnectionLimits {
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
-  maxConnectionsPerClient: 100,
+  maxConnectionsPerClient: 256,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   maxConnections: 0,
@@ -48,12 +50,16 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 /** How long a client refused for its cap is asked to wait. */
 const REFUSED_RETRY_AFTER_SECONDS = 10;
-/** What the answer says; the client's own connections are the cause. */
+/** What the answer says; the client's own connections, or its network's, are the cause. */
 const REFUSAL_TEXT = "Too many connections from your address.";
+const NETWORK_REFUSAL_TEXT = "Too many connections from your network.";
 
-/** The counter the refusals go to: a client over its cap, or the listener full. */
+/** Why the listener refused: the client over its cap, its network over its share, or the listener full. */
+type ConnectionRefusalReason = "per_client" | "per_network" | "server_full";
+
+/** The counter the refusals go to. */
 export interface ConnectionRefusals {
-  inc(labels: { reason: "per_client" | "server_full" }): void;
+  inc(labels: { reason: ConnectionRefusalReason }): void;
 }
 
 /** Node's options for a listener under these limits. */
@@ -86,82 +92,103 @@ export function guardConnections(
     now = () => performance.now(),
   }: { trustProxy: number; logger: Logger; refusals?: ConnectionRefusals | undefined; now?: () => number },
 ): ConnectionGuard {
-  const cap = createConnectionCap(limits.maxConnectionsPerClient);
+  // Without a listener cap of its own (tests), only the per-client cap holds.
+  const shares = createFairShares({
+    capacity: limits.maxConnections > 0 ? limits.maxConnections : Number.POSITIVE_INFINITY,
+    perClient: limits.maxConnectionsPerClient,
+  });
   const refusalLog = createRefusalLog({ now });
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
 
-  function refused(key: string, reason: "per_client" | "server_full") {
-    refusals?.inc({ reason });
-    refusalLog.note(key, (unlogged) => {
-      if (reason === "server_full") {
-        logger.warn(
-          { maxConnections: limits.maxConnections, unlogged },
-          "refused a connection: the listener holds MAX_CONNECTIONS already",
-        );
-      } else {
-        logger.warn(
-          { client: maskAddress(key), cap: limits.maxConnectionsPerClient, unlogged },
-          "refused a client over MAX_CONNECTIONS_PER_CLIENT",
-        );
-      }
-    });
+  function serverFull() {
+    refusals?.inc({ reason: "server_full" });
+    refusalLog.note("server", (unlogged) =>
+      logger.warn(
+        { maxConnections: limits.maxConnections, unlogged },
+        "refused a connection: the listener holds MAX_CONNECTIONS already",
+      ),
+    );
   }
 
-  server.on("drop", () => refused("server", "server_full"));
+  /** Counts and logs a refusal of `address` for its share; the text to answer with. */
+  function overShare(address: string, refusal: ShareRefusal): string {
+    const groups = addressGroups(address);
+    if (refusal === "client") {
+      refusals?.inc({ reason: "per_client" });
+      refusalLog.note(`c ${groups.client}`, (unlogged) =>
+        logger.warn(
+          { client: maskAddress(groups.client), cap: shares.budgets.client, unlogged },
+          "refused a client over MAX_CONNECTIONS_PER_CLIENT",
+        ),
+      );
+      return REFUSAL_TEXT;
+    }
+    refusals?.inc({ reason: "per_network" });
+    const network = (refusal === "mid" ? groups.mid : groups.wide) ?? groups.client;
+    refusalLog.note(`${refusal} ${network}`, (unlogged) =>
+      logger.warn(
+        { network: maskAddress(network), share: refusal, held: shares.held(address), unlogged },
+        "refused a client over its network's share of MAX_CONNECTIONS",
+      ),
+    );
+    return NETWORK_REFUSAL_TEXT;
+  }
+
+  server.on("drop", serverFull);
   server.on("connection", (socket: Socket) => {
     // Cut unless the head arrives in time; a request or an upgrade lifts it.
     socket.setTimeout(limits.headersTimeoutMs);
     if (trustProxy > 0) return;
-    const key = limitKey(socket.remoteAddress ?? "");
-    if (!cap.tryOpen(key)) {
-      refused(key, "per_client");
-      refuseConnection(socket);
+    const outcome = shares.take(socket.remoteAddress ?? "unknown");
+    if (!outcome.taken) {
+      refuseConnection(socket, overShare(socket.remoteAddress ?? "unknown", outcome.refusal));
       return;
     }
-    socket.once("close", () => cap.release(key));
+    socket.once("close", outcome.release);
   });
   // Node lets a connection that sends nothing live forever: its head timer starts at the first byte.
   server.on("request", (req: IncomingMessage) => req.socket.setTimeout(0));
 
-  function admit(req: IncomingMessage, closed: NodeJS.EventEmitter): boolean {
-    if (trustProxy === 0) return true;
-    const key = limitKey(clientAddress(req, trustProxy));
-    if (!cap.tryOpen(key)) {
-      refused(key, "per_client");
-      return false;
-    }
-    closed.once("close", () => cap.release(key));
-    return true;
+  /** Behind a proxy: null when admitted (counted until `closed`), else the refusal's text. */
+  function admit(req: IncomingMessage, closed: NodeJS.EventEmitter): string | null {
+    if (trustProxy === 0) return null;
+    const address = clientAddress(req, trustProxy);
+    const outcome = shares.take(address);
+    if (!outcome.taken) return overShare(address, outcome.refusal);
+    closed.once("close", outcome.release);
+    return null;
   }
 
   return {
     admitRequest(req, res) {
-      if (admit(req, res)) return true;
+      const refusal = admit(req, res);
+      if (refusal === null) return true;
       res
         .writeHead(429, {
           "Content-Type": "text/plain; charset=utf-8",
           "Retry-After": REFUSED_RETRY_AFTER_SECONDS,
           Connection: "close",
         })
-        .end(REFUSAL_TEXT);
+        .end(refusal);
       return false;
     },
     admitUpgrade(req, socket) {
       (socket as Socket).setTimeout?.(0);
-      if (admit(req, socket)) return true;
-      refuseUpgrade(socket, 429, REFUSAL_TEXT, { retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS });
+      const refusal = admit(req, socket);
+      if (refusal === null) return true;
+      refuseUpgrade(socket, 429, refusal, { retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS });
       return false;
     },
   };
 }
 
 /**
- * The 429 for a connection over its client's cap, written before its request is read, and the
+ * The 429 for a connection over its share, written before its request is read, and the
  * connection closed at once: waiting for the client to read it would let it hold the connection.
  */
-function refuseConnection(socket: Socket): void {
+function refuseConnection(socket: Socket, text: string): void {
   socket.on("error", () => {});
-  refuseUpgrade(socket, 429, REFUSAL_TEXT, { retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS, destroyAtOnce: true });
+  refuseUpgrade(socket, 429, text, { retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS, destroyAtOnce: true });
 }
 
 /** Files kept from the connections' share: at least this many, or a tenth of the limit if more. */

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
 import { clientAddress, limitKey, maskAddress } from "../../service/http/clientAddress.ts";
-import { createConnectionCap } from "../../service/http/connectionCap.ts";
 import { isOriginAllowed } from "../../service/http/originPolicy.ts";
 import { createRateLimiter } from "../../service/http/rateLimiter.ts";
 import { expectEach } from "../harness/expectEach.ts";
@@ -123,15 +122,5 @@ describe("rate limiter", () => {
     now = 150;
     limiter.sweep();
     expect(limiter.size).toBe(0);
-  });
-});
-
-describe("connection cap", () => {
-  it("holds at most the maximum per address and frees slots on release", () => {
-    const cap = createConnectionCap(2);
-    expect([cap.tryOpen("a"), cap.tryOpen("a"), cap.tryOpen("a"), cap.tryOpen("b")]).toEqual([true, true, false, true]);
-    cap.release("a");
-    expect(cap.count("a")).toBe(1);
-    expect(cap.tryOpen("a")).toBe(true);
   });
 });

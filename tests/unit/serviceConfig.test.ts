@@ -19,7 +19,7 @@ describe("service configuration", () => {
       pgliteTemplateDir: null,
       allowedOrigins: [],
       maxSocketsPerAddress: 50,
-      maxConnectionsPerClient: 100,
+      maxConnectionsPerClient: 256,
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       maxConnections: 18_000,
@@ -304,8 +304,8 @@ describe("service configuration", () => {
   });
 
   it("refuses connection settings that contradict each other, naming both", () => {
-    expect(() => readServiceConfig({ MAX_SOCKETS_PER_ADDRESS: "200" })).toThrow(
-      /MAX_SOCKETS_PER_ADDRESS \(200\) exceeds MAX_CONNECTIONS_PER_CLIENT \(100\), which counts sockets too/,
+    expect(() => readServiceConfig({ MAX_SOCKETS_PER_ADDRESS: "300" })).toThrow(
+      /MAX_SOCKETS_PER_ADDRESS \(300\) exceeds MAX_CONNECTIONS_PER_CLIENT \(256\), which counts sockets too/,
     );
     expect(() => readServiceConfig({ HEADERS_TIMEOUT_MS: "20000", REQUEST_TIMEOUT_MS: "15000" })).toThrow(
       /REQUEST_TIMEOUT_MS \(15000\) must be at least HEADERS_TIMEOUT_MS \(20000\)/,

@@ -156,10 +156,9 @@ describe("connections from one address", () => {
 describe("the listener full", () => {
   it("closes new connections at once past MAX_CONNECTIONS, keeps /metrics and recovers", async () => {
     const service = await startService({ MAX_CONNECTIONS: "150" });
-    // Three addresses, each under its own cap, together past the listener's.
-    const flooded = (
-      await Promise.all(["127.0.0.3", "127.0.0.4", "127.0.0.5"].map((address) => flood(service.port, address, 80)))
-    ).flat();
+    // 240 networks of one connection each, every one within its share, together past the listener's.
+    const networks = Array.from({ length: 240 }, (_, index) => `127.1.${index}.1`);
+    const flooded = (await Promise.all(networks.map((address) => flood(service.port, address, 1)))).flat();
     try {
       await waitFor(
         "the dropped connections to be closed",
