@@ -80,9 +80,13 @@ let buildLog = "";
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
 
+/** podman's private storage, unshare and chroot need root: as another user the image is not built (CI is root). */
+const asRoot = process.getuid?.() === 0;
+
 beforeAll(async () => {
-  if (process.getuid?.() !== 0) {
-    throw new Error("test:container needs root (podman's storage, unshare, chroot); CI runs it as root");
+  if (!asRoot) {
+    console.warn("test:container skips the image: building it needs root (podman's storage, unshare, chroot)");
+    return;
   }
   for (const tool of ["podman", "debootstrap", "unshare", "chroot"]) {
     await run("sh", ["-c", `command -v ${tool}`]).catch(() => {
@@ -118,7 +122,7 @@ afterAll(async () => {
   await podman?.destroy();
 }, CONTAINER_TEST_MS);
 
-describe("the container image", () => {
+describe.skipIf(!asRoot)("the container image", () => {
   it("builds with every PUBLIC_* build argument, and the pages carry them", async () => {
     // podman warns of a --build-arg no ARG takes; the build names settings left on placeholders.
     expect(buildLog).not.toContain("not consumed");
