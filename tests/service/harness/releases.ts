@@ -21,7 +21,8 @@ import type { InTransaction } from "../../../service/storage/schemaTransaction.t
 import { type TestLocation, testLogger } from "./stores.ts";
 
 const REPOSITORY = fileURLToPath(new URL("../../../", import.meta.url));
-const RUNNER_PATH = "service/storage/migrations.ts";
+/** Where a commit keeps its migration runner: service/ since the layout's renaming, realtime/ before. */
+const RUNNER_PATHS = ["service/storage/migrations.ts", "realtime/storage/migrations.ts"];
 
 export interface Release {
   /** The newest migration it shipped. */
@@ -81,8 +82,10 @@ interface ReleasedRunner {
  */
 async function checkOut(release: Release): Promise<ReleasedRunner> {
   const root = await mkdtemp(join(inject("storageTempRoot"), `release-${release.commit.slice(0, 7)}-`));
+  const runnerPath = (await git("ls-tree", "--name-only", release.commit, "--", ...RUNNER_PATHS)).split("\n")[0] ?? "";
+  if (!runnerPath) throw new Error(`${release.commit} has no migration runner at ${RUNNER_PATHS.join(" or ")}`);
   const paths = [
-    RUNNER_PATH,
+    runnerPath,
     ...(await git("ls-tree", "--name-only", release.commit, "sql/"))
       .split("\n")
       .filter((path) => path.endsWith(".sql")),
@@ -91,7 +94,7 @@ async function checkOut(release: Release): Promise<ReleasedRunner> {
     await mkdir(dirname(join(root, path)), { recursive: true });
     await writeFile(join(root, path), await git("show", `${release.commit}:${path}`));
   }
-  return (await import(pathToFileURL(join(root, RUNNER_PATH)).href)) as ReleasedRunner;
+  return (await import(pathToFileURL(join(root, runnerPath)).href)) as ReleasedRunner;
 }
 
 /**
