@@ -7,9 +7,11 @@
  * repeated during the drain is logged and changes nothing (`npm run serve` forwards the signal a
  * supervisor may also send the whole process group); SHUTDOWN_TIMEOUT_MS bounds the drain.
  * SIGUSR2 writes a backup of PGlite's directory into it (pgliteBackup.ts; `npm run backup` sends it).
- * A setting that stops the start exits 2 naming it; a failure starting again may cure exits 1
- * (startFailures.ts), and so does PGlite's engine aborting (a PANIC, say on a full disk): the
- * restart recovers from its write-ahead log, where waiting would wedge the process for good.
+ * A setting that stops the start exits 2 naming it, and so does a payment mint the store cannot
+ * sell for (read from the chain before the port opens, payments/tokenExtensions.ts); a failure
+ * starting again may cure exits 1 (startFailures.ts), and so does PGlite's engine aborting (a
+ * PANIC, say on a full disk): the restart recovers from its write-ahead log, where waiting would
+ * wedge the process for good.
  */
 import type { Server } from "node:http";
 import { createSocketServer, type SocketServer } from "./auction/socketServer.ts";
@@ -24,7 +26,7 @@ import { createServiceLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
 import { type Payments, startPayments } from "./payments/index.ts";
 import { createAppServer, createMetricsServer } from "./server.ts";
-import { listenFailure, type StartFailure, storeFailure } from "./startFailures.ts";
+import { listenFailure, type StartFailure, storeFailure, unsellableFailure } from "./startFailures.ts";
 import { openLine, shownHost } from "./startLine.ts";
 import { openBidStore } from "./storage/index.ts";
 import { backupOnSignal } from "./storage/pgliteBackup.ts";
@@ -48,6 +50,8 @@ let socketServer: SocketServer | undefined;
 let server: Server | undefined;
 let metricsServer: Server | undefined;
 let payments: Payments | undefined;
+/** What the process exits with once drained: 0, or 2 when a setting found unusable stopped it. */
+let exitCode = 0;
 
 // Handlers first: a signal while the store opens (PGlite takes seconds on a new directory) still
 // closes it cleanly instead of killing the process mid-write.
@@ -93,7 +97,18 @@ async function start() {
     exitWith(storeFailure(error, config.databaseUrl, config.dataDir)),
   );
   if (stopping) return;
-  payments = startPayments({ config, store, logger, metrics });
+  payments = startPayments({
+    config,
+    store,
+    logger,
+    metrics,
+    onUnsellable: (error) => refuseAfterOpening(unsellableFailure(error)),
+  });
+  // The mint is read before the port opens (one call, at most the RPC's deadline), so that a mint
+  // the store cannot sell for stops the start before anyone is served; an RPC that does not answer
+  // leaves payments unavailable and the auction starting, as before.
+  await payments.firstRead();
+  if (stopping) return;
   socketServer = createSocketServer(store, config, logger, metrics, { payments: payments.sockets });
   await socketServer.start();
   if (stopping) return;
@@ -124,6 +139,14 @@ function exitWith({ exitCode, msg, fields }: StartFailure): never {
   process.exit(exitCode);
 }
 
+/** A setting found unusable once the store is open (a payment mint): said once, then a drain, then its exit code. */
+function refuseAfterOpening(failure: StartFailure) {
+  if (stopping) return;
+  logger.fatal(failure.fields, failure.msg);
+  exitCode = failure.exitCode;
+  void shutDown("refused");
+}
+
 /** Listens, resolving with the port taken (0 picks one); a failure to listen stops the process, naming the setting. */
 function listenOrExit(
   listener: Server,
@@ -145,7 +168,7 @@ function listenOrExit(
   });
 }
 
-async function shutDown(signal: NodeJS.Signals) {
+async function shutDown(signal: NodeJS.Signals | "refused") {
   if (stopping) {
     logger.info({ signal }, "already shutting down");
     return;
@@ -170,7 +193,7 @@ async function shutDown(signal: NodeJS.Signals) {
     await (await storeOpening).close();
     clearTimeout(deadline);
     logger.info("stopped");
-    process.exit(0);
+    process.exit(exitCode);
   } catch (error) {
     logger.error({ err: error }, "shutdown failed");
     process.exit(1);

@@ -1,10 +1,12 @@
 /**
  * What the service says when it cannot start after its settings were read: the store would not
- * open, or a listener would not listen. Each names the setting to look at, and the exit code says
- * whether starting again can help (1: the database or the port may be back) or only a changed
- * setting will (2, as for a setting refused at start). No URL or password is ever echoed.
+ * open, a listener would not listen, or the payment mint is one the store cannot sell for. Each
+ * names the setting to look at, and the exit code says whether starting again can help (1: the
+ * database or the port may be back) or only a changed setting will (2, as for a setting refused
+ * at start). No URL or password is ever echoed.
  */
 import { databaseLocation } from "./config.ts";
+import type { UnsellableMintError } from "./payments/chain.ts";
 
 export interface StartFailure {
   exitCode: 1 | 2;
@@ -139,4 +141,12 @@ export function listenFailure(
     msg: `could not listen on ${where} (${settings.host}:${settings.port}): ${messageOf(error)}`,
     fields: { err: error, host, port },
   };
+}
+
+/**
+ * The chain shows that every purchase would arrive short or fail (payments/tokenExtensions.ts):
+ * another mint or token account is the fix, never a restart (2).
+ */
+export function unsellableFailure(error: UnsellableMintError): StartFailure {
+  return { exitCode: 2, msg: error.message, fields: error.fields };
 }

@@ -8,6 +8,7 @@
  *
  *   const chain = await LocalChain.create({ now: () => clock });
  *   const mint = await chain.createMint({ decimals: 6, program: "token" });
+ *   const feeMint = await chain.createMint({ decimals: 6, program: "token-2022", extensions: [{ kind: "NonTransferable" }] });
  *   const payer = await chain.wallet(); await chain.mintTo(mint, payer.address, 1_000_000_000n);
  *   const signature = await chain.pay({ payer, recipient, mint, amount: 25_000_000n, references: [reference] });
  *   await chain.submit(signedElsewhere);  // a wallet's transaction, on chain.svm.latestBlockhash()
@@ -38,11 +39,13 @@ import {
   getCreateAssociatedTokenIdempotentInstruction,
   getInitializeMint2Instruction,
   getMintToCheckedInstruction,
+  getThawAccountInstruction,
   getTransferCheckedInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from "@solana-program/token";
 import { FailedTransactionMetadata, LiteSVM } from "litesvm";
 import { TOKEN_2022_PROGRAM_ADDRESS } from "../../service/payments/chain.ts";
+import { initializeExtension, type MintExtension, mintSpace, requireMemoInstructions } from "./token2022Extensions.ts";
 
 export type TokenProgramName = "token" | "token-2022";
 const TOKEN_PROGRAMS: Record<TokenProgramName, Address> = {
@@ -117,23 +120,72 @@ export class LocalChain {
     return signer;
   }
 
-  async createMint({ decimals, program }: { decimals: number; program: TokenProgramName }): Promise<Address> {
+  /**
+   * `extensions` (Token-2022 only) are initialised before the mint, as spl-token does; the funder is
+   * its mint authority, and its freeze authority too when new accounts start frozen.
+   */
+  async createMint({
+    decimals,
+    program,
+    extensions = [],
+  }: {
+    decimals: number;
+    program: TokenProgramName;
+    extensions?: readonly MintExtension[];
+  }): Promise<Address> {
+    if (extensions.length > 0 && program !== "token-2022") throw new Error("only Token-2022 mints have extensions");
     const mint = await generateKeyPairSigner();
     const programAddress = TOKEN_PROGRAMS[program];
-    await this.send(this.funder, [
+    const space = extensions.length > 0 ? mintSpace(extensions) : MINT_SIZE;
+    const freezes = extensions.some((extension) => extension.kind === "DefaultAccountState");
+    await this.sendOrThrow(this.funder, [
       getCreateAccountInstruction({
         payer: this.funder,
         newAccount: mint,
-        lamports: this.svm.minimumBalanceForRentExemption(BigInt(MINT_SIZE)),
-        space: MINT_SIZE,
+        lamports: this.svm.minimumBalanceForRentExemption(BigInt(space)),
+        space,
         programAddress,
       }),
+      ...extensions.map((extension) => initializeExtension(mint.address, extension)),
       getInitializeMint2Instruction(
-        { mint: mint.address, decimals, mintAuthority: this.funder.address },
+        {
+          mint: mint.address,
+          decimals,
+          mintAuthority: this.funder.address,
+          freezeAuthority: freezes ? this.funder.address : null,
+        },
         { programAddress },
       ),
     ]);
     return mint.address;
+  }
+
+  /** Creates `owner`'s associated token account if missing, and thaws it (the funder is the freeze authority). */
+  async thaw(owner: Address, mint: Address): Promise<Address> {
+    const tokenProgram = this.programOf(mint);
+    const ata = await this.tokenAccount(owner, mint);
+    await this.sendOrThrow(this.funder, [
+      getCreateAssociatedTokenIdempotentInstruction({ payer: this.funder, ata, owner, mint, tokenProgram }),
+      getThawAccountInstruction({ account: ata, mint, owner: this.funder }, { programAddress: tokenProgram }),
+    ]);
+    return ata;
+  }
+
+  /** Creates `owner`'s associated token account for a Token-2022 `mint` if missing, and makes it require memos. */
+  async requireMemos(owner: KeyPairSigner, mint: Address): Promise<Address> {
+    const tokenProgram = this.programOf(mint);
+    const ata = await this.tokenAccount(owner.address, mint);
+    await this.sendOrThrow(this.funder, [
+      getCreateAssociatedTokenIdempotentInstruction({
+        payer: this.funder,
+        ata,
+        owner: owner.address,
+        mint,
+        tokenProgram,
+      }),
+      ...requireMemoInstructions(ata, owner, this.funder),
+    ]);
+    return ata;
   }
 
   programOf(mint: Address): Address {
@@ -220,6 +272,14 @@ export class LocalChain {
       const copied = base58.decode(crypto.getRandomValues(new Uint8Array(64))) as Signature;
       this.executed.push({ ...failed, signature: copied, slot: this.slot });
     }
+  }
+
+  /** send(), for the chain's own setup: an instruction that fails throws, with the program's logs. */
+  private async sendOrThrow(feePayer: KeyPairSigner, instructions: readonly Instruction[]): Promise<Signature> {
+    const signature = await this.send(feePayer, instructions);
+    const meta = this.executed.at(-1)?.meta;
+    if (meta?.err) throw new Error(`setup failed: ${JSON.stringify(meta.err)}\n${meta.logMessages?.join("\n")}`);
+    return signature;
   }
 
   /** Signs and executes, then records the transaction with its meta, as a validator's ledger would. */

@@ -20,6 +20,7 @@ import { findAssociatedTokenPda, getMintDecoder, TOKEN_PROGRAM_ADDRESS } from "@
 import type { Timers } from "../../src/lib/timers.ts";
 import type { Metrics } from "../metrics.ts";
 import type { PaymentCommitment } from "./settings.ts";
+import { type Unsellable, unsellable } from "./tokenExtensions.ts";
 import type { FetchedTransaction } from "./verify.ts";
 
 export const TOKEN_2022_PROGRAM_ADDRESS = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb" as Address;
@@ -231,13 +232,39 @@ export class ChainSetupError extends Error {
   override name = "ChainSetupError";
 }
 
+/** The mint or the store's token account would make every purchase arrive short or fail (tokenExtensions.ts). */
+export class UnsellableMintError extends ChainSetupError {
+  override name = "UnsellableMintError";
+  readonly extension: string;
+  readonly fields: Record<string, unknown>;
+  constructor({ extension, msg, fields }: Unsellable) {
+    super(msg);
+    this.extension = extension;
+    this.fields = fields;
+  }
+}
+
 const MINT_SIZE = 82;
 const TOKEN_ACCOUNT_SIZE = 165;
 /** Token-2022 writes its account type after the base token account's bytes when extensions follow. */
 const ACCOUNT_TYPE_MINT = 1;
 
+/**
+ * The mint, the recipient and its associated token account under either program, in one call: the
+ * mint's program says which of the two is the store's.
+ */
 export async function readChainInfo(chain: ChainClient, mint: Address, recipient: Address): Promise<ChainInfo> {
-  const [mintAccount, recipientAccount] = await chain.accounts([mint, recipient]);
+  const tokenAccounts = await Promise.all(
+    TOKEN_PROGRAMS.map(async (tokenProgram) => {
+      const [address] = await findAssociatedTokenPda({ owner: recipient, mint, tokenProgram: tokenProgram as Address });
+      return address;
+    }),
+  );
+  const [mintAccount, recipientAccount, ...tokenAccountReads] = await chain.accounts([
+    mint,
+    recipient,
+    ...tokenAccounts,
+  ]);
   if (!mintAccount) throw new ChainSetupError(`PUBLIC_CONTRACT_ADDRESS ${mint} does not exist on this chain`);
   const { owner, data } = mintAccount;
   const mintLayout =
@@ -256,6 +283,14 @@ export async function readChainInfo(chain: ChainClient, mint: Address, recipient
       `PUBLIC_PAYMENT_ADDRESS ${recipient} is a token account; set the wallet's address, whose associated token account receives`,
     );
   }
-  const [tokenAccount] = await findAssociatedTokenPda({ owner: recipient, mint, tokenProgram: owner });
+  const index = TOKEN_PROGRAMS.indexOf(owner);
+  const tokenAccount = tokenAccounts[index] as Address;
+  const tokenAccountRead = tokenAccountReads[index];
+  const tokenAccountData =
+    tokenAccountRead?.owner === owner && tokenAccountRead.data.length >= TOKEN_ACCOUNT_SIZE
+      ? tokenAccountRead.data
+      : null;
+  const refusal = unsellable({ mint, mintData: data, recipient, tokenAccount, tokenAccountData });
+  if (refusal) throw new UnsellableMintError(refusal);
   return { decimals: decoded.decimals, tokenProgram: owner, tokenAccount };
 }

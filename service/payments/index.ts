@@ -20,6 +20,7 @@ import {
   createChainClient,
   RpcFault,
   readChainInfo,
+  UnsellableMintError,
 } from "./chain.ts";
 import { createPaymentRoutes, createPaymentsOffRoute, type PaymentRoute } from "./requestRoutes.ts";
 import { createPaymentSockets, type PaymentSocketLink } from "./sockets.ts";
@@ -43,6 +44,12 @@ export interface PaymentsOptions {
   rpcTimeoutMs?: number;
   /** The chain client (default: createSolanaRpc on SOLANA_RPC_URL). */
   chain?: ChainClient;
+  /**
+   * The mint or the store's token account would make every purchase arrive short or fail: the
+   * service's start stops (exit 2). Without it, payments stay unavailable and the chain is read
+   * again now and then, as for a wrong mint.
+   */
+  onUnsellable?: (error: UnsellableMintError) => void;
 }
 
 export interface Payments {
@@ -54,6 +61,8 @@ export interface Payments {
   rpcState(): RpcState;
   /** The watcher of this instance (null with payments off or before the chain could be read). */
   watcher(): PaymentWatcher | null;
+  /** Settles once the first reading of the chain ended, read or not (at once with payments off). */
+  firstRead(): Promise<void>;
   /** Every committed outcome, from any instance's watcher, with the request as stored. Returns unsubscribe. */
   onOutcome(listener: (payment: StoredPayment) => void): () => void;
   /** For the socket server: "watchPayment" and the "payment" and "purchase" messages; absent while payments are off. */
@@ -70,6 +79,7 @@ export function startPayments(options: PaymentsOptions): Payments {
       available: () => false,
       rpcState: () => "ok",
       watcher: () => null,
+      firstRead: () => Promise.resolve(),
       onOutcome: () => () => {},
       stop: async () => {},
     };
@@ -94,6 +104,7 @@ export function startPayments(options: PaymentsOptions): Payments {
   let stopped = false;
   let setupTimer: unknown;
   const outcomeListeners = new Set<(payment: StoredPayment) => void>();
+  const firstRead = Promise.withResolvers<void>();
 
   const unsubscribeHealth = store.payments.onWatcherHealth((tokenAccount, state) => {
     if (chainInfo && tokenAccount === chainInfo.tokenAccount) {
@@ -143,6 +154,10 @@ export function startPayments(options: PaymentsOptions): Payments {
       });
       watcher.start();
     } catch (error) {
+      if (error instanceof UnsellableMintError && options.onUnsellable) {
+        options.onUnsellable(error);
+        return;
+      }
       const delay =
         error instanceof ChainSetupError
           ? SETUP_RETRY_MS
@@ -153,6 +168,8 @@ export function startPayments(options: PaymentsOptions): Payments {
         logger.warn({ kind: error.kind, retryInMs: delay }, "could not read the mint from the Solana RPC");
       else logger.warn({ err: loggedError(error), retryInMs: delay }, "could not read the mint");
       setupTimer = timers.setTimeout(() => void setUp(attempt + 1), delay);
+    } finally {
+      firstRead.resolve();
     }
   }
   void setUp(0);
@@ -203,6 +220,7 @@ export function startPayments(options: PaymentsOptions): Payments {
     available,
     rpcState: () => rpcState,
     watcher: () => watcher,
+    firstRead: () => firstRead.promise,
     onOutcome,
     sockets,
     async stop() {

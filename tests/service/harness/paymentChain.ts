@@ -8,7 +8,8 @@
  */
 import { type Address, generateKeyPairSigner } from "@solana/kit";
 import { type ChainRpcServer, startChainRpcServer } from "../../../scripts/harness/chainRpcServer.ts";
-import { LocalChain } from "../../../scripts/harness/localChain.ts";
+import { LocalChain, type TokenProgramName } from "../../../scripts/harness/localChain.ts";
+import type { MintExtension } from "../../../scripts/harness/token2022Extensions.ts";
 import type { ServiceConfig } from "../../../service/config.ts";
 import type { PaymentsOptions } from "../../../service/payments/index.ts";
 import type { PaymentSettings } from "../../../service/payments/settings.ts";
@@ -19,16 +20,25 @@ import { cleanUpAfter, openTestStore, type TestLocation, testLogger, waitFor } f
 export interface LocalPaymentChain {
   chain: LocalChain;
   rpc: ChainRpcServer;
-  /** A Token program mint of `decimals`. */
+  /** A mint of `decimals`: the Token program's unless the test asked for another. */
   mint: Address;
   recipient: Address;
 }
 
-export async function localPaymentChain(decimals: number): Promise<LocalPaymentChain> {
+/** The mint a test asks for: its program, and its extensions (Token-2022). */
+export interface MintKind {
+  program: TokenProgramName;
+  extensions?: readonly MintExtension[];
+}
+
+export async function localPaymentChain(
+  decimals: number,
+  kind: MintKind = { program: "token" },
+): Promise<LocalPaymentChain> {
   const chain = await LocalChain.create();
   const rpc = await startChainRpcServer(chain);
   cleanUpAfter(() => rpc.stop());
-  const mint = await chain.createMint({ decimals, program: "token" });
+  const mint = await chain.createMint({ decimals, ...kind });
   const recipient = (await generateKeyPairSigner()).address;
   return { chain, rpc, mint, recipient };
 }
@@ -83,6 +93,7 @@ export async function openPaymentService(
   location: TestLocation,
   options: {
     decimals: number;
+    mint?: MintKind;
     settings?: Partial<PaymentSettings>;
     config?: Partial<ServiceConfig>;
     /** The payments' clock, randomness and RPC deadline. */
@@ -92,7 +103,7 @@ export async function openPaymentService(
 ): Promise<PaymentService> {
   const store = await openTestStore(location);
   cleanUpAfter(() => store.close());
-  const local = await localPaymentChain(options.decimals);
+  const local = await localPaymentChain(options.decimals, options.mint);
   await options.prepare?.(local);
   const logs: Record<string, unknown>[] = [];
   const service = await startAuctionService(
