@@ -1,8 +1,9 @@
 /** Service settings, from the environment only (docs/design.md#4; docs/settings.md lists them). */
 import { readFileSync, statSync } from "node:fs";
-import { isIP } from "node:net";
+import { isIP, isIPv4, isIPv6 } from "node:net";
 import { join, resolve } from "node:path";
 import { choiceSetting, integerSetting, isBlank } from "./envSettings.ts";
+import { LOOPBACK_PROXIES } from "./http/clientAddress.ts";
 import { DEFAULT_CONNECTION_LIMITS, openFileBudget, readOpenFileLimit } from "./http/connectionLimits.ts";
 import { costProblems, type PasswordHash, parsePasswordHash } from "./passwordHash.ts";
 import { type PaymentSettings, PaymentSettingsError, readPaymentSettings } from "./payments/settings.ts";
@@ -40,11 +41,18 @@ export interface ServiceConfig {
   requestTimeoutMs: number;
   maxConnections: number;
   fileLimit: number | null;
+  /**
+   * The share of each capacity strangers share (connections, sockets, open payment requests) an
+   * IPv6 /48 or IPv4 /24 may hold, in percent; a /56 three quarters of it (http/fairShares.ts).
+   */
+  networkSharePercent: number;
   /** Bids one client address may place per bidRateWindowMs. */
   bidRateLimit: number;
   bidRateWindowMs: number;
   /** Proxy hops in front of the service whose X-Forwarded-For entries are trusted; 0 uses the peer address. */
   trustProxy: number;
+  /** The proxies' own addresses and ranges: a hop is believed only from one of them (http/clientAddress.ts). */
+  trustedProxies: readonly string[];
   /** The service pings every socket this often and closes the ones that did not answer the previous ping. */
   heartbeatIntervalMs: number;
   /** Longest a SIGTERM drain may take before the process exits anyway. */
@@ -139,6 +147,29 @@ function admin(env: NodeJS.ProcessEnv): ServiceConfig["admin"] {
 }
 
 /** A page's origin as a browser sends it: scheme, host and port only. */
+/**
+ * TRUSTED_PROXIES: the addresses and CIDR ranges (`10.0.0.0/8`, `2001:db8::/32`) whose
+ * X-Forwarded-* headers are believed, each in one spelling; unset, loopback.
+ */
+function trustedProxies(value: string | undefined): readonly string[] {
+  if (isBlank(value)) return LOOPBACK_PROXIES;
+  const entries = value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  return entries.map((entry) => {
+    const [network = "", bits, ...rest] = entry.split("/");
+    const family = isIPv4(network) ? 4 : isIPv6(network) ? 6 : 0;
+    const maxBits = family === 4 ? 32 : 128;
+    if (family === 0 || rest.length > 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits)) || Number(bits) > maxBits) {
+      throw new ServiceConfigError(
+        `TRUSTED_PROXIES: "${entry}" is not an address or a CIDR range such as 10.0.0.0/8 or 2001:db8::/32`,
+      );
+    }
+    return bits === undefined ? `${network}/${maxBits}` : `${network}/${Number(bits)}`;
+  });
+}
+
 function origins(value: string | undefined): string[] {
   if (isBlank(value)) return [];
   return value
@@ -306,7 +337,21 @@ function connectionSettings(env: NodeJS.ProcessEnv, fileLimit: number | null, ma
     );
   }
   const maxConnections = integer(env, "MAX_CONNECTIONS", budget.maxConnections, 1, budget.maxConnections);
-  return { maxConnectionsPerClient, headersTimeoutMs, requestTimeoutMs, maxConnections, fileLimit };
+  const networkSharePercent = integer(
+    env,
+    "NETWORK_SHARE_PERCENT",
+    DEFAULT_CONNECTION_LIMITS.networkSharePercent,
+    1,
+    100,
+  );
+  return {
+    maxConnectionsPerClient,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    maxConnections,
+    fileLimit,
+    networkSharePercent,
+  };
 }
 
 export function readServiceConfig(
@@ -331,6 +376,7 @@ export function readServiceConfig(
     bidRateLimit: integer(env, "BID_RATE_LIMIT", 10, 1, 1_000_000),
     bidRateWindowMs: integer(env, "BID_RATE_WINDOW_MS", 10_000, 1, DAY_MS),
     trustProxy: integer(env, "TRUST_PROXY", 0, 0, 100),
+    trustedProxies: trustedProxies(env.TRUSTED_PROXIES),
     heartbeatIntervalMs: integer(env, "HEARTBEAT_INTERVAL_MS", 30_000, 10, DAY_MS),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1, DAY_MS),
     // 1 GiB cap: past that a "bound" no longer protects the process's memory.

@@ -29,7 +29,7 @@ import { createStaticSite } from "./http/staticSite.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { handleHealth, handleMetrics } from "./operations.ts";
-import type { PaymentRoute } from "./payments/requestRoutes.ts";
+import type { PaymentRoute } from "./payments/routeShared.ts";
 import type { BidStore, StoreWithPayments } from "./storage/types.ts";
 
 export interface AuctionEndpoint {
@@ -59,6 +59,7 @@ export function createAppServer(
       ? createAdminConsole({
           admin: config.admin,
           trustProxy: config.trustProxy ?? 0,
+          trustedProxies: config.trustedProxies,
           logger,
           metrics: auction.metrics,
           store: auction.store,
@@ -93,9 +94,11 @@ export function createAppServer(
     headersTimeoutMs: config.headersTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.requestTimeoutMs,
     maxConnections: config.maxConnections ?? DEFAULT_CONNECTION_LIMITS.maxConnections,
+    networkSharePercent: config.networkSharePercent ?? DEFAULT_CONNECTION_LIMITS.networkSharePercent,
   };
   const { server, guard } = createRoutedServer(routes, logger, limits, {
     trustProxy: config.trustProxy ?? 0,
+    trustedProxies: config.trustedProxies,
     refusals: auction?.metrics.connectionsRefused,
   });
   if (auction) {
@@ -137,7 +140,11 @@ function createRoutedServer(
   routes: Route[],
   logger: Logger,
   limits: ConnectionLimits,
-  { trustProxy, refusals }: { trustProxy: number; refusals?: ConnectionRefusals | undefined },
+  {
+    trustProxy,
+    trustedProxies,
+    refusals,
+  }: { trustProxy: number; trustedProxies?: readonly string[] | undefined; refusals?: ConnectionRefusals | undefined },
 ): { server: Server; guard: ConnectionGuard } {
   function route(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
     for (const [name, value] of Object.entries(SERVICE_HEADERS)) res.setHeader(name, value);
@@ -157,6 +164,6 @@ function createRoutedServer(
   const server = createServer(serverOptions(limits), (req, res) =>
     answerSafely(req, res, logger, () => route(req, res)),
   );
-  const guard = guardConnections(server, limits, { trustProxy, logger, refusals });
+  const guard = guardConnections(server, limits, { trustProxy, trustedProxies, logger, refusals });
   return { server, guard };
 }

@@ -1,7 +1,7 @@
 /**
  * The per-address limits raised for tests, the end-to-end server and benchmarks: every client of
- * those runs from 127.0.0.1, so the defaults (100 connections, 50 sockets, 10 bids per 10 s)
- * would refuse them.
+ * those runs from 127.0.0.1, so the defaults (256 connections, 50 sockets, 10 bids per 10 s, a
+ * tenth of each capacity for its /24) would refuse them.
  * One preset, in both shapes the service takes it: its config fields and its environment.
  */
 import type { ServiceConfig } from "../../service/config.ts";
@@ -10,10 +10,12 @@ export const LIFTED_LIMITS: Partial<ServiceConfig> = {
   bidRateLimit: 1_000_000,
   maxSocketsPerAddress: 1_000_000,
   maxConnectionsPerClient: 1_000_000,
+  networkSharePercent: 100,
 };
 
 export const LIFTED_LIMITS_ENV = {
   BID_RATE_LIMIT: String(LIFTED_LIMITS.bidRateLimit),
   MAX_SOCKETS_PER_ADDRESS: String(LIFTED_LIMITS.maxSocketsPerAddress),
   MAX_CONNECTIONS_PER_CLIENT: String(LIFTED_LIMITS.maxConnectionsPerClient),
+  NETWORK_SHARE_PERCENT: String(LIFTED_LIMITS.networkSharePercent),
 };

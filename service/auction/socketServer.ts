@@ -17,7 +17,9 @@ import { globalTimers } from "../../src/lib/timers.ts";
 import { createCoalescer } from "../coalescedReads.ts";
 import type { ServiceConfig } from "../config.ts";
 import { clientAddress, limitKey, maskAddress } from "../http/clientAddress.ts";
+import { DEFAULT_CONNECTION_LIMITS } from "../http/connectionLimits.ts";
 import { createFairShares } from "../http/fairShares.ts";
+
 import { isOriginAllowed } from "../http/originPolicy.ts";
 import { createRateLimiter } from "../http/rateLimiter.ts";
 import { createRefusalLog, MAX_LOGGED_CHARS } from "../http/refusalLog.ts";
@@ -58,7 +60,7 @@ export type SocketServerConfig = Pick<
   | "maxFramesPerSecond"
 > &
   /** The listener's connections, whose nested shares the sockets keep too (none: the per-address cap alone). */
-  Partial<Pick<ServiceConfig, "maxConnections">>;
+  Partial<Pick<ServiceConfig, "maxConnections" | "networkSharePercent" | "trustedProxies">>;
 
 export interface SocketServer {
   /** Reads where the auction stands and starts broadcasting; call before accepting connections. */
@@ -107,6 +109,7 @@ export function createSocketServer(
   const sockets = createFairShares({
     capacity: config.maxConnections ? config.maxConnections : Number.POSITIVE_INFINITY,
     perClient: config.maxSocketsPerAddress,
+    wideShare: (config.networkSharePercent ?? DEFAULT_CONNECTION_LIMITS.networkSharePercent) / 100,
   });
   const rateLimiter = createRateLimiter(config.bidRateLimit, config.bidRateWindowMs);
   const known = createKnownStanding();
@@ -293,7 +296,12 @@ export function createSocketServer(
         const path = target.path.slice(0, MAX_LOGGED_CHARS);
         wrongPaths.note(`${path} ${origin}`, (unlogged) =>
           logger.warn(
-            { path, origin, client: maskAddress(limitKey(clientAddress(req, config.trustProxy))), unlogged },
+            {
+              path,
+              origin,
+              client: maskAddress(limitKey(clientAddress(req, config.trustProxy, config.trustedProxies))),
+              unlogged,
+            },
             `refused a socket on a path other than ${PROTOCOL_PATH}: the pages' PUBLIC_REALTIME_URL must end in ${PROTOCOL_PATH} (logged once a minute per path and origin)`,
           ),
         );
@@ -305,7 +313,7 @@ export function createSocketServer(
         return;
       }
       // The limit key, not the address: the cap and the bid limit hold an IPv6 client by its /64.
-      const address = limitKey(clientAddress(req, config.trustProxy));
+      const address = limitKey(clientAddress(req, config.trustProxy, config.trustedProxies));
       if (!isOriginAllowed(req, config.allowedOrigins)) {
         foreignOrigins.note(String(origin), (unlogged) =>
           logger.warn(
@@ -316,7 +324,7 @@ export function createSocketServer(
         refuseUpgrade(socket, 403, "This origin may not connect to the auction.");
         return;
       }
-      const share = sockets.take(clientAddress(req, config.trustProxy));
+      const share = sockets.take(clientAddress(req, config.trustProxy, config.trustedProxies));
       if (!share.taken) {
         const own = share.refusal === "client";
         logger.warn(

@@ -89,6 +89,8 @@ const HEADERS = {
 export interface AdminConsoleOptions {
   admin: AdminSettings;
   trustProxy: number;
+  /** The proxies believed (TRUSTED_PROXIES); unset, loopback. */
+  trustedProxies?: readonly string[] | undefined;
   logger: Logger;
   metrics: Metrics;
   store: BidStore;
@@ -117,7 +119,15 @@ function differsOnlyByPort(origin: string | null, expected: string | null): bool
 }
 
 /** The /admin routes: the handler answers every request whose path isAdminPath. */
-export function createAdminConsole({ admin, trustProxy, logger, metrics, store, payments }: AdminConsoleOptions) {
+export function createAdminConsole({
+  admin,
+  trustProxy,
+  trustedProxies,
+  logger,
+  metrics,
+  store,
+  payments,
+}: AdminConsoleOptions) {
   const clock = admin.clock;
   const now = clock ? clock.now : Date.now;
   /** The time a database call is made at: null, the database's own clock, unless a test set one. */
@@ -149,7 +159,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
   /** The Origin a form posted from this console carries, as far as the service can tell. */
   function ownOrigin(req: IncomingMessage): string | null {
     const host = req.headers.host;
-    return host ? `${overHttps(req, trustProxy) ? "https" : "http"}://${host}` : null;
+    return host ? `${overHttps(req, trustProxy, trustedProxies) ? "https" : "http"}://${host}` : null;
   }
 
   function sameOrigin(req: IncomingMessage): boolean {
@@ -166,7 +176,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
     const origin = req.headers.origin?.slice(0, 200) ?? null;
     const expected = ownOrigin(req);
     const httpsBehindProxy = origin !== null && expected !== null && origin === expected.replace(/^http:/, "https:");
-    const client = maskAddress(limitKey(clientAddress(req, trustProxy)));
+    const client = maskAddress(limitKey(clientAddress(req, trustProxy, trustedProxies)));
     logger.warn(
       { origin, expected, path, client },
       httpsBehindProxy
@@ -182,12 +192,12 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
   }
 
   function sessionCookie(req: IncomingMessage, value: string, maxAgeSeconds: number): string {
-    const secure = overHttps(req, trustProxy) ? "; Secure" : "";
+    const secure = overHttps(req, trustProxy, trustedProxies) ? "; Secure" : "";
     return `${SESSION_COOKIE}=${value}; Path=/admin; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
   }
 
   function deviceCookie(req: IncomingMessage, value: string): string {
-    const secure = overHttps(req, trustProxy) ? "; Secure" : "";
+    const secure = overHttps(req, trustProxy, trustedProxies) ? "; Secure" : "";
     return `${DEVICE_COOKIE}=${value}; Path=/admin; Max-Age=${DEVICE_MS / 1000}; HttpOnly; SameSite=Strict${secure}`;
   }
 
@@ -324,7 +334,7 @@ export function createAdminConsole({ admin, trustProxy, logger, metrics, store, 
   }
 
   async function signIn(req: IncomingMessage, res: ServerResponse) {
-    const key = limitKey(clientAddress(req, trustProxy));
+    const key = limitKey(clientAddress(req, trustProxy, trustedProxies));
     const client = maskAddress(key);
     const sent = readDevice(devices, readCookie(req, DEVICE_COOKIE));
     // A device this instance found locked lately is a stranger until its lock ends.

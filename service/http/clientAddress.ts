@@ -2,9 +2,36 @@
  * Who a connection belongs to, for the per-address limits: the socket's peer, or with TRUST_PROXY
  * hops in front, the X-Forwarded-For entry that the outermost trusted proxy saw connect; and the
  * key those limits count it under (limitKey). Whether it came over https, read the same way.
+ *
+ * A hop is believed only from a proxy's own address (TRUSTED_PROXIES, loopback by default), as
+ * nginx's set_real_ip_from does: a direct connection from anywhere else counts as itself, whatever
+ * it writes in X-Forwarded-For, and a TRUST_PROXY above the real hops lets no client pick its key.
  */
 import type { IncomingMessage } from "node:http";
-import { isIPv4, isIPv6 } from "node:net";
+import { BlockList, isIPv4, isIPv6 } from "node:net";
+
+/** The proxies believed when TRUSTED_PROXIES is unset: one on this machine. */
+export const LOOPBACK_PROXIES: readonly string[] = ["127.0.0.0/8", "::1/128"];
+
+const proxyLists = new WeakMap<readonly string[], BlockList>();
+
+/** Whether `address` is one of `proxies` (addresses or CIDR ranges, as config.ts checked them). */
+export function isTrustedProxy(address: string, proxies: readonly string[] = LOOPBACK_PROXIES): boolean {
+  let list = proxyLists.get(proxies);
+  if (!list) {
+    list = new BlockList();
+    for (const entry of proxies) {
+      const [network = "", bits] = entry.split("/");
+      const type = isIPv4(network) ? "ipv4" : "ipv6";
+      if (bits === undefined) list.addAddress(network, type);
+      else list.addSubnet(network, Number(bits), type);
+    }
+    proxyLists.set(proxies, list);
+  }
+  const bare = normalise(address);
+  if (isIPv4(bare)) return list.check(bare, "ipv4");
+  return isIPv6(bare) && list.check(bare, "ipv6");
+}
 
 /** The comma-separated entries of an X-Forwarded-* header, in the order the proxies appended them. */
 function forwardedEntries(req: IncomingMessage, name: "x-forwarded-for" | "x-forwarded-proto"): string[] {
@@ -16,22 +43,36 @@ function forwardedEntries(req: IncomingMessage, name: "x-forwarded-for" | "x-for
 }
 
 /** The request reached us over https: directly, or as the outermost trusted proxy reports it. */
-export function overHttps(req: IncomingMessage, trustProxy: number): boolean {
+export function overHttps(
+  req: IncomingMessage,
+  trustProxy: number,
+  proxies: readonly string[] = LOOPBACK_PROXIES,
+): boolean {
   if ((req.socket as { encrypted?: boolean }).encrypted) return true;
-  if (trustProxy === 0) return false;
+  if (trustProxy === 0 || !isTrustedProxy(req.socket.remoteAddress ?? "", proxies)) return false;
   // As for the client's address: read no further left than the trusted hops.
   const hops = forwardedEntries(req, "x-forwarded-proto");
   return hops[Math.max(0, hops.length - trustProxy)] === "https";
 }
 
-export function clientAddress(req: IncomingMessage, trustProxy: number): string {
+export function clientAddress(
+  req: IncomingMessage,
+  trustProxy: number,
+  proxies: readonly string[] = LOOPBACK_PROXIES,
+): string {
   const peer = normalise(req.socket.remoteAddress ?? "unknown");
   if (trustProxy === 0) return peer;
-  const forwarded = forwardedEntries(req, "x-forwarded-for");
-  // Each trusted proxy appended the address it saw: walk back one entry per hop from the peer.
-  // A client may prepend anything it likes, so never read further left than the trusted hops.
-  const chain = [...forwarded.map(normalise), peer];
-  return chain[Math.max(0, chain.length - 1 - trustProxy)] ?? peer;
+  const forwarded = forwardedEntries(req, "x-forwarded-for").map(normalise);
+  // Each trusted proxy appended the address it saw: walk back one entry per hop from the peer,
+  // and only while the address in hand is a trusted proxy's. A client may prepend anything it
+  // likes, so never read further left than the trusted hops.
+  let address = peer;
+  for (let hop = 0; hop < trustProxy && isTrustedProxy(address, proxies); hop++) {
+    const previous = forwarded.pop();
+    if (previous === undefined) break;
+    address = previous;
+  }
+  return address;
 }
 
 /** One spelling per address: IPv4-mapped IPv6 ("::ffff:10.0.0.1") counts as the IPv4 address. */

@@ -25,7 +25,7 @@ import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "nod
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../logger.ts";
-import { clientAddress, maskAddress } from "./clientAddress.ts";
+import { clientAddress, isTrustedProxy, LOOPBACK_PROXIES, maskAddress } from "./clientAddress.ts";
 import { addressGroups, createFairShares, type ShareRefusal } from "./fairShares.ts";
 import { createRefusalLog } from "./refusalLog.ts";
 import { refuseUpgrade } from "./requestGuard.ts";
@@ -37,6 +37,8 @@ export interface ConnectionLimits {
   requestTimeoutMs: number;
   /** The listener's connections at once; 0: no cap of its own. */
   maxConnections: number;
+  /** The share of maxConnections an IPv6 /48 or an IPv4 /24 may hold, in percent (fairShares.ts). */
+  networkSharePercent: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -44,6 +46,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   maxConnections: 0,
+  networkSharePercent: 10,
 };
 
 /** How often Node looks for heads and requests past their time (its default is 30 s). */
@@ -87,15 +90,23 @@ export function guardConnections(
   limits: ConnectionLimits,
   {
     trustProxy,
+    trustedProxies = LOOPBACK_PROXIES,
     logger,
     refusals,
     now = () => performance.now(),
-  }: { trustProxy: number; logger: Logger; refusals?: ConnectionRefusals | undefined; now?: () => number },
+  }: {
+    trustProxy: number;
+    trustedProxies?: readonly string[] | undefined;
+    logger: Logger;
+    refusals?: ConnectionRefusals | undefined;
+    now?: () => number;
+  },
 ): ConnectionGuard {
   // Without a listener cap of its own (tests), only the per-client cap holds.
   const shares = createFairShares({
     capacity: limits.maxConnections > 0 ? limits.maxConnections : Number.POSITIVE_INFINITY,
     perClient: limits.maxConnectionsPerClient,
+    wideShare: limits.networkSharePercent / 100,
   });
   const refusalLog = createRefusalLog({ now });
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
@@ -138,7 +149,8 @@ export function guardConnections(
   server.on("connection", (socket: Socket) => {
     // Cut unless the head arrives in time; a request or an upgrade lifts it.
     socket.setTimeout(limits.headersTimeoutMs);
-    if (trustProxy > 0) return;
+    // A proxy's connections carry many clients: their requests are counted instead (admit).
+    if (fromProxy(socket.remoteAddress)) return;
     const outcome = shares.take(socket.remoteAddress ?? "unknown");
     if (!outcome.taken) {
       refuseConnection(socket, overShare(socket.remoteAddress ?? "unknown", outcome.refusal));
@@ -149,10 +161,15 @@ export function guardConnections(
   // Node lets a connection that sends nothing live forever: its head timer starts at the first byte.
   server.on("request", (req: IncomingMessage) => req.socket.setTimeout(0));
 
-  /** Behind a proxy: null when admitted (counted until `closed`), else the refusal's text. */
+  function fromProxy(peer: string | undefined): boolean {
+    return trustProxy > 0 && isTrustedProxy(peer ?? "", trustedProxies);
+  }
+
+  /** Through a proxy: null when admitted (counted until `closed`), else the refusal's text. */
   function admit(req: IncomingMessage, closed: NodeJS.EventEmitter): string | null {
-    if (trustProxy === 0) return null;
-    const address = clientAddress(req, trustProxy);
+    // A direct connection was counted as itself when it was accepted.
+    if (!fromProxy(req.socket.remoteAddress)) return null;
+    const address = clientAddress(req, trustProxy, trustedProxies);
     const outcome = shares.take(address);
     if (!outcome.taken) return overShare(address, outcome.refusal);
     closed.once("close", outcome.release);

@@ -19,9 +19,7 @@ export interface ShareRules {
   capacity: number;
   /** What one client (an IPv4 address, an IPv6 /64) may hold, at most; bounded by its /56's share. */
   perClient: number;
-  /** An IPv6 /56 (a household's line). */
-  midShare?: number;
-  /** An IPv6 /48 or an IPv4 /24 (a subscriber's whole allocation, a small network). */
+  /** An IPv6 /48 or an IPv4 /24 (a subscriber's whole allocation, a small network); an IPv6 /56 (a household's line) three quarters of it. */
   wideShare?: number;
   /** The part kept for groups that hold little: once the rest is taken, only they are served. */
   reserveShare?: number;
@@ -29,7 +27,9 @@ export interface ShareRules {
   lightShare?: number;
 }
 
-export const DEFAULT_SHARES = { midShare: 0.075, wideShare: 0.1, reserveShare: 0.2, lightShare: 0.01 } as const;
+const DEFAULT_SHARES = { wideShare: 0.1, reserveShare: 0.2, lightShare: 0.01 } as const;
+/** A /56's share against its /48's. */
+const MID_OF_WIDE = 0.75;
 
 /** The budgets the rules give, in units. */
 export interface ShareBudgets {
@@ -46,8 +46,9 @@ export interface ShareBudgets {
 export function shareBudgets(rules: ShareRules): ShareBudgets {
   const { capacity, perClient } = rules;
   const share = (part: number) => Math.max(1, Math.floor(capacity * part));
-  const wide = share(rules.wideShare ?? DEFAULT_SHARES.wideShare);
-  const mid = Math.min(wide, share(rules.midShare ?? DEFAULT_SHARES.midShare));
+  const wideShare = rules.wideShare ?? DEFAULT_SHARES.wideShare;
+  const wide = share(wideShare);
+  const mid = share(wideShare * MID_OF_WIDE);
   const client = Math.max(1, Math.min(perClient, mid));
   // An unbounded capacity (no listener cap of its own) keeps only the per-client cap.
   const reserve = Number.isFinite(capacity)

@@ -22,7 +22,9 @@ import {
   readChainInfo,
   UnsellableMintError,
 } from "./chain.ts";
-import { createPaymentRoutes, createPaymentsOffRoute, type PaymentRoute } from "./requestRoutes.ts";
+import { createPaymentsOffRoute } from "./patronRoutes.ts";
+import { createPaymentRoutes } from "./routeDispatch.ts";
+import type { PaymentRoute } from "./routeShared.ts";
 import { createPaymentSockets, type PaymentSocketLink } from "./sockets.ts";
 import { createPaymentWatcher, MAX_BACKOFF_MS, type PaymentWatcher } from "./watcher.ts";
 
@@ -33,7 +35,8 @@ const RATE_LIMIT_SWEEP_MS = 60_000;
 const STATUS_REQUESTS_PER_MINUTE = 400;
 
 export interface PaymentsOptions {
-  config: Pick<ServiceConfig, "payments" | "allowedOrigins" | "trustProxy" | "staticDir">;
+  config: Pick<ServiceConfig, "payments" | "allowedOrigins" | "trustProxy" | "staticDir"> &
+    Partial<Pick<ServiceConfig, "networkSharePercent" | "trustedProxies">>;
   store: { payments: PaymentStore; isReady(): boolean; onReadyChange(listener: (ready: boolean) => void): () => void };
   logger: Logger;
   metrics: Metrics;
@@ -203,6 +206,8 @@ export function startPayments(options: PaymentsOptions): Payments {
       store: store.payments,
       allowedOrigins,
       trustProxy: config.trustProxy ?? 0,
+      networkSharePercent: config.networkSharePercent,
+      trustedProxies: config.trustedProxies,
       chainInfo: () => chainInfo,
       available,
       nameFilter: createNameFilter(),

@@ -1,72 +1,44 @@
 /**
- * The payment routes (docs/design.md#8):
+ * Payment requests and where they stand (docs/design.md#8):
  *
  *   POST /payments             {"tierId":"2","name"?:"Nobody"} → 201 the transfer request
- *   GET  /payments/config      {"enabled","available"}: whether the page offers real purchases
- *   GET  /payments/patrons     Verified Patrons, the top 10 names by confirmed $ZN
  *   GET  /payments/<reference> where a request stands
- *   GET  /payments/<reference>/transaction   Solana Pay transaction request: {label, icon}
- *   POST /payments/<reference>/transaction   {"account"} → {transaction, message}: the unsigned transfer
  *
- * The pages may be on another origin (docs/design.md#6d): every answer carries CORS for the
- * origins whose pages may open the socket (ALLOWED_ORIGINS, else the same origin), as
- * /auction/winners does, and a POST from any other origin is refused, as the socket refuses it.
- * The transaction request is the exception: a wallet fetches it from anywhere, so it answers any
- * origin, without credentials (docs/decisions/2026-11-27-transaction-requests.md).
+ * Each refusal is named here, as it is sent; the tests import them.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type Address, getAddressDecoder, isAddress } from "@solana/kit";
+import { getAddressDecoder, isAddress } from "@solana/kit";
 import { LRUCache } from "lru-cache";
 import { TIERS, type Tier } from "../../src/data/tiers.ts";
 import { checkBidderName } from "../../src/lib/auction/bidRules.ts";
 import { REFUSAL_TEXTS } from "../../src/lib/auction/refusalTexts.ts";
 import {
   type CreatedPayment,
-  PAYMENT_LABEL,
   PAYMENT_NAME_NOT_ALLOWED_TEXT,
-  PAYMENTS_CONFIG_PATH,
   PAYMENTS_PATH,
-  PAYMENTS_UNAVAILABLE_TEXT,
   type PaymentErrorBody,
   type PaymentRequestBody,
-  type PaymentStatus,
   type PaymentStatusBody,
-  type PaymentsConfigBody,
   TRANSACTION_REQUEST_SUFFIX,
-  type TransactionRequestBody,
-  type TransactionRequestLabel,
-  type TransactionRequestTransaction,
 } from "../../src/lib/payments.ts";
-import { PATRONS_LIMIT, PATRONS_PATH, type PatronsBody } from "../../src/lib/verifiedPatrons.ts";
-import { createCoalescer } from "../coalescedReads.ts";
-import { answerJson, refuseMethod, refuseUnlessRead } from "../http/answers.ts";
+import { answerJson, refuseMethod } from "../http/answers.ts";
 import { clientAddress, limitKey, maskAddress } from "../http/clientAddress.ts";
-import { isOriginAllowed } from "../http/originPolicy.ts";
-import type { RateLimiter } from "../http/rateLimiter.ts";
-import type { RequestTarget } from "../http/requestTarget.ts";
-import { type Logger, loggedError } from "../logger.ts";
-import type { Metrics } from "../metrics.ts";
+import { DEFAULT_CONNECTION_LIMITS } from "../http/connectionLimits.ts";
+import { addressGroups, shareBudgets, shareRefusal } from "../http/fairShares.ts";
+import { createRefusalLog } from "../http/refusalLog.ts";
 import type { NameFilter } from "../names/nameFilter.ts";
-import type { PaymentStore, StoredPayment } from "../storage/payments.ts";
-import { StoreUnavailableError } from "../storage/types.ts";
+import type { StoredPayment } from "../storage/payments.ts";
 import { formatUnits, toBaseUnits, transferRequestUrl } from "./amounts.ts";
-import { type ChainClient, type ChainInfo, RpcFault } from "./chain.ts";
-import { explorerUrl, type PaymentSettings } from "./settings.ts";
 import {
-  buyerHolding,
-  buyerTokenAccount,
-  ICON_PATH,
-  requestOrigin,
-  transferTransaction,
-} from "./transactionRequest.ts";
+  COMMON_REFUSALS,
+  type PaymentRoutesOptions,
+  type RouteShared,
+  readJsonBody,
+  refuse,
+  refuseBody,
+} from "./routeShared.ts";
+import { requestOrigin } from "./transactionRequest.ts";
 
-/** A request body is a tier id and a name of at most 40 characters: 2 KiB is plenty. */
-const MAX_BODY_BYTES = 2048;
-/** Verified Patrons change only with a confirmation: a few seconds old is fresh enough. */
-const PATRONS_CACHE_MS = 5_000;
-const PATRONS_CACHE_CONTROL = "public, max-age=5";
-const PREFLIGHT_MAX_AGE_S = 600;
-const TRANSACTION_METHODS = "GET, HEAD, POST";
 const REFERENCE_BYTES = 32;
 /**
  * A request's status, read once for every asker within this: a page polls every 3 s while its
@@ -76,135 +48,24 @@ const STATUS_CACHE_MS = 1_000;
 const STATUS_CACHE_ENTRIES = 10_000;
 /** With the open-request cap reached: when to ask again. */
 const BUSY_RETRY_AFTER_S = 60;
-/** The RPC could not answer a transaction request (and gave no Retry-After of its own): when to ask again. */
-const RPC_RETRY_AFTER_S = 5;
 
-/** Answers the request when its path is a payments path (the target parsed once by server.ts); false leaves it to others. */
-export type PaymentRoute = (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean;
-
-interface CommonOptions {
-  /** As ServiceConfig.allowedOrigins: empty is same origin only, `*` any. */
-  allowedOrigins: readonly string[];
-}
-
-export interface PaymentRoutesOptions extends CommonOptions {
-  settings: PaymentSettings;
-  store: PaymentStore;
-  trustProxy: number;
-  /** The chain as read at start; null until it could be read. */
-  chainInfo(): ChainInfo | null;
-  /** Whether a payment can be taken now (chain and database reachable). */
-  available(): boolean;
-  nameFilter: NameFilter;
-  /** POST /payments, per client (an IPv6 client by its /64). */
-  rateLimiter: RateLimiter;
-  /** GET /payments/<reference>, per client as above: the answers a page's polling needs, and no flood. */
-  statusLimiter: RateLimiter;
-  /** Confirmations are slower than usual (the RPC provider rate limits the watcher). */
-  slow(): boolean;
-  /** The RPC calls a transaction request makes: the buyer's and the store's token accounts, a recent blockhash. */
-  chain: Pick<ChainClient, "accounts" | "latestBlockhash">;
-  /** POST /payments/<reference>/transaction, per client as above (each costs two RPC calls). */
-  transactionLimiter: RateLimiter;
-  /** The service serves the built pages (STATIC_DIR set): the icon is on its own origin, else on the pages'. */
-  servesPages: boolean;
-  logger: Logger;
-  metrics: Metrics;
-  now(): number;
-  randomBytes(length: number): Uint8Array;
-}
-
-const isPaymentsPath = (path: string) => path === PAYMENTS_PATH || path.startsWith(`${PAYMENTS_PATH}/`);
-
-function refuse(res: ServerResponse, status: number, body: PaymentErrorBody, headers: Record<string, string> = {}) {
-  answerJson(res, status, body, headers);
-}
-
-/** CORS as /auction/winners answers it; true when the request's origin may use the routes. */
-function allowOrigin(req: IncomingMessage, res: ServerResponse, allowedOrigins: readonly string[]): boolean {
-  res.setHeader("Vary", "Origin");
-  const allowed = isOriginAllowed(req, allowedOrigins);
-  if (allowed && req.headers.origin !== undefined) res.setHeader("Access-Control-Allow-Origin", req.headers.origin);
-  return allowed;
-}
-
-function preflight(res: ServerResponse, allowed: boolean) {
-  if (!allowed) {
-    refuse(res, 403, { error: "origin_not_allowed" });
-    return;
-  }
-  res
-    .writeHead(204, {
-      "Access-Control-Allow-Methods": "GET, HEAD, POST",
-      "Access-Control-Allow-Headers": "Content-Type",
-      "Access-Control-Max-Age": String(PREFLIGHT_MAX_AGE_S),
-      "Cache-Control": "no-store",
-    })
-    .end();
-}
-
-/** Why a transaction request refuses a request that no longer waits: it never will again (410). */
-const ENDED_TEXTS: Record<Exclude<PaymentStatus, "waiting">, string> = {
-  confirmed: "This payment request is already paid.",
-  underpaid: "This payment request was already paid, short of its price.",
-  expired: "This payment request has expired. Start a new purchase.",
-};
-
-/** Payments off: only /payments/config answers (enabled false); everything else is as before payments. */
-export function createPaymentsOffRoute({ allowedOrigins }: CommonOptions): PaymentRoute {
-  return (req, res, target) => {
-    if (target.path !== PAYMENTS_CONFIG_PATH && target.path !== PATRONS_PATH) return false;
-    const allowed = allowOrigin(req, res, allowedOrigins);
-    if (req.method === "OPTIONS") preflight(res, allowed);
-    else if (refuseUnlessRead(req, res)) return true;
-    else if (target.path === PATRONS_PATH) {
-      // The Wall of Fame asks on every visit, maybe from another origin: a 404 it may read (CORS),
-      // which hides its Verified Patrons, rather than the site's logged "page not found".
-      refuse(res, 404, { error: "payments_off" });
-    } else answerJson(res, 200, { enabled: false, available: false } satisfies PaymentsConfigBody);
-    return true;
-  };
-}
-
-type Body = { ok: true; value: unknown } | { ok: false; status: number; error: PaymentErrorBody };
-
-function readJsonBody(req: IncomingMessage): Promise<Body> {
-  return new Promise((resolve) => {
-    const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-    if (type !== "application/json") {
-      resolve({ ok: false, status: 415, error: { error: "unsupported_media_type", message: "Send JSON." } });
-      req.resume();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    req.on("data", (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        done = true;
-        resolve({ ok: false, status: 413, error: { error: "too_large", message: "The request is too large." } });
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => {
-      if (done) return;
-      done = true;
-      try {
-        resolve({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
-      } catch {
-        resolve({ ok: false, status: 400, error: { error: "bad_request", message: "The request is not JSON." } });
-      }
-    });
-    req.on("error", () => {
-      if (done) return;
-      done = true;
-      resolve({ ok: false, status: 400, error: { error: "bad_request", message: "The request could not be read." } });
-    });
-  });
-}
+/** POST /payments's and GET /payments/<reference>'s own refusals, as they are sent. */
+export const PAYMENT_REQUEST_REFUSALS = {
+  notAnObject: { error: "bad_request", message: 'Send {"tierId": "1"}.' },
+  tierIdNotAString: { error: "bad_request", message: "tierId must be a string." },
+  unknownTier: { error: "unknown_tier", message: "There is no such tier." },
+  nameNotAString: { error: "bad_request", message: "name must be a string." },
+  invalidName: { error: "invalid_name", message: REFUSAL_TEXTS.invalid_name },
+  nameNotAllowed: { error: "name_not_allowed", message: PAYMENT_NAME_NOT_ALLOWED_TEXT },
+  rateLimited: { error: "rate_limited", message: "Too many payment requests. Try again in a few minutes." },
+  busy: { error: "busy", message: "The shop is busy. Try again in a minute." },
+  networkBusy: {
+    error: "network_busy",
+    message: "Too many payment requests are open from your network. Try again once one has ended.",
+  },
+  statusRateLimited: { error: "rate_limited", message: "Too many status requests. Try again in a minute." },
+  notFound: { error: "not_found" },
+} as const satisfies Record<string, PaymentErrorBody>;
 
 type ParsedRequest =
   | { ok: true; tier: Tier; name: string | null }
@@ -212,23 +73,22 @@ type ParsedRequest =
 
 function parseRequest(value: unknown, nameFilter: NameFilter): ParsedRequest {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return { ok: false, status: 400, error: { error: "bad_request", message: 'Send {"tierId": "1"}.' } };
+    return { ok: false, status: 400, error: PAYMENT_REQUEST_REFUSALS.notAnObject };
   }
   const { tierId, name } = value as { [K in keyof PaymentRequestBody]?: unknown };
   if (typeof tierId !== "string") {
-    return { ok: false, status: 400, error: { error: "bad_request", message: "tierId must be a string." } };
+    return { ok: false, status: 400, error: PAYMENT_REQUEST_REFUSALS.tierIdNotAString };
   }
   const tier = TIERS.find((candidate) => String(candidate.id) === tierId);
-  if (!tier) return { ok: false, status: 422, error: { error: "unknown_tier", message: "There is no such tier." } };
+  if (!tier) return { ok: false, status: 422, error: PAYMENT_REQUEST_REFUSALS.unknownTier };
   if (name !== undefined && name !== null && typeof name !== "string") {
-    return { ok: false, status: 400, error: { error: "bad_request", message: "name must be a string." } };
+    return { ok: false, status: 400, error: PAYMENT_REQUEST_REFUSALS.nameNotAString };
   }
   if (typeof name !== "string" || name.trim() === "") return { ok: true, tier, name: null };
   const checked = checkBidderName(name);
-  if (!checked.ok)
-    return { ok: false, status: 422, error: { error: "invalid_name", message: REFUSAL_TEXTS.invalid_name } };
+  if (!checked.ok) return { ok: false, status: 422, error: PAYMENT_REQUEST_REFUSALS.invalidName };
   if (!nameFilter(checked.value).allowed) {
-    return { ok: false, status: 422, error: { error: "name_not_allowed", message: PAYMENT_NAME_NOT_ALLOWED_TEXT } };
+    return { ok: false, status: 422, error: PAYMENT_REQUEST_REFUSALS.nameNotAllowed };
   }
   return { ok: true, tier, name: checked.value };
 }
@@ -262,35 +122,66 @@ const REQUEST_OUTCOMES = [
   "origin_not_allowed",
   "rate_limited",
   "busy",
+  "network_busy",
   "unavailable",
 ] as const;
 
-export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute {
-  const { settings, store, allowedOrigins, logger, metrics, nameFilter, rateLimiter, statusLimiter } = options;
+type RequestRoutesOptions = Pick<
+  PaymentRoutesOptions,
+  | "settings"
+  | "store"
+  | "trustProxy"
+  | "trustedProxies"
+  | "networkSharePercent"
+  | "chainInfo"
+  | "available"
+  | "nameFilter"
+  | "rateLimiter"
+  | "statusLimiter"
+  | "slow"
+  | "logger"
+  | "metrics"
+  | "now"
+  | "randomBytes"
+>;
+
+export interface RequestRoutes {
+  /** /payments: a POST from an allowed origin makes a request. */
+  request(req: IncomingMessage, res: ServerResponse, allowed: boolean): void;
+  /** GET /payments/<reference>. */
+  status(req: IncomingMessage, res: ServerResponse, reference: string): void;
+}
+
+export function createRequestRoutes(options: RequestRoutesOptions, shared: RouteShared): RequestRoutes {
+  const { settings, store, logger, metrics, nameFilter, rateLimiter, statusLimiter } = options;
+  const { coalesce, unavailable, failed } = shared;
   for (const outcome of REQUEST_OUTCOMES) metrics.paymentRequests.inc({ outcome }, 0);
-  const coalesce = createCoalescer();
   const referenceDecoder = getAddressDecoder();
-  let patronsCache: { body: PatronsBody; at: number } | null = null;
+  // A client holds no more open requests than it may ask for in a window.
+  const openRequestShares = shareBudgets({
+    capacity: settings.maxOpenRequests,
+    perClient: settings.rateLimit,
+    wideShare: (options.networkSharePercent ?? DEFAULT_CONNECTION_LIMITS.networkSharePercent) / 100,
+  });
+  const networkRefusals = createRefusalLog({ now: performance.now.bind(performance) });
+  // The share check and the insert, one request at a time in this instance, so that requests
+  // asked at once cannot all pass the check; another instance may add at most its own one.
+  let creating: Promise<unknown> = Promise.resolve();
+  const oneAtATime = <T>(task: () => Promise<T>): Promise<T> => {
+    const run = creating.then(task);
+    creating = run.catch(() => {});
+    return run;
+  };
   const statusCache = new LRUCache<string, { body: PaymentStatusBody | null; at: number }>({
     max: STATUS_CACHE_ENTRIES,
   });
-
-  function unavailable(res: ServerResponse) {
-    refuse(res, 503, { error: "unavailable", message: PAYMENTS_UNAVAILABLE_TEXT });
-  }
-
-  function failed(res: ServerResponse, what: string, error: unknown) {
-    if (!(error instanceof StoreUnavailableError)) logger.error({ err: error }, `${what} failed`);
-    else logger.warn({ err: loggedError(error) }, `${what}: the database is unavailable`);
-    if (!res.headersSent) unavailable(res);
-  }
 
   async function create(req: IncomingMessage, res: ServerResponse) {
     const count = (outcome: string) => metrics.paymentRequests.inc({ outcome });
     const body = await readJsonBody(req);
     if (!body.ok) {
       count(body.error.error);
-      refuse(res, body.status, body.error, body.status === 413 ? { Connection: "close" } : {});
+      refuseBody(res, body);
       return;
     }
     const parsed = parseRequest(body.value, nameFilter);
@@ -305,42 +196,59 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
       unavailable(res);
       return;
     }
-    const address = clientAddress(req, options.trustProxy);
+    const address = clientAddress(req, options.trustProxy, options.trustedProxies);
     if (!rateLimiter.take(limitKey(address))) {
       count("rate_limited");
-      refuse(res, 429, { error: "rate_limited", message: "Too many payment requests. Try again in a few minutes." });
-      return;
-    }
-    // Counted up to the cap only: a flood never makes this read slower than the cap's rows.
-    if ((await store.countWaiting(settings.maxOpenRequests)) >= settings.maxOpenRequests) {
-      count("busy");
-      logger.warn({ cap: settings.maxOpenRequests }, "payment request refused: the open-request cap is reached");
-      refuse(
-        res,
-        503,
-        { error: "busy", message: "The shop is busy. Try again in a minute." },
-        { "Retry-After": String(BUSY_RETRY_AFTER_S) },
-      );
+      refuse(res, 429, PAYMENT_REQUEST_REFUSALS.rateLimited);
       return;
     }
     const { tier, name } = parsed;
-    const createdAt = options.now();
-    const reference = referenceDecoder.decode(options.randomBytes(REFERENCE_BYTES));
-    const priceBaseUnits = toBaseUnits(tier.price, chain.decimals);
-    const stored = await store.create({
-      reference,
-      tierId: tier.id,
-      priceBaseUnits,
-      decimals: chain.decimals,
-      mint: settings.mint,
-      recipient: settings.recipient,
-      name,
-      createdAt: new Date(createdAt),
-      expiresAt: new Date(createdAt + settings.requestMinutes * 60_000),
+    const networks = addressGroups(address);
+    const outcome = await oneAtATime(async () => {
+      // Fair shares of the open requests (http/fairShares.ts): a network never holds more than its
+      // share, and the last of the cap is kept for networks holding little. Counted up to the cap
+      // only: a flood never makes this read slower than the cap's rows.
+      const held = await store.heldWaiting(networks, settings.maxOpenRequests);
+      const refusal = shareRefusal(openRequestShares, held);
+      if (refusal) return { refusal, held } as const;
+      const createdAt = options.now();
+      const reference = referenceDecoder.decode(options.randomBytes(REFERENCE_BYTES));
+      const stored = await store.create({
+        reference,
+        tierId: tier.id,
+        priceBaseUnits: toBaseUnits(tier.price, chain.decimals),
+        decimals: chain.decimals,
+        mint: settings.mint,
+        recipient: settings.recipient,
+        name,
+        createdAt: new Date(createdAt),
+        expiresAt: new Date(createdAt + settings.requestMinutes * 60_000),
+        networks,
+      });
+      return { stored, reference } as const;
     });
+    if ("refusal" in outcome) {
+      const { refusal, held } = outcome;
+      if (refusal === "full") {
+        count("busy");
+        logger.warn({ cap: settings.maxOpenRequests }, "payment request refused: the open-request cap is reached");
+        refuse(res, 503, PAYMENT_REQUEST_REFUSALS.busy, { "Retry-After": String(BUSY_RETRY_AFTER_S) });
+        return;
+      }
+      count("network_busy");
+      networkRefusals.note(`${refusal} ${networks.wide ?? networks.client}`, (unlogged) =>
+        logger.warn(
+          { network: maskAddress(networks.wide ?? networks.client), share: refusal, held, unlogged },
+          "payment request refused: its network holds its share of the open requests",
+        ),
+      );
+      refuse(res, 429, PAYMENT_REQUEST_REFUSALS.networkBusy, { "Retry-After": String(BUSY_RETRY_AFTER_S) });
+      return;
+    }
+    const { stored, reference } = outcome;
     if (stored === "name_not_allowed") {
       count("name_not_allowed");
-      refuse(res, 422, { error: "name_not_allowed", message: PAYMENT_NAME_NOT_ALLOWED_TEXT });
+      refuse(res, 422, PAYMENT_REQUEST_REFUSALS.nameNotAllowed);
       return;
     }
     const amount = formatUnits(stored.priceBaseUnits, stored.decimals);
@@ -353,7 +261,7 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
         reference,
         message: tier.name,
       }),
-      transactionUrl: `solana:${requestOrigin(req, options.trustProxy)}${PAYMENTS_PATH}/${reference}${TRANSACTION_REQUEST_SUFFIX}`,
+      transactionUrl: `solana:${requestOrigin(req, options.trustProxy, options.trustedProxies)}${PAYMENTS_PATH}/${reference}${TRANSACTION_REQUEST_SUFFIX}`,
       recipient: settings.recipient,
       mint: settings.mint,
       amount,
@@ -368,7 +276,7 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
       {
         reference,
         tierId: tier.id,
-        priceBaseUnits: priceBaseUnits.toString(),
+        priceBaseUnits: stored.priceBaseUnits.toString(),
         named: name !== null,
         address: maskAddress(address),
       },
@@ -377,14 +285,14 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
     answerJson(res, 201, created);
   }
 
-  async function status(req: IncomingMessage, res: ServerResponse, reference: string) {
-    if (!statusLimiter.take(limitKey(clientAddress(req, options.trustProxy)))) {
-      refuse(res, 429, { error: "rate_limited", message: "Too many status requests. Try again in a minute." });
+  async function answerStatus(req: IncomingMessage, res: ServerResponse, reference: string) {
+    if (!statusLimiter.take(limitKey(clientAddress(req, options.trustProxy, options.trustedProxies)))) {
+      refuse(res, 429, PAYMENT_REQUEST_REFUSALS.statusRateLimited);
       return;
     }
     // Not base58 of 32 bytes: no request of ours, and no query for it.
     if (!isAddress(reference)) {
-      refuse(res, 404, { error: "not_found" });
+      refuse(res, 404, PAYMENT_REQUEST_REFUSALS.notFound);
       return;
     }
     const at = options.now();
@@ -394,221 +302,24 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
       cached = { body: payment ? statusBody(payment) : null, at };
       statusCache.set(reference, cached);
     }
-    if (!cached.body) refuse(res, 404, { error: "not_found" });
+    if (!cached.body) refuse(res, 404, PAYMENT_REQUEST_REFUSALS.notFound);
     else answerJson(res, 200, cached.body);
   }
 
-  async function patrons(res: ServerResponse) {
-    const at = options.now();
-    if (!patronsCache || at - patronsCache.at >= PATRONS_CACHE_MS || at < patronsCache.at) {
-      const rows = await coalesce("patrons", () => store.patrons(settings.mint, PATRONS_LIMIT));
-      patronsCache = {
-        at,
-        body: {
-          patrons: rows.map((row) => ({
-            name: row.name,
-            total: formatUnits(row.totalBaseUnits, row.decimals),
-            latestSignature: row.latestSignature,
-            explorerUrl: explorerUrl(settings.explorerTxUrl, row.latestSignature),
-          })),
-        },
-      };
-    }
-    answerJson(res, 200, patronsCache.body, { "Cache-Control": PATRONS_CACHE_CONTROL });
-  }
-
-  /** The request behind a transaction request, if it can still be paid; else the refusal is sent. */
-  async function openRequest(res: ServerResponse, reference: string): Promise<StoredPayment | null> {
-    // Not base58 of 32 bytes: no request of ours, and no query for it.
-    const payment = isAddress(reference) ? await coalesce(`status ${reference}`, () => store.find(reference)) : null;
-    if (!payment || payment.mint !== settings.mint || payment.recipient !== settings.recipient) {
-      refuse(res, 404, { error: "not_found", message: "There is no such payment request." });
-      return null;
-    }
-    if (payment.status !== "waiting") {
-      refuse(res, 410, { error: "ended", message: ENDED_TEXTS[payment.status] });
-      return null;
-    }
-    if (Date.parse(payment.expiresAt) <= options.now()) {
-      refuse(res, 410, { error: "ended", message: ENDED_TEXTS.expired });
-      return null;
-    }
-    return payment;
-  }
-
-  function rpcUnavailable(res: ServerResponse, error: RpcFault) {
-    const retryAfterS =
-      error.retryAfterMs === null ? RPC_RETRY_AFTER_S : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
-    logger.warn({ method: error.method, kind: error.kind }, "a transaction request could not reach the Solana RPC");
-    refuse(
-      res,
-      503,
-      { error: "unavailable", message: PAYMENTS_UNAVAILABLE_TEXT },
-      { "Retry-After": String(retryAfterS) },
-    );
-  }
-
-  async function transactionLabel(req: IncomingMessage, res: ServerResponse, reference: string) {
-    if (!statusLimiter.take(limitKey(clientAddress(req, options.trustProxy)))) {
-      refuse(res, 429, { error: "rate_limited", message: "Too many requests. Try again in a minute." });
-      return;
-    }
-    if (!(await openRequest(res, reference))) return;
-    const pagesOrigin = options.servesPages ? null : allowedOrigins.find((origin) => origin !== "*");
-    const icon = `${pagesOrigin ?? requestOrigin(req, options.trustProxy)}${ICON_PATH}`;
-    answerJson(res, 200, { label: PAYMENT_LABEL, icon } satisfies TransactionRequestLabel, {
-      "Cache-Control": "no-store",
-    });
-  }
-
-  async function transaction(req: IncomingMessage, res: ServerResponse, reference: string) {
-    const address = clientAddress(req, options.trustProxy);
-    if (!options.transactionLimiter.take(limitKey(address))) {
-      req.resume();
-      refuse(res, 429, { error: "rate_limited", message: "Too many requests. Try again in a few minutes." });
-      return;
-    }
-    const body = await readJsonBody(req);
-    if (!body.ok) {
-      refuse(res, body.status, body.error, body.status === 413 ? { Connection: "close" } : {});
-      return;
-    }
-    const { account } = (typeof body.value === "object" && body.value !== null ? body.value : {}) as {
-      [K in keyof TransactionRequestBody]?: unknown;
-    };
-    if (typeof account !== "string" || !isAddress(account)) {
-      refuse(res, 400, {
-        error: "bad_request",
-        message: 'Send {"account": "<the wallet\'s address>"}, a base58 Solana address.',
-      });
-      return;
-    }
-    const chain = options.chainInfo();
-    if (!chain || !options.available()) {
-      unavailable(res);
-      return;
-    }
-    const payment = await openRequest(res, reference);
-    if (!payment) return;
-    if (account === settings.recipient) {
-      refuse(res, 422, { error: "own_wallet", message: "This is the shop's own wallet: pay from another." });
-      return;
-    }
-    const { tierName, priceAmount: price } = statusBody(payment);
-    const source = await buyerTokenAccount(account, settings.mint, chain);
-    let accounts: Awaited<ReturnType<typeof options.chain.accounts>>;
-    let lifetime: Awaited<ReturnType<typeof options.chain.latestBlockhash>>;
-    try {
-      [accounts, lifetime] = await Promise.all([
-        options.chain.accounts([source, chain.tokenAccount]),
-        options.chain.latestBlockhash(),
-      ]);
-    } catch (error) {
-      if (error instanceof RpcFault) {
-        rpcUnavailable(res, error);
-        return;
-      }
-      throw error;
-    }
-    const holding = buyerHolding(accounts[0] ?? null, chain);
-    if (holding.kind === "none") {
-      refuse(res, 422, { error: "no_tokens", message: "This wallet holds no $ZN." });
-      return;
-    }
-    if (holding.kind === "frozen") {
-      refuse(res, 422, { error: "account_frozen", message: "This wallet's $ZN account is frozen." });
-      return;
-    }
-    if (holding.amount < payment.priceBaseUnits) {
-      refuse(res, 422, {
-        error: "insufficient_tokens",
-        message: `This wallet holds ${formatUnits(holding.amount, payment.decimals)} $ZN; ${tierName} costs ${price} $ZN.`,
-      });
-      return;
-    }
-    const message = `${tierName}, ${price} $ZN`;
-    const transaction = await transferTransaction({
-      buyer: account,
-      mint: settings.mint,
-      recipient: settings.recipient,
-      info: chain,
-      amount: payment.priceBaseUnits,
-      reference: payment.reference as Address,
-      memo: tierName,
-      createStoreAccount: !accounts[1],
-      lifetime,
-    });
-    logger.info(
-      { reference: payment.reference, address: maskAddress(address), createsStoreAccount: !accounts[1] },
-      "transaction requested",
-    );
-    answerJson(res, 200, { transaction, message } satisfies TransactionRequestTransaction, {
-      "Cache-Control": "no-store",
-    });
-  }
-
-  /** Any origin, no credentials: a wallet fetches the transaction request from wherever it runs. */
-  function transactionRoute(req: IncomingMessage, res: ServerResponse, reference: string) {
-    res.setHeader("Access-Control-Allow-Origin", "*");
-    const method = req.method ?? "GET";
-    if (method === "OPTIONS") {
-      res
-        .writeHead(204, {
-          "Access-Control-Allow-Methods": TRANSACTION_METHODS,
-          "Access-Control-Allow-Headers": "Content-Type",
-          "Access-Control-Max-Age": String(PREFLIGHT_MAX_AGE_S),
-          "Cache-Control": "no-store",
-        })
-        .end();
-    } else if (method === "POST") {
-      transaction(req, res, reference).catch((error: unknown) => failed(res, "a transaction request", error));
-    } else if (method === "GET" || method === "HEAD") {
-      transactionLabel(req, res, reference).catch((error: unknown) => failed(res, "a transaction request", error));
-    } else {
-      req.resume();
-      refuseMethod(res, TRANSACTION_METHODS);
-    }
-  }
-
-  return (req, res, target) => {
-    const { path } = target;
-    if (!isPaymentsPath(path)) return false;
-    if (path.endsWith(TRANSACTION_REQUEST_SUFFIX) && path.split("/").length === 4) {
-      transactionRoute(req, res, path.slice(PAYMENTS_PATH.length + 1, -TRANSACTION_REQUEST_SUFFIX.length));
-      return true;
-    }
-    const allowed = allowOrigin(req, res, allowedOrigins);
-    const method = req.method ?? "GET";
-    if (method === "OPTIONS") {
-      preflight(res, allowed);
-      return true;
-    }
-    if (path === PAYMENTS_PATH) {
-      if (method !== "POST") {
+  return {
+    request(req, res, allowed) {
+      if (req.method !== "POST") {
         refuseMethod(res, "POST");
       } else if (!allowed) {
         metrics.paymentRequests.inc({ outcome: "origin_not_allowed" });
-        refuse(res, 403, { error: "origin_not_allowed" });
+        refuse(res, 403, COMMON_REFUSALS.originNotAllowed);
         req.resume();
       } else {
         create(req, res).catch((error: unknown) => failed(res, "a payment request", error));
       }
-      return true;
-    }
-    if (refuseUnlessRead(req, res)) return true;
-    if (path === PAYMENTS_CONFIG_PATH) {
-      answerJson(res, 200, {
-        enabled: true,
-        available: options.available(),
-        ...(options.slow() ? { slow: true } : {}),
-        recipient: settings.recipient,
-      } satisfies PaymentsConfigBody);
-    } else if (path === PATRONS_PATH) {
-      patrons(res).catch((error: unknown) => failed(res, "reading the patrons", error));
-    } else {
-      const reference = path.slice(PAYMENTS_PATH.length + 1);
-      status(req, res, reference).catch((error: unknown) => failed(res, "reading a payment", error));
-    }
-    return true;
+    },
+    status(req, res, reference) {
+      answerStatus(req, res, reference).catch((error: unknown) => failed(res, "reading a payment", error));
+    },
   };
 }

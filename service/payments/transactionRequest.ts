@@ -109,6 +109,6 @@ export async function transferTransaction(terms: TransferTransaction): Promise<s
 }
 
 /** The origin this request reached, as the client saw it: https directly or as the outermost trusted proxy reports it. */
-export function requestOrigin(req: IncomingMessage, trustProxy: number): string {
-  return `${overHttps(req, trustProxy) ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
+export function requestOrigin(req: IncomingMessage, trustProxy: number, proxies?: readonly string[]): string {
+  return `${overHttps(req, trustProxy, proxies) ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
 }

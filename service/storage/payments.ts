@@ -41,6 +41,26 @@ interface PaymentTerms {
 interface NewPaymentRequest extends PaymentTerms {
   createdAt: Date;
   expiresAt: Date;
+  /** Where it was asked from, counted while it waits (none: counted in the total only). */
+  networks?: ClientNetworks;
+}
+
+/**
+ * The networks a client is counted in (http/fairShares.ts's addressGroups): the client itself (an
+ * IPv4 address, an IPv6 /64), its IPv6 /56, its IPv6 /48 or IPv4 /24.
+ */
+interface ClientNetworks {
+  client: string;
+  mid: string | null;
+  wide: string | null;
+}
+
+/** The waiting requests a client's networks hold, and all of them. */
+interface WaitingHeld {
+  client: number;
+  mid: number;
+  wide: number;
+  total: number;
 }
 
 export interface StoredPayment extends PaymentTerms {
@@ -164,8 +184,11 @@ export interface PaymentStore {
   /** Stores a new request; "name_not_allowed" when the operator blocked the name. */
   create(request: NewPaymentRequest): Promise<StoredPayment | "name_not_allowed">;
   find(reference: string): Promise<StoredPayment | null>;
-  /** How many requests wait for a payment, every mint and recipient together (stops counting at `cap`). */
-  countWaiting(cap: number): Promise<number>;
+  /**
+   * The requests waiting for a payment, every mint and recipient together, and those of `networks`
+   * among them (counting stops at `cap` waiting requests).
+   */
+  heldWaiting(networks: ClientNetworks, cap: number): Promise<WaitingHeld>;
   /** The top names by confirmed base units of the mint, hidden and blocked names left out. */
   patrons(mint: string, limit: number): Promise<PatronTotal[]>;
   /** The newest payments of any status, newest first, for the operator console. */
@@ -193,18 +216,28 @@ const PAYMENT_COLUMNS = `reference, tier_id, price_base_units::text AS price_bas
 
 /** One statement: the operator's blocklist is read in the insert's own snapshot. */
 const CREATE_SQL = `INSERT INTO payments
-  (reference, tier_id, price_base_units, decimals, mint, recipient, payer_name, name_key, created_at, expires_at, hidden_at)
+  (reference, tier_id, price_base_units, decimals, mint, recipient, payer_name, name_key, created_at, expires_at,
+   client_key, client_subnet, client_network, hidden_at)
 SELECT $1::text, $2::integer, $3::numeric, $4::smallint, $5::text, $6::text, $7::text, $8::text,
-  $9::timestamptz, $10::timestamptz,
+  $9::timestamptz, $10::timestamptz, $11::text, $12::text, $13::text,
   -- A hidden patron stays hidden: its new payments are hidden as they are made.
   CASE WHEN EXISTS (SELECT 1 FROM payments WHERE name_key = $8::text AND hidden_at IS NOT NULL) THEN $9::timestamptz END
 WHERE $8::text IS NULL OR NOT EXISTS (SELECT 1 FROM auction_blocked_names WHERE name_key = $8::text)
 RETURNING ${PAYMENT_COLUMNS}`;
 
 const FIND_SQL = `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE reference = $1::text`;
-/** $1 the cap: counting stops there, so a flood of requests never makes the count slow. */
-const COUNT_WAITING_SQL = `SELECT count(*)::integer AS waiting
-FROM (SELECT 1 FROM payments WHERE status = 'waiting' LIMIT $1::integer) AS capped`;
+/**
+ * $1 the cap: counting stops there, so a flood of requests never makes the count slow; $2-$4 the
+ * client's networks. Under the cap every waiting request is counted, so the counts are exact.
+ */
+const HELD_WAITING_SQL = `SELECT count(*)::integer AS total,
+  count(*) FILTER (WHERE client_key = $2::text)::integer AS client,
+  count(*) FILTER (WHERE client_subnet = $3::text)::integer AS mid,
+  count(*) FILTER (WHERE client_network = $4::text)::integer AS wide
+FROM (SELECT client_key, client_subnet, client_network FROM payments WHERE status = 'waiting' LIMIT $1::integer) AS capped`;
+
+/** What an ended request no longer keeps: where it was asked from. */
+const FORGET_NETWORKS = "client_key = NULL, client_subnet = NULL, client_network = NULL";
 
 /** $1 mint, $2 limit. A name's latest spelling and transaction stand for all its payments. */
 const PATRONS_SQL = `SELECT
@@ -279,7 +312,7 @@ const FORGET_UNPAID_SQL = `WITH forgotten AS (
 )
 SELECT count(*)::integer AS forgotten FROM forgotten`;
 /** $1 reference, $2 the end before which the request, still waiting, expires. */
-const EXPIRE_SQL = `UPDATE payments SET status = 'expired'
+const EXPIRE_SQL = `UPDATE payments SET status = 'expired', ${FORGET_NETWORKS}
 WHERE reference = $1::text AND status = 'waiting' AND expires_at < $2::timestamptz
 RETURNING reference`;
 
@@ -291,7 +324,8 @@ WHERE reference IN (SELECT json_array_elements_text($1::text::json)) AND mint = 
 ORDER BY id
 FOR UPDATE`;
 const SETTLE_SQL = `UPDATE payments
-SET status = $2::text, signature = $3::text, amount_received = $4::numeric, confirmed_at = $5::timestamptz
+SET status = $2::text, signature = $3::text, amount_received = $4::numeric, confirmed_at = $5::timestamptz,
+  ${FORGET_NETWORKS}
 WHERE reference = $1::text
 RETURNING ${PAYMENT_COLUMNS}`;
 
@@ -467,6 +501,9 @@ export function createPaymentStore(backend: PaymentBackend, notices: PaymentNoti
         key,
         request.createdAt.toISOString(),
         request.expiresAt.toISOString(),
+        request.networks?.client ?? null,
+        request.networks?.mid ?? null,
+        request.networks?.wide ?? null,
       ]);
       return rows.length === 0 ? "name_not_allowed" : toStoredPayment(rows[0]);
     },
@@ -474,8 +511,14 @@ export function createPaymentStore(backend: PaymentBackend, notices: PaymentNoti
       const row = (await query(FIND_SQL, [reference]))[0];
       return row ? toStoredPayment(row) : null;
     },
-    async countWaiting(cap) {
-      return Number((await query(COUNT_WAITING_SQL, [cap]))[0]?.waiting ?? 0);
+    async heldWaiting(networks, cap) {
+      const row = (await query(HELD_WAITING_SQL, [cap, networks.client, networks.mid, networks.wide]))[0];
+      return {
+        client: Number(row?.client ?? 0),
+        mid: Number(row?.mid ?? 0),
+        wide: Number(row?.wide ?? 0),
+        total: Number(row?.total ?? 0),
+      };
     },
     async patrons(mint, limit) {
       return (await query(PATRONS_SQL, [mint, limit])).map((row) => ({

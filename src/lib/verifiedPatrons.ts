@@ -1,6 +1,6 @@
 /**
  * The Wall of Fame's "Verified Patrons" (docs/design.md#8): where the page asks for them, the
- * answer's shape, and how a patron fills its row. The service (service/payments/requestRoutes.ts) answers
+ * answer's shape, and how a patron fills its row. The service (service/payments/patronRoutes.ts) answers
  * in PatronsBody; the page's <service-list> element (src/scripts/serviceList.ts) checks it with
  * PATRONS_LIST, since the service may be on another origin and another version. Apart from
  * src/lib/payments.ts, which the home page loads, so that the Wall of Fame shares no chunk with it.

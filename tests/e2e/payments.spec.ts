@@ -9,6 +9,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test, type WebSocketRoute } from "@playwright/test";
 import type { Address } from "@solana/kit";
 import { type PaymentShop, startPaymentShop } from "../../scripts/harness/paymentShop.ts";
+import { TRANSACTION_REQUEST_REFUSALS } from "../../service/payments/transactionRequestRoutes.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
 import { scaled } from "../harness/timeBudgets.ts";
 import { toast } from "./fixtures.ts";
@@ -252,7 +253,7 @@ test("a wallet without $ZN is told so before it is asked to sign anything", asyn
   const { dialog } = await openBuyDialog(page);
   await requestPayment(page, "");
   await dialog.getByRole("button", { name: `Pay with ${TEST_WALLET_NAME}` }).click();
-  await expect(dialog.locator("[data-payment-status]")).toHaveText("This wallet holds no $ZN.");
+  await expect(dialog.locator("[data-payment-status]")).toHaveText(TRANSACTION_REQUEST_REFUSALS.noTokens.message);
   expect(wallet.requests).toEqual([]);
 });
 

@@ -1,6 +1,8 @@
+import { readdirSync, readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { clientAddress, limitKey, maskAddress } from "../../service/http/clientAddress.ts";
+import { clientAddress, isTrustedProxy, limitKey, maskAddress, overHttps } from "../../service/http/clientAddress.ts";
 import { isOriginAllowed } from "../../service/http/originPolicy.ts";
 import { createRateLimiter } from "../../service/http/rateLimiter.ts";
 import { expectEach } from "../harness/expectEach.ts";
@@ -14,13 +16,42 @@ describe("client address", () => {
     expect(clientAddress(request("203.0.113.7", { "x-forwarded-for": "198.51.100.1" }), 0)).toBe("203.0.113.7");
   });
 
-  it("reads one X-Forwarded-For entry per trusted hop, from the right", () => {
+  it("reads one X-Forwarded-For entry per trusted hop, from the right, while each hop is a trusted proxy", () => {
+    const proxies = ["10.0.0.0/24"];
     const req = request("10.0.0.2", { "x-forwarded-for": "6.6.6.6, 198.51.100.1, 10.0.0.1" });
-    expect(clientAddress(req, 1)).toBe("10.0.0.1");
-    expect(clientAddress(req, 2)).toBe("198.51.100.1");
+    expect(clientAddress(req, 1, proxies)).toBe("10.0.0.1");
+    expect(clientAddress(req, 2, proxies)).toBe("198.51.100.1");
+    // A client's own entry (198.51.100.1) is no proxy: what it wrote left of it is never read.
+    expect(clientAddress(req, 3, proxies)).toBe("198.51.100.1");
     // More hops than entries: the leftmost, never beyond.
-    expect(clientAddress(request("10.0.0.2", { "x-forwarded-for": "198.51.100.1" }), 5)).toBe("198.51.100.1");
-    expect(clientAddress(request("10.0.0.2"), 1)).toBe("10.0.0.2");
+    expect(clientAddress(request("10.0.0.2", { "x-forwarded-for": "10.0.0.9" }), 5, proxies)).toBe("10.0.0.9");
+    expect(clientAddress(request("10.0.0.2"), 1, proxies)).toBe("10.0.0.2");
+  });
+
+  it("believes X-Forwarded-For and -Proto only from a trusted proxy: anyone else counts as itself", () => {
+    const headers = { "x-forwarded-for": "198.51.100.1", "x-forwarded-proto": "https" };
+    // Loopback by default: a proxy on this machine.
+    expect(clientAddress(request("127.0.0.1", headers), 1)).toBe("198.51.100.1");
+    expect(clientAddress(request("::1", headers), 1)).toBe("198.51.100.1");
+    expect(overHttps(request("127.0.0.1", headers), 1)).toBe(true);
+    // A direct connection from elsewhere picks neither its key nor https.
+    expect(clientAddress(request("203.0.113.9", headers), 1)).toBe("203.0.113.9");
+    expect(overHttps(request("203.0.113.9", headers), 1)).toBe(false);
+    expect(clientAddress(request("2001:db8::5", headers), 1, ["2001:db8::/32"])).toBe("198.51.100.1");
+    expect(isTrustedProxy("::ffff:127.0.0.1")).toBe(true);
+    expect(isTrustedProxy("unknown")).toBe(false);
+  });
+
+  it("is asked with the configured proxies everywhere in the service, never with loopback by default", () => {
+    const calls: string[] = [];
+    for (const entry of readdirSync("service", { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith(".ts") || entry.name === "clientAddress.ts") continue;
+      const text = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      for (const call of text.matchAll(/\b(clientAddress|overHttps|requestOrigin)\(([^()]*)\)/g)) {
+        if ((call[2] ?? "").split(",").length !== 3) calls.push(`${entry.name}: ${call[0]}`);
+      }
+    }
+    expect(calls.filter((call) => !call.includes("function "))).toEqual([]);
   });
 
   it("counts an IPv4-mapped IPv6 peer as its IPv4 address", () => {

@@ -29,6 +29,7 @@ describe("compatible-with", () => {
     expect(declared).toEqual([
       ["015_migration_compatibility.sql", 14],
       ["016_name_key_per_row.sql", 14],
+      ["017_payment_client_networks.sql", 16],
     ]);
   });
 });

@@ -15,6 +15,7 @@ import {
   requestRefusalText,
   statusText,
 } from "../../src/lib/paymentPage.ts";
+import { PAYMENTS_UNAVAILABLE_TEXT } from "../../src/lib/payments.ts";
 import { PENDING_PAYMENTS_KEY } from "../../src/lib/purchase.ts";
 import { serviceEndpoint } from "../../src/lib/serviceEndpoint.ts";
 import { purchaseToastTitle } from "../../src/stores/auctionConnection.ts";
@@ -81,8 +82,8 @@ describe("texts", () => {
 
   it("words each refusal of a request", () => {
     expect(requestRefusalText(422, "name_not_allowed")).toBe("Name Not Allowed");
-    expect(requestRefusalText(503, "unavailable")).toBe("Payments are unavailable right now.");
-    expect(requestRefusalText(500, undefined)).toBe("Payments are unavailable right now.");
+    expect(requestRefusalText(503, "unavailable")).toBe(PAYMENTS_UNAVAILABLE_TEXT);
+    expect(requestRefusalText(500, undefined)).toBe(PAYMENTS_UNAVAILABLE_TEXT);
     expect(requestRefusalText(429, "rate_limited")).toMatch(/Too many payment requests/);
     expect(requestRefusalText(503, "busy")).toBe("The shop is busy. Try again in a minute.");
   });

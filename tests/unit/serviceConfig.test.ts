@@ -24,9 +24,11 @@ describe("service configuration", () => {
       requestTimeoutMs: 30_000,
       maxConnections: 18_000,
       fileLimit: 20_000,
+      networkSharePercent: 10,
       bidRateLimit: 10,
       bidRateWindowMs: 10_000,
       trustProxy: 0,
+      trustedProxies: ["127.0.0.0/8", "::1/128"],
       heartbeatIntervalMs: 30_000,
       shutdownTimeoutMs: 10_000,
       maxBufferedBytes: 1_048_576,
@@ -301,6 +303,19 @@ describe("service configuration", () => {
         throw new Error("ENOENT");
       }),
     ).toBeNull();
+  });
+
+  it("reads TRUSTED_PROXIES as addresses and ranges in one spelling, and names an entry that is neither", () => {
+    expect(readServiceConfig({ TRUSTED_PROXIES: " 10.0.0.0/8, 192.0.2.7 ,2001:db8::/32" }).trustedProxies).toEqual([
+      "10.0.0.0/8",
+      "192.0.2.7/32",
+      "2001:db8::/32",
+    ]);
+    for (const entry of ["proxy.local", "10.0.0.0/33", "2001:db8::/129", "10.0.0.0/8/1", "10.0.0.0/x"]) {
+      expect(() => readServiceConfig({ TRUSTED_PROXIES: entry })).toThrow(
+        `TRUSTED_PROXIES: "${entry}" is not an address or a CIDR range such as 10.0.0.0/8 or 2001:db8::/32`,
+      );
+    }
   });
 
   it("refuses connection settings that contradict each other, naming both", () => {

@@ -212,4 +212,31 @@ describe("behind a proxy (TRUST_PROXY)", () => {
       for (const socket of sockets) await socket.close();
     }
   });
+
+  it("believes X-Forwarded-For only from TRUSTED_PROXIES: another peer is counted as itself, from its first byte", async () => {
+    const service = await startService({
+      TRUST_PROXY: "1",
+      TRUSTED_PROXIES: "127.0.0.1",
+      MAX_CONNECTIONS_PER_CLIENT: "2",
+      MAX_SOCKETS_PER_ADDRESS: "2",
+    });
+    // A stranger at 127.0.0.5 writes a new client into every request: it counts as itself all the
+    // same, by its TCP connections, as without a proxy.
+    const flooded = await flood(service.port, "127.0.0.5", 10);
+    try {
+      await waitFor(
+        "the stranger's connections past its cap to be refused",
+        () => flooded.filter(({ outcome }) => outcome.closed).length >= 8,
+      );
+      const refused = flooded.filter(({ outcome }) => outcome.answer.startsWith("HTTP/1.1 429"));
+      expect(refused).toHaveLength(8);
+      const forged = await timedGet(service.port, "/healthz", "127.0.0.5", { "X-Forwarded-For": "203.0.113.77" });
+      expect(forged).toMatchObject({ status: 429, body: "Too many connections from your address." });
+      // The proxy's own clients are unaffected.
+      const proxied = await timedGet(service.port, "/healthz", "127.0.0.1", { "X-Forwarded-For": "203.0.113.77" });
+      expect(proxied.status).toBe(200);
+    } finally {
+      for (const { socket } of flooded) socket.destroy();
+    }
+  });
 });

@@ -90,6 +90,7 @@ describe.skipIf(!asRoot)("fair shares of the listener and the sockets, from real
         // The limits as shipped, not the tests' lifted ones: the shares are what is tested.
         MAX_CONNECTIONS_PER_CLIENT: "256",
         MAX_SOCKETS_PER_ADDRESS: "50",
+        NETWORK_SHARE_PERCENT: "10",
       },
     });
     const port = service.port;

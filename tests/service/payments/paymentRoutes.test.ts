@@ -54,12 +54,17 @@ async function openShop(
     refuseAtStart?: boolean;
     rpcTimeoutMs?: number;
     trustProxy?: number;
+    networkSharePercent?: number;
   } = {},
 ): Promise<Shop> {
   const shop = await openPaymentService(location, {
     decimals: DECIMALS,
     settings: options.settings,
-    config: { allowedOrigins: options.allowedOrigins ?? [], trustProxy: options.trustProxy ?? 0 },
+    config: {
+      allowedOrigins: options.allowedOrigins ?? [],
+      trustProxy: options.trustProxy ?? 0,
+      networkSharePercent: options.networkSharePercent ?? 10,
+    },
     paymentOptions: { randomBytes: seededBytes(options.seed ?? 1), rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000 },
     prepare: async ({ rpc }) => {
       if (options.refuseAtStart) await rpc.refuse();
@@ -368,9 +373,11 @@ describe("bounded requests", () => {
   const from = (address: string) => ({ "X-Forwarded-For": address });
 
   it("limits payment requests per client, an IPv6 client by its /64, and all clients together with a cap of open requests", async () => {
+    // Every network may hold all five here: the per-client limit and the cap are what is tested.
     const shop = await openShop(await locationForThisTest("pglite"), {
       settings: { rateLimit: 2, maxOpenRequests: 5 },
       trustProxy: 1,
+      networkSharePercent: 100,
     });
     await waitAvailable(shop);
     const post = async (address: string) => (await shop.post({ tierId: "1" }, from(address))).status;
@@ -383,7 +390,7 @@ describe("bounded requests", () => {
     // Another /64 is another client.
     expect(await post("2001:db8:85a3:2::1")).toBe(201);
     expect(await post("203.0.113.7")).toBe(201);
-    expect(await post("203.0.113.8")).toBe(201);
+    expect(await post("192.0.2.8")).toBe(201);
     // Five wait: the sixth, from anyone, is told to come back.
     const busy = await shop.post({ tierId: "1" }, from("198.51.100.1"));
     expect(busy.status).toBe(503);
@@ -394,13 +401,49 @@ describe("bounded requests", () => {
     );
     const requests = await shop.service.metrics.paymentRequests.get();
     // Every outcome has its series from zero; these are the ones that happened.
-    expect(requests.values).toHaveLength(11);
+    expect(requests.values).toHaveLength(12);
     const counted = requests.values.filter((value) => value.value > 0);
     expect(Object.fromEntries(counted.map((value) => [value.labels.outcome, value.value]))).toEqual({
       created: 5,
       rate_limited: 1,
       busy: 1,
     });
+  });
+
+  it("holds a /48 and a /24 to their share of the open requests, and a buyer elsewhere is served", async () => {
+    // The issue as found: 100 /64s of one /48 ask 11 each, then 100 addresses of one /24 do.
+    const shop = await openShop(await locationForThisTest("postgres"), {
+      settings: { rateLimit: 11, maxOpenRequests: 1_000 },
+      trustProxy: 1,
+    });
+    await waitAvailable(shop);
+    const ask = async (addresses: string[]) => {
+      const statuses = new Map<number, number>();
+      for (const address of addresses) {
+        const answers = await Promise.all(
+          Array.from({ length: 11 }, () => shop.post({ tierId: "1" }, from(address)).then((answer) => answer.status)),
+        );
+        for (const status of answers) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+      return Object.fromEntries(statuses);
+    };
+    const subnets = Array.from({ length: 100 }, (_, index) => `2001:db8:4800:${(index * 256).toString(16)}::1`);
+    // A tenth of the 1,000 for the /48; each /64 its 11 until then, each /56 its 75.
+    expect(await ask(subnets)).toEqual({ 201: 100, 429: 1_000 });
+    const hosts = Array.from({ length: 100 }, (_, index) => `203.0.113.${index + 1}`);
+    expect(await ask(hosts)).toEqual({ 201: 100, 429: 1_000 });
+    const refused = await shop.post({ tierId: "1" }, from("203.0.113.200"));
+    expect(refused.headers.get("retry-after")).toBe("60");
+    expect(await refused.json()).toEqual(PAYMENT_REQUEST_REFUSALS.networkBusy);
+    // A buyer elsewhere, over IPv4 and over IPv6.
+    expect((await shop.post({ tierId: "2" }, from("198.51.100.7"))).status).toBe(201);
+    expect((await shop.post({ tierId: "2" }, from("2001:db8:9999::1"))).status).toBe(201);
+    // One line a minute per network, with what it held.
+    const lines = shop.logs.filter(
+      (line) => line.msg === "payment request refused: its network holds its share of the open requests",
+    );
+    expect(lines.map((line) => line.network)).toEqual(["2001:db8:4800::x", "203.0.113.x"]);
+    expect(lines[0]).toMatchObject({ share: "wide", held: { wide: 100 } });
   });
 
   it("answers a request's status from a cache of a second, and at most 400 times a minute per client", async () => {

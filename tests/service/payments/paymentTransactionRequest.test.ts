@@ -23,8 +23,14 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from "@solana-program/token";
 import { describe, expect, it } from "vitest";
+import { COMMON_REFUSALS } from "../../../service/payments/routeShared.ts";
 import type { PaymentSettings } from "../../../service/payments/settings.ts";
 import { MEMO_PROGRAM_ADDRESS } from "../../../service/payments/transactionRequest.ts";
+import {
+  endedRefusal,
+  insufficientTokensRefusal,
+  TRANSACTION_REQUEST_REFUSALS,
+} from "../../../service/payments/transactionRequestRoutes.ts";
 import { TIERS } from "../../../src/data/tiers.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../../src/lib/payments.ts";
 import { openPaymentService, type PaymentService, waitForPaymentsAvailable } from "../harness/paymentChain.ts";
@@ -155,10 +161,7 @@ describe.each(BACKENDS)("a transaction request on %s", (backend) => {
     const metrics = await (await fetch(shop.service.metricsUrl)).text();
     expect(metrics).toContain('payment_confirmations_total{outcome="confirmed"} 1\n');
     const again = await shop.post(transactionPath(reference), { account: buyer.address });
-    expect([again.status, await again.json()]).toEqual([
-      410,
-      { error: "ended", message: "This payment request is already paid." },
-    ]);
+    expect([again.status, await again.json()]).toEqual([410, endedRefusal("confirmed")]);
     expect(shop.logs.filter((line) => line.msg === "transaction requested")).toEqual([
       expect.objectContaining({ reference, address: "127.0.0.x", createsStoreAccount: false }),
     ]);
@@ -194,45 +197,39 @@ describe("a transaction request", () => {
     const buyer = await shop.wallet(PRICE);
 
     const unknown = transactionPath((await shop.wallet()).address);
-    const notFound = [404, { error: "not_found", message: "There is no such payment request." }];
+    const notFound = [404, TRANSACTION_REQUEST_REFUSALS.notFound];
     expect(await refusal(await shop.get(unknown))).toEqual(notFound);
     expect(await refusal(await shop.post(unknown, { account: buyer.address }))).toEqual(notFound);
     expect(await refusal(await shop.post(transactionPath("not-a-reference"), { account: buyer.address }))).toEqual(
       notFound,
     );
 
-    const malformed = [
-      400,
-      { error: "bad_request", message: `Send {"account": "<the wallet's address>"}, a base58 Solana address.` },
-    ];
+    const malformed = [400, TRANSACTION_REQUEST_REFUSALS.noAccount];
     expect(await refusal(await shop.post(path, { account: "not-an-address" }))).toEqual(malformed);
     expect(await refusal(await shop.post(path, { account: 42 }))).toEqual(malformed);
     expect(await refusal(await shop.post(path, {}))).toEqual(malformed);
     expect(await refusal(await shop.post(path, "[]"))).toEqual(malformed);
-    expect(await refusal(await shop.post(path, "{not json"))).toEqual([
-      400,
-      { error: "bad_request", message: "The request is not JSON." },
-    ]);
+    expect(await refusal(await shop.post(path, "{not json"))).toEqual([400, COMMON_REFUSALS.notJson]);
     expect((await shop.post(path, { account: buyer.address }, { "Content-Type": "text/plain" })).status).toBe(415);
 
     const empty = await shop.wallet();
     expect(await refusal(await shop.post(path, { account: empty.address }))).toEqual([
       422,
-      { error: "no_tokens", message: "This wallet holds no $ZN." },
+      TRANSACTION_REQUEST_REFUSALS.noTokens,
     ]);
     const poor = await shop.wallet(3n * 10n ** BigInt(DECIMALS));
     expect(await refusal(await shop.post(path, { account: poor.address }))).toEqual([
       422,
-      { error: "insufficient_tokens", message: "This wallet holds 3 $ZN; Deluxe Nothing costs 100 $ZN." },
+      insufficientTokensRefusal("3", "Deluxe Nothing", "100"),
     ]);
     const almost = await shop.wallet(PRICE - 1n);
     expect(await refusal(await shop.post(path, { account: almost.address }))).toEqual([
       422,
-      { error: "insufficient_tokens", message: "This wallet holds 99.999999 $ZN; Deluxe Nothing costs 100 $ZN." },
+      insufficientTokensRefusal("99.999999", "Deluxe Nothing", "100"),
     ]);
     expect(await refusal(await shop.post(path, { account: shop.recipient }))).toEqual([
       422,
-      { error: "own_wallet", message: "This is the shop's own wallet: pay from another." },
+      TRANSACTION_REQUEST_REFUSALS.ownWallet,
     ]);
 
     // The RPC limited or failing: 503 with when to ask again (its own Retry-After, else 5 s).
@@ -241,7 +238,7 @@ describe("a transaction request", () => {
     expect([limited.status, limited.headers.get("retry-after"), await limited.json()]).toEqual([
       503,
       "7",
-      { error: "unavailable", message: "Payments are unavailable right now." },
+      COMMON_REFUSALS.unavailable,
     ]);
     shop.rpc.failNext(1, { status: 500 }, "getMultipleAccounts");
     const failing = await shop.post(path, { account: buyer.address });
@@ -264,17 +261,11 @@ describe("a transaction request", () => {
       references: [paid.reference as Address],
     });
     await waitFor("the confirmation", async () => (await statusOf(shop, paid.reference)).status === "confirmed");
-    const ended = (message: string) => [410, { error: "ended", message }];
-    expect(await refusal(await shop.get(transactionPath(paid.reference)))).toEqual(
-      ended("This payment request is already paid."),
-    );
+    expect(await refusal(await shop.get(transactionPath(paid.reference)))).toEqual([410, endedRefusal("confirmed")]);
     shop.skew.ms = 31 * 60_000;
-    expect(await refusal(await shop.post(path, { account: buyer.address }))).toEqual(
-      ended("This payment request has expired. Start a new purchase."),
-    );
-    expect(await refusal(await shop.get(path))).toEqual(
-      ended("This payment request has expired. Start a new purchase."),
-    );
+    const expired = [410, endedRefusal("expired")];
+    expect(await refusal(await shop.post(path, { account: buyer.address }))).toEqual(expired);
+    expect(await refusal(await shop.get(path))).toEqual(expired);
   });
 
   it("limits each client's POSTs as POST /payments is limited, in a bucket of their own", async () => {
@@ -287,10 +278,7 @@ describe("a transaction request", () => {
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
     const refused = await shop.post(transactionPath(reference), { account: buyer.address });
-    expect(await refused.json()).toEqual({
-      error: "rate_limited",
-      message: "Too many requests. Try again in a few minutes.",
-    });
+    expect(await refused.json()).toEqual(TRANSACTION_REQUEST_REFUSALS.rateLimited);
     // POST /payments counts apart: the page's two requests left are still there.
     expect((await shop.post("/payments", { tierId: "1" })).status).toBe(201);
   });
