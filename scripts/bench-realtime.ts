@@ -294,7 +294,7 @@ async function main(): Promise<void> {
   const onlySlow = only === "slow";
   const startedAt = Date.now();
   const loadAverageAtStart = os.loadavg();
-  const code = await codeState(["realtime", "sql", "src/lib/auction", "scripts/bench-realtime*"]);
+  const code = await codeState(["service", "sql", "src/lib/auction", "scripts/bench-realtime*"]);
   const served = code.modified.filter((file) => !file.startsWith("scripts/bench-realtime"));
   const bench = code.modified.length - served.length;
   console.log(

@@ -72,7 +72,7 @@ export async function startService(
   const inspectorPort = await freePort();
   const logFile = join(tempDir, `service-${databaseUrl ? "postgres" : "pglite"}${label}.log`);
   const log = openSync(logFile, "a");
-  const child = spawnNode(join(ROOT, "realtime", "main.ts"), [], {
+  const child = spawnNode(join(ROOT, "service", "main.ts"), [], {
     cwd: ROOT,
     env: {
       ...process.env,
