@@ -3,10 +3,11 @@
  *   npm run backup -- backup.tar.gz          # DATA_DIR as the service's (default ./data)
  * While the service runs (it holds the directory's lock) the service takes it: this sends it SIGUSR2
  * and moves the tarball it writes into DATA_DIR to the file named. With no service running this
- * takes the lock and dumps the directory itself. PostgreSQL (DATABASE_URL) is pg_dump's.
+ * takes the lock and dumps the directory itself. Either way the file is written 0600 and its entries
+ * recorded 0600 (files) and 0700 (directories). PostgreSQL (DATABASE_URL) is pg_dump's.
  * Exits 0 with the backup written, 2 for a mistake of the operator's, 1 when the backup failed.
  */
-import { copyFile, readFile, realpath, rename, rm, stat } from "node:fs/promises";
+import { chmod, copyFile, readFile, realpath, rename, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { argv, env, exit } from "node:process";
@@ -17,6 +18,7 @@ import {
   backUpStoppedDataDir,
   RestoreRefusedError,
 } from "../service/storage/pgliteBackup.ts";
+import { PRIVATE_FILE_MODE } from "../service/storage/privateFiles.ts";
 
 /** How long the service may take; its dump of a directory of 100,000 bids took about a second. */
 const SERVICE_TIMEOUT_MS = Number(env.BACKUP_TIMEOUT_MS) || 10 * 60_000;
@@ -84,6 +86,8 @@ async function backUpThroughService(locked: DataDirLockedError): Promise<never> 
   const partial = `${file}.partial`;
   try {
     await copyFile(written, partial);
+    // copyFile keeps the source's mode; a service older than this script may have written it 0644.
+    await chmod(partial, PRIVATE_FILE_MODE);
     await rename(partial, file);
   } catch (error) {
     await rm(partial, { force: true });

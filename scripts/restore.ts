@@ -4,7 +4,8 @@
  *   npm run restore -- backup.tar.gz /srv/nothing-store/data
  * Refuses, exit 2 naming the directory, one that a live process holds (its lock) or that has
  * anything in it; exit 1 when the tarball cannot be loaded. The directory gets no lock file and no
- * database until the restore is whole (PG_VERSION last). Start the service on it afterwards.
+ * database until the restore is whole (PG_VERSION last), and is private (0700 directories, 0600
+ * files) whatever the backup recorded. Start the service on it afterwards.
  */
 import { resolve } from "node:path";
 import { argv, exit } from "node:process";

@@ -18,6 +18,7 @@ import { mkdir, readFile, realpath, stat, unlink, utimes, writeFile } from "node
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "./privateFiles.ts";
 
 export const LOCK_FILE_NAME = "nothing-store.lock";
 /** How often a holder touches its lock file. */
@@ -165,7 +166,8 @@ async function isStale(lockFile: string, owner: LockOwner | "unreadable", host: 
  */
 async function makeDataDir(dataDir: string): Promise<void> {
   try {
-    await mkdir(dataDir, { recursive: true });
+    // Private whatever the umask (privateFiles.ts); so are the parents it makes, which hold nothing else.
+    await mkdir(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     let missing = dataDir;
@@ -206,7 +208,7 @@ async function takeLockFile(dir: string, lockFile: string, options: LockOptions)
   const me: LockOwner = { pid: process.pid, hostname: host, since: new Date().toISOString(), heartbeatMs };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      await writeFile(lockFile, JSON.stringify(me), { flag: "wx" });
+      await writeFile(lockFile, JSON.stringify(me), { flag: "wx", mode: PRIVATE_FILE_MODE });
       return hold(dir, lockFile, me, options.onLost);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;

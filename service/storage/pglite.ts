@@ -27,6 +27,7 @@ import {
 import { dumpPglite } from "./pgliteBackup.ts";
 import { openPglite } from "./pgliteDatabase.ts";
 import { prepareDataDir } from "./pgliteTemplate.ts";
+import { makePrivate } from "./privateFiles.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
 import type { InTransaction } from "./schemaTransaction.ts";
 import { createSpaceWatch, isEngineAbortLine, type SpaceWatch, storageFaultOf } from "./storageFaults.ts";
@@ -156,6 +157,7 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<Stor
   const engine = createEngine(faults);
   let db: PGlite | undefined;
   try {
+    await tightenAtStart(dataDir, logger);
     await prepareDataDir(dataDir, logger, options.templateDir);
     db = await openPglite(dataDir, (line) => {
       if (isEngineAbortLine(line)) engine.abort(line);
@@ -170,6 +172,8 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<Stor
       logger,
       rekeyNames,
     );
+    // What PGlite wrote as it opened (pg_internal.init, 0644 each time) and the migrations made.
+    await makePrivate(dataDir);
     return await createPgliteStore(opened, {
       lock,
       logger,
@@ -183,6 +187,20 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<Stor
     await lock.release();
     throw error;
   }
+}
+
+/**
+ * Makes a directory an older service left (or an operator loosened) private, saying so once: its
+ * files were open to the machine's other users, and backups taken meanwhile recorded their modes.
+ */
+async function tightenAtStart(dataDir: string, logger: Logger): Promise<void> {
+  const { tightened, notOurs } = await makePrivate(dataDir);
+  if (tightened === 0 && notOurs === 0) return;
+  logger.warn(
+    { dataDir, tightened, notOurs },
+    `tightened ${tightened} entries of the data directory ${dataDir} to owner-only modes (0700 directories, 0600 files)` +
+      (notOurs > 0 ? `; ${notOurs} belong to another user and were left as they are` : ""),
+  );
 }
 
 interface StoreParts {
@@ -355,6 +373,10 @@ async function createPgliteStore(db: PGlite, parts: StoreParts): Promise<StoreWi
         await unlistenAdmin();
         await db.close();
       } finally {
+        // What PGlite wrote since it opened, its last checkpoint included.
+        await makePrivate(dataDir).catch((error: unknown) =>
+          logger.warn({ err: error }, "could not make the data directory's files private on closing"),
+        );
         await lock.release();
       }
     },

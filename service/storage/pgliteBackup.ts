@@ -7,7 +7,9 @@
  * asked. With no service running the script takes the directory's lock and dumps it itself.
  * `npm run restore` loads a tarball into an empty or new directory only, under that directory's
  * lock, and moves the files into place with PG_VERSION last: a restore cut short leaves no database.
- * The lock file, earlier backups and staging directories never go into a tarball.
+ * The lock file, earlier backups and staging directories never go into a tarball. A backup is
+ * written 0600 and records every entry owner-only (0700 directories, 0600 files), whatever the
+ * files' modes were; a restored directory is private (privateFiles.ts).
  */
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -19,6 +21,7 @@ import type { Logger } from "../logger.ts";
 import { LOCK_FILE_NAME, lockDataDir } from "./dataDirLock.ts";
 import { openPglite } from "./pgliteDatabase.ts";
 import { hasDatabase, moveInto, STAGING_PREFIX } from "./pgliteTemplate.ts";
+import { makePrivate, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "./privateFiles.ts";
 import type { BidStore } from "./types.ts";
 
 /** What the service writes into its data directory on SIGUSR2 (renamed into place when whole). */
@@ -54,8 +57,28 @@ function isServiceFile(name: string): boolean {
   return top === LOCK_FILE_NAME || top.startsWith(BACKUP_PREFIX) || top.startsWith(STAGING_PREFIX);
 }
 
-/** The entries of an uncompressed tarball (PGlite's dumpDataDir("none")), the store's own files left out. */
-function withoutServiceFiles(tar: Uint8Array): Buffer {
+const MODE_FIELD = { from: 100, length: 8 };
+const CHECKSUM_FIELD = { from: 148, length: 8 };
+const TYPE_FLAG = 156;
+const DIRECTORY_TYPE = "5".charCodeAt(0);
+
+/** A copy of a tar header recording the entry owner-only, its checksum made again. */
+function privateHeader(header: Uint8Array): Buffer {
+  const copy = Buffer.from(header);
+  const mode = copy[TYPE_FLAG] === DIRECTORY_TYPE ? PRIVATE_DIR_MODE : PRIVATE_FILE_MODE;
+  copy.write(`${mode.toString(8).padStart(MODE_FIELD.length - 1, "0")}\0`, MODE_FIELD.from, "latin1");
+  // The checksum is the sum of the header's bytes with its own field read as spaces.
+  copy.fill(" ", CHECKSUM_FIELD.from, CHECKSUM_FIELD.from + CHECKSUM_FIELD.length);
+  const sum = copy.reduce((total, byte) => total + byte, 0);
+  copy.write(`${sum.toString(8).padStart(6, "0")}\0 `, CHECKSUM_FIELD.from, "latin1");
+  return copy;
+}
+
+/**
+ * The entries of an uncompressed tarball (PGlite's dumpDataDir("none")), the store's own files left
+ * out and every entry recorded owner-only.
+ */
+function privateDatabaseEntries(tar: Uint8Array): Buffer {
   const kept: Uint8Array[] = [];
   let offset = 0;
   while (offset + BLOCK <= tar.length) {
@@ -64,7 +87,7 @@ function withoutServiceFiles(tar: Uint8Array): Buffer {
     const size = Number.parseInt(field(header, 124, 12).trim() || "0", 8);
     if (!Number.isFinite(size)) throw new Error(`The tarball has an unreadable entry at byte ${offset}.`);
     const end = offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK;
-    if (!isServiceFile(entryName(header))) kept.push(tar.subarray(offset, end));
+    if (!isServiceFile(entryName(header))) kept.push(privateHeader(header), tar.subarray(offset + BLOCK, end));
     offset = end;
   }
   kept.push(new Uint8Array(2 * BLOCK));
@@ -75,7 +98,7 @@ function withoutServiceFiles(tar: Uint8Array): Buffer {
 export async function dumpPglite(db: PGlite): Promise<Buffer> {
   await db.exec("CHECKPOINT");
   const tarball = await db.dumpDataDir("none");
-  return withoutServiceFiles(new Uint8Array(await tarball.arrayBuffer()));
+  return privateDatabaseEntries(new Uint8Array(await tarball.arrayBuffer()));
 }
 
 /** Writes `bytes` to `file` whole or not at all. */
@@ -162,6 +185,8 @@ export async function backUpStoppedDataDir(dataDir: string, file: string): Promi
       return await writeBackup(() => dumpPglite(db), file);
     } finally {
       await db.close();
+      // PGlite rewrote pg_internal.init (0644) as it opened.
+      await makePrivate(dataDir);
     }
   } finally {
     await lock.release();
@@ -191,11 +216,11 @@ export async function restoreDataDir(file: string, dataDir: string): Promise<{ b
     }
     const tar = tarball[0] === 0x1f && tarball[1] === 0x8b ? await promisify(gunzip)(tarball) : tarball;
     const staging = join(dataDir, `${STAGING_PREFIX}${randomUUID()}`);
-    await mkdir(staging);
+    await mkdir(staging, { mode: PRIVATE_DIR_MODE });
     try {
       const db = await PGlite.create({
         dataDir: staging,
-        loadDataDir: new Blob([new Uint8Array(withoutServiceFiles(tar))], { type: "application/x-tar" }),
+        loadDataDir: new Blob([new Uint8Array(privateDatabaseEntries(tar))], { type: "application/x-tar" }),
       });
       let counts: { bids: number; migrations: number };
       try {
@@ -206,7 +231,11 @@ export async function restoreDataDir(file: string, dataDir: string): Promise<{ b
       } finally {
         await db.close();
       }
+      // PGlite gives the files it loads and writes modes of its own (pg_internal.init 0644).
+      await makePrivate(staging);
       await moveInto(staging, dataDir);
+      // The directory itself, if it existed before.
+      await makePrivate(dataDir);
       return counts;
     } finally {
       await rm(staging, { recursive: true, force: true });

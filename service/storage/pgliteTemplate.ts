@@ -7,10 +7,11 @@
  * it. With no template (a PGlite upgrade since the last build) a child process initialises the
  * directory and exits.
  *
- * Either way the files are made in a staging directory inside the data directory and moved into
- * place with PG_VERSION last: PGlite takes a directory with PG_VERSION for a database, so a start
- * cut short leaves none, and the next start begins again. Each start stages in a directory of its
- * own: a child orphaned by a killed service may still be writing into the last one's.
+ * Either way the files are made in a staging directory inside the data directory, made private
+ * (privateFiles.ts) and moved into place with PG_VERSION last: PGlite takes a directory with
+ * PG_VERSION for a database, so a start cut short leaves none, and the next start begins again.
+ * Each start stages in a directory of its own: a child orphaned by a killed service may still be
+ * writing into the last one's.
  */
 import { spawn } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
@@ -19,6 +20,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../logger.ts";
 import { openPglite, PGLITE_INITDB_ARGS } from "./pgliteDatabase.ts";
+import { makePrivate, PRIVATE_DIR_MODE } from "./privateFiles.ts";
 
 const INIT_SCRIPT = fileURLToPath(new URL("pgliteInit.ts", import.meta.url));
 const CACHE_DIR = fileURLToPath(new URL("../../node_modules/.cache/nothing-store/", import.meta.url));
@@ -54,7 +56,7 @@ export async function defaultTemplateDir(): Promise<string> {
 
 /** Initialises `dir` (empty or absent) in a child process; throws with its error output if it fails. */
 export async function initialiseInChild(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const child = spawn(process.execPath, [INIT_SCRIPT, dir], { stdio: ["ignore", "ignore", "pipe"] });
   let errorOutput = "";
   child.stderr.setEncoding("utf8");
@@ -138,6 +140,9 @@ export async function prepareDataDir(
       await initialiseInChild(staging);
       how = "initialised";
     }
+    // The copy keeps the template's modes, and PGlite's initdb sets its own (0666): private before
+    // they are in place.
+    await makePrivate(staging);
     await moveInto(staging, dataDir);
   } finally {
     await rm(staging, { recursive: true, force: true });

@@ -7,7 +7,7 @@
  * moderation and payments, and a new bid gets an id above every old one. A restore refuses a PGlite
  * directory in use or not empty, and pg_restore a database that is not empty.
  */
-import { mkdir, readdir, readFile, realpath, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, inject, it } from "vitest";
@@ -16,6 +16,7 @@ import { LOCK_FILE_NAME } from "../../../service/storage/dataDirLock.ts";
 import type { RoundSettings, StoreWithPayments } from "../../../service/storage/types.ts";
 import { SERVICE_TEST_MS, scaled } from "../../harness/timeBudgets.ts";
 import { connectClient } from "../harness/auctionClient.ts";
+import { notPrivate, notPrivateInTarball } from "../harness/fileModes.ts";
 import { spawnCollected, startServiceProcess } from "../harness/serviceProcess.ts";
 import {
   cleanUpAfter,
@@ -210,6 +211,9 @@ describe("backups and restore", () => {
       const names = gunzipSync(await readFile(file)).toString("latin1");
       expect(names).toContain("PG_VERSION");
       expect(names).not.toContain(LOCK_FILE_NAME);
+      // Owner-only, the file and what it records (decision 2026-11-28-private-data-files).
+      expect(((await stat(file)).mode & 0o7777).toString(8)).toBe("600");
+      expect(await notPrivateInTarball(file)).toEqual([]);
 
       // A backup taken while bids keep coming holds every bid acknowledged before it and no hole:
       // the bids up to some id, exactly (checked once the service has stopped).
@@ -260,6 +264,7 @@ describe("backups and restore", () => {
       expect(await restore.exited, restore.output()).toBe(0);
       console.info(restore.output().trim());
       expect(await readdir(restoredDir)).not.toContain(LOCK_FILE_NAME);
+      expect(await notPrivate(restoredDir)).toEqual([]);
 
       expect(service.crashed()).toBe(false);
       service.signal("SIGTERM");

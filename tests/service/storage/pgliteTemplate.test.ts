@@ -3,7 +3,7 @@
  * the build's template, or, with none, initialised by a child process; either way moved into place
  * with PG_VERSION last, so a first start cut short leaves no half a database for the next to trust.
  */
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openPgliteStore } from "../../../service/storage/pglite.ts";
@@ -14,6 +14,7 @@ import {
   initialiseInChild,
   prepareDataDir,
 } from "../../../service/storage/pgliteTemplate.ts";
+import { notPrivate } from "../harness/fileModes.ts";
 import { cleanUpAfter, createTestDataDir, NO_BIDS, testLogger } from "../harness/stores.ts";
 
 /** Every file below `dir` with its size, by path: what a copy must reproduce. */
@@ -34,6 +35,13 @@ async function testDataDir(options: { empty?: boolean; unmigrated?: boolean } = 
   return data.dir;
 }
 
+/** An empty data directory as the store hands it to prepareDataDir: made private when it was locked. */
+async function privateEmptyDir(): Promise<string> {
+  const dir = await testDataDir({ empty: true });
+  await chmod(dir, 0o700);
+  return dir;
+}
+
 /** A store on `dataDir` opens (so the migrations ran on what was put there), shows no bids, and closes. */
 async function expectStoreOpens(dataDir: string, templateDir: string): Promise<void> {
   const store = await openPgliteStore({ dataDir, logger: testLogger(), templateDir });
@@ -48,9 +56,12 @@ async function expectStoreOpens(dataDir: string, templateDir: string): Promise<v
 describe("a new PGlite data directory", () => {
   it("is a copy of the template, and the store opens it", async () => {
     const template = await testDataDir({ unmigrated: true });
-    const dataDir = await testDataDir({ empty: true });
+    const dataDir = await privateEmptyDir();
     expect(await prepareDataDir(dataDir, testLogger(), template)).toBe("template");
     expect(await listing(dataDir)).toEqual(await listing(template));
+    // PGlite made the template's files 0666; the copy is owner-only.
+    expect((await notPrivate(template)).length).toBeGreaterThan(900);
+    expect(await notPrivate(dataDir)).toEqual([]);
     await expectStoreOpens(dataDir, template);
   });
 
@@ -78,7 +89,7 @@ describe("a new PGlite data directory", () => {
   });
 
   it("is initialised by a child process when there is no template, and says so", async () => {
-    const dataDir = await testDataDir({ empty: true });
+    const dataDir = await privateEmptyDir();
     const missing = `${dataDir}-no-template`;
     const lines: Record<string, unknown>[] = [];
     const logger = testLogger((line) => lines.push(line));
@@ -88,6 +99,7 @@ describe("a new PGlite data directory", () => {
     );
     expect(await hasDatabase(dataDir)).toBe(true);
     expect((await readdir(dataDir)).filter((entry) => entry.startsWith(".nothing-store-init"))).toEqual([]);
+    expect(await notPrivate(dataDir)).toEqual([]);
     await expectStoreOpens(dataDir, missing);
   });
 
