@@ -5,23 +5,22 @@
  * transaction (as they register, late ones too); a click connects, takes the request shown (or has
  * the dialog make one from its form), fetches its Solana Pay transaction request from the service,
  * and asks the wallet to sign and send it. The service's watcher confirms the payment by its
- * reference, exactly as a QR payment.
+ * reference, exactly as a QR payment. A wallet that misbehaves harms only itself
+ * (docs/decisions/2026-11-28-wallets-that-misbehave.md): one that throws while listed is left out,
+ * one that does not answer gives the buttons back after WALLET_ANSWER_MS.
  */
-import type { SolanaSignAndSendTransactionFeature } from "@solana/wallet-standard-features";
 import { getWallets } from "@wallet-standard/app";
-import type { Wallet } from "@wallet-standard/base";
-import type { StandardConnectFeature } from "@wallet-standard/features";
 import { PAYMENT_CHAIN, PAYMENTS_UNAVAILABLE_TEXT } from "../lib/payments.ts";
 import {
+  answerWithin,
   base64Bytes,
-  CONNECT_FEATURE,
   NO_ACCOUNT_TEXT,
+  type PayableWallet,
   payableWallets,
   payingAccount,
-  SIGN_AND_SEND_FEATURE,
   transactionRefusalText,
+  WALLET_ANSWER_MS,
   walletFailureText,
-  walletIcon,
   walletProgressText,
 } from "../lib/walletPayment.ts";
 
@@ -49,7 +48,7 @@ let block: WalletBlock | undefined;
 /** One payment at a time: the buttons are marked busy and ignore clicks meanwhile. */
 let paying = false;
 /** The wallets the list shows, so a register event that changes nothing keeps the buttons (and focus). */
-let shownWallets: readonly Wallet[] = [];
+let shownWallets: readonly PayableWallet[] = [];
 
 /** Shows the wallets that can pay, kept current as wallets come and go; `refresh` after the dialog changes. */
 export function showWallets(target: WalletBlock): { refresh(): void } {
@@ -58,6 +57,8 @@ export function showWallets(target: WalletBlock): { refresh(): void } {
     wallets.on("register", render);
     wallets.on("unregister", render);
   }
+  // A list of its own (not the page's one dialog) starts empty.
+  if (block?.list !== target.list) shownWallets = [];
   block = target;
   render();
   return { refresh: render };
@@ -68,7 +69,11 @@ function render() {
   const wallets = payableWallets(getWallets().get(), PAYMENT_CHAIN);
   const { container, list, item } = block;
   const changed =
-    wallets.length !== shownWallets.length || wallets.some((wallet, index) => wallet !== shownWallets[index]);
+    wallets.length !== shownWallets.length ||
+    wallets.some(({ wallet, label, icon }, index) => {
+      const shown = shownWallets[index];
+      return wallet !== shown?.wallet || label !== shown.label || icon !== shown.icon;
+    });
   if (changed) {
     shownWallets = wallets;
     list.replaceChildren(...wallets.map((wallet) => walletItem(item, wallet)));
@@ -76,14 +81,13 @@ function render() {
   container.hidden = wallets.length === 0 || !block.accepts();
 }
 
-function walletItem(template: HTMLTemplateElement, wallet: Wallet): Node {
+function walletItem(template: HTMLTemplateElement, wallet: PayableWallet): Node {
   const fragment = template.content.cloneNode(true) as DocumentFragment;
   const button = fragment.querySelector("button") as HTMLButtonElement;
   const icon = fragment.querySelector("img") as HTMLImageElement;
-  (fragment.querySelector("span") as HTMLElement).textContent = `Pay with ${wallet.name}`;
-  const source = walletIcon(wallet);
-  if (source) {
-    icon.src = source;
+  (fragment.querySelector("span") as HTMLElement).textContent = `Pay with ${wallet.label}`;
+  if (wallet.icon) {
+    icon.src = wallet.icon;
     icon.hidden = false;
   }
   if (paying) button.setAttribute("aria-disabled", "true");
@@ -102,17 +106,21 @@ function setBusy(busy: boolean) {
   }
 }
 
-/** Connects, makes or takes the request, fetches its transaction, and has the wallet sign and send it. */
-async function pay(wallet: Wallet, { paymentFor, say }: WalletBlock) {
+/**
+ * Connects, makes or takes the request, fetches its transaction, and has the wallet sign and send it.
+ * Each wallet call is bounded (WALLET_ANSWER_MS): past it the buttons come back, and the late answer
+ * goes nowhere, so it neither goes on to pay nor frees the buttons of a payment begun since.
+ */
+async function pay(wallet: PayableWallet, { paymentFor, say }: WalletBlock) {
   setBusy(true);
+  const name = wallet.label;
   let reference: string | undefined;
   try {
-    say(walletProgressText.connecting(wallet.name));
-    const connect = wallet.features[CONNECT_FEATURE] as StandardConnectFeature[typeof CONNECT_FEATURE];
-    const { accounts } = await connect.connect();
+    say(walletProgressText.connecting(name));
+    const { accounts } = await answerWithin(() => wallet.connect.connect(), WALLET_ANSWER_MS);
     const account = payingAccount(accounts, PAYMENT_CHAIN);
     if (!account) {
-      say(NO_ACCOUNT_TEXT(wallet.name));
+      say(NO_ACCOUNT_TEXT(name));
       return;
     }
     const request = await paymentFor();
@@ -124,14 +132,14 @@ async function pay(wallet: Wallet, { paymentFor, say }: WalletBlock) {
       say(transaction, reference);
       return;
     }
-    say(walletProgressText.approving(wallet.name), reference);
-    const signAndSend = wallet.features[
-      SIGN_AND_SEND_FEATURE
-    ] as SolanaSignAndSendTransactionFeature[typeof SIGN_AND_SEND_FEATURE];
-    await signAndSend.signAndSendTransaction({ account, chain: PAYMENT_CHAIN, transaction });
-    say(walletProgressText.sent(wallet.name), reference);
+    say(walletProgressText.approving(name), reference);
+    await answerWithin(
+      () => wallet.signAndSend.signAndSendTransaction({ account, chain: PAYMENT_CHAIN, transaction }),
+      WALLET_ANSWER_MS,
+    );
+    say(walletProgressText.sent(name), reference);
   } catch (error) {
-    say(walletFailureText(wallet.name, error), reference);
+    say(walletFailureText(name, error), reference);
   } finally {
     setBusy(false);
   }

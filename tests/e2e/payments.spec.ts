@@ -11,11 +11,17 @@ import type { Address } from "@solana/kit";
 import { type PaymentShop, startPaymentShop } from "../../scripts/harness/paymentShop.ts";
 import { TRANSACTION_REQUEST_REFUSALS } from "../../service/payments/transactionRequestRoutes.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../src/lib/payments.ts";
+import { WALLET_ANSWER_MS, walletName } from "../../src/lib/walletPayment.ts";
 import { scaled } from "../harness/timeBudgets.ts";
 import { toast } from "./fixtures.ts";
 import { consoleErrorsThroughPage } from "./harness/consoleErrors.ts";
 import { watchViolations } from "./harness/cspViolations.ts";
-import { installTestWallet, TEST_WALLET_NAME } from "./harness/testWallet.ts";
+import {
+  HANGING_WALLET_NAME,
+  installMisbehavingWallets,
+  installTestWallet,
+  TEST_WALLET_NAME,
+} from "./harness/testWallet.ts";
 
 const TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 
@@ -255,6 +261,48 @@ test("a wallet without $ZN is told so before it is asked to sign anything", asyn
   await dialog.getByRole("button", { name: `Pay with ${TEST_WALLET_NAME}` }).click();
   await expect(dialog.locator("[data-payment-status]")).toHaveText(TRANSACTION_REQUEST_REFUSALS.noTokens.message);
   expect(wallet.requests).toEqual([]);
+});
+
+test("wallets that throw or never answer harm only themselves: the buttons come back, and the test wallet pays", async ({
+  page,
+}) => {
+  const errors: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  const buyer = await buyerWallet(100_000_000n);
+  await installMisbehavingWallets(page);
+  const wallet = await installTestWallet(page, shop.chain, buyer);
+  // The page's timers on a clock the test moves: the bound passes without waiting for it.
+  await page.clock.install();
+  await page.goto(`${origin}/`);
+  const { dialog } = await openBuyDialog(page);
+  // The five that throw are left out; the hanging one is listed, its long name cut.
+  const hanging = walletName(HANGING_WALLET_NAME);
+  expect([...hanging]).toHaveLength(32);
+  const payButtons = dialog.getByRole("button", { name: /^Pay with/ });
+  await expect(payButtons).toHaveText([`Pay with ${hanging}`, `Pay with ${TEST_WALLET_NAME}`]);
+  await expect(payButtons.first()).toHaveAccessibleName(`Pay with ${hanging}`);
+
+  await payButtons.first().click();
+  const status = dialog.locator("[data-payment-status]");
+  await expect(status).toHaveText(`Connecting to ${hanging}…`);
+  await expect(payButtons.last()).toHaveAttribute("aria-disabled", "true");
+  await page.clock.fastForward(WALLET_ANSWER_MS - 1_000);
+  await expect(payButtons.last()).toHaveAttribute("aria-disabled", "true");
+  await page.clock.fastForward(1_000);
+  await expect(status).toHaveText(`${hanging} did not answer. Try again, or pay with the QR code or link.`);
+  for (const each of await payButtons.all()) await expect(each).not.toHaveAttribute("aria-disabled");
+  await expect(payButtons.first()).toBeFocused();
+  await expectAxeClean(page);
+
+  await payButtons.last().click();
+  await expect(toast(page, "Payment Confirmed!")).toContainText("+7 lottery spins.");
+  await expect(status).toHaveText("Payment confirmed!");
+  expect(wallet.requests).toEqual([{ chain: "solana:mainnet", account: buyer.address }]);
+  expect(await shop.chain.balance(buyer.address, mint)).toBe(0n);
+  expect(errors).toEqual([]);
 });
 
 test("a confirmed payment with a name shows on the Wall of Fame's Verified Patrons, with its total and transaction", async ({

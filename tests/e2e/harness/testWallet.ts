@@ -106,3 +106,63 @@ export async function installTestWallet(page: Page, chain: LocalChain, buyer: Ke
     },
   };
 }
+
+/** A wallet whose connect never answers, as one left waiting on a locked or crashed extension; its name longer than a button. */
+export const HANGING_WALLET_NAME = "A Wallet That Never Answers, However Long You Wait";
+
+/**
+ * Installs wallets that misbehave, before `installTestWallet`'s, in every page of `page`'s context
+ * loaded from now on: five that throw while listed (a getter of `features`, `name`, `icon` or
+ * `chains`, or a `features` that throws on every read), and HANGING_WALLET_NAME.
+ */
+export async function installMisbehavingWallets(page: Page): Promise<void> {
+  await page.addInitScript(
+    ({ icon, hangingName }) => {
+      const chains = ["solana:mainnet"] as const;
+      const wallet = (name: string, connect: () => Promise<unknown>) => ({
+        version: "1.0.0",
+        name,
+        icon,
+        chains,
+        accounts: [],
+        features: {
+          "standard:connect": { version: "1.0.0", connect },
+          "solana:signAndSendTransaction": {
+            version: "1.0.0",
+            supportedTransactionVersions: ["legacy", 0],
+            signAndSendTransaction: () => new Promise(() => {}),
+          },
+        },
+      });
+      const never = () => new Promise(() => {});
+      const throwsOn = (property: string) =>
+        Object.defineProperty(wallet(`Throws on ${property}`, never), property, {
+          get() {
+            throw new Error(`no ${property}`);
+          },
+        });
+      const hostileFeatures = {
+        ...wallet("Hostile features", never),
+        features: new Proxy(
+          {},
+          {
+            get() {
+              throw new Error("no features");
+            },
+          },
+        ),
+      };
+      const wallets = [
+        ...["features", "name", "icon", "chains"].map(throwsOn),
+        hostileFeatures,
+        wallet(hangingName, never),
+      ];
+      const register = ({ register }: { register: (...wallets: unknown[]) => unknown }) => register(...wallets);
+      window.dispatchEvent(new CustomEvent("wallet-standard:register-wallet", { detail: register }));
+      window.addEventListener("wallet-standard:app-ready", (event) =>
+        register((event as CustomEvent<{ register: (...wallets: unknown[]) => unknown }>).detail),
+      );
+    },
+    { icon: ICON, hangingName: HANGING_WALLET_NAME },
+  );
+}
