@@ -8,7 +8,8 @@ import { E2E_EXPECT_MS, E2E_SERVER_START_MS, E2E_TEST_MS } from "./tests/harness
 const PORT = Number(process.env.E2E_PORT ?? 4329);
 const baseURL = `http://127.0.0.1:${PORT}`;
 // The auction starts empty on every run: a PGlite directory of its own, wiped before the server starts.
-const DATA_DIR = join(tmpdir(), `nothing-store-e2e-${PORT}`);
+// Named for the user too: another user's run left its own, which this one may not remove.
+const DATA_DIR = join(tmpdir(), `nothing-store-e2e-${process.getuid?.() ?? "user"}-${PORT}`);
 
 export default defineConfig({
   testDir: "tests/e2e",
