@@ -101,6 +101,18 @@ export function limitKey(address: string): string {
   return `${canonicalIPv6(`${groups.slice(0, 4).join(":")}::`)}/64`;
 }
 
+/** The IPv6 network of `address` (a valid IPv6 address) with its first `bits` kept, in one spelling ("2001:db8::/48"). */
+export function ipv6Prefix(address: string, bits: number): string {
+  const words = (expandIPv6(canonicalIPv6(address)) ?? []).map((group) => Number.parseInt(group, 16));
+  const kept = words.map((word, index) => {
+    const from = index * 16;
+    if (from + 16 <= bits) return word;
+    if (from >= bits) return 0;
+    return word & (0xffff << (16 - (bits - from))) & 0xffff;
+  });
+  return `${canonicalIPv6(kept.map((word) => word.toString(16)).join(":"))}/${bits}`;
+}
+
 /** The WHATWG URL spelling: lower case, no leading zeros, the longest zero run as "::", IPv4 tails in hex. */
 function canonicalIPv6(address: string): string {
   return new URL(`http://[${address}]`).hostname.slice(1, -1);

@@ -11,7 +11,8 @@
  * and the last part of the capacity (the reserve) goes only to groups that hold little, so a
  * newcomer is served while the heaviest holders are refused.
  */
-import { isIPv4, isIPv6 } from "node:net";
+import { isIPv4 } from "node:net";
+import { ipv6Prefix, limitKey } from "./clientAddress.ts";
 
 /** How the capacity is shared; every share is of the whole capacity. */
 export interface ShareRules {
@@ -75,38 +76,16 @@ export interface AddressGroups {
 }
 
 /**
- * The groups of a client address (as clientAddress gives it). IPv4-mapped IPv6 counts as IPv4; a
- * zone (fe80::1%eth0) names an interface, not a client; anything else ("unknown") is one client.
+ * The groups of a client address (as clientAddress gives it): its limit key (clientAddress.ts:
+ * IPv4-mapped IPv6 as IPv4, a zone dropped, IPv6 by its /64), and the networks around it. Anything
+ * that is no address ("unknown") is one client.
  */
 export function addressGroups(address: string): AddressGroups {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  const bare = (mapped ?? address).replace(/%.*$/, "");
-  if (isIPv4(bare)) return { client: bare, mid: null, wide: `${bare.replace(/\.\d+$/, ".0")}/24` };
-  if (!isIPv6(bare)) return { client: address, mid: null, wide: null };
-  const groups = expandIPv6(new URL(`http://[${bare}]`).hostname.slice(1, -1));
-  if (groups.slice(0, 5).every((group) => group === "0") && groups[5] === "ffff") {
-    // The WHATWG spelling writes a mapped IPv4 tail in hex.
-    const [high, low] = [groups[6], groups[7]].map((group) => Number.parseInt(group ?? "0", 16)) as [number, number];
-    return addressGroups([high >> 8, high & 255, low >> 8, low & 255].join("."));
-  }
-  const prefix = (bits: 48 | 56 | 64) => {
-    const words = groups.map((group) => Number.parseInt(group, 16));
-    const kept = words.map((word, index) => {
-      const from = index * 16;
-      if (from + 16 <= bits) return word;
-      if (from >= bits) return 0;
-      return word & (0xffff << (16 - (bits - from))) & 0xffff;
-    });
-    return `${new URL(`http://[${kept.map((word) => word.toString(16)).join(":")}]`).hostname.slice(1, -1)}/${bits}`;
-  };
-  return { client: prefix(64), mid: prefix(56), wide: prefix(48) };
-}
-
-function expandIPv6(address: string): string[] {
-  const [head = "", tail = ""] = address.split("::");
-  const left = head === "" ? [] : head.split(":");
-  const right = tail === "" ? [] : tail.split(":");
-  return [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  const client = limitKey(address);
+  if (isIPv4(client)) return { client, mid: null, wide: `${client.replace(/\.\d+$/, ".0")}/24` };
+  if (!client.endsWith("/64")) return { client, mid: null, wide: null };
+  const network = client.slice(0, -"/64".length);
+  return { client, mid: ipv6Prefix(network, 56), wide: ipv6Prefix(network, 48) };
 }
 
 /** Why a unit was refused: the client's own share, its network's, the reserve, or nothing left. */
