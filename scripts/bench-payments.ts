@@ -11,6 +11,10 @@
  * Confirmed!" toast enters the document (a MutationObserver, on the same machine clock). Prints
  * p50, p99 and max per `PAYMENT_POLL_MS`: the default 2,000 and 200.
  *
+ * First of all, what the RPC costs (docs/decisions/2026-11-28-the-rpc-is-a-budget.md): calls per
+ * transaction-request POST (500 from 50 wallets in 5 s) and per open request per poll (100 and
+ * 1,000 waiting, nothing landing), at the default PAYMENT_RPC_CALLS_PER_SECOND and unbudgeted.
+ *
  * Usage: npm run bench:payments [-- --payments N]   (50 by default)
  * Needs a site built with a real payment address (dist/): run `npm run build:e2e` first. All traffic goes to 127.0.0.1; every wait
  * is bounded; the service is stopped on exit.
@@ -30,6 +34,8 @@ const CONFIRMED_TOAST = "Payment Confirmed!";
 const WATCHES_PER_PAGE = 15;
 
 const SPAM_POLL_MS = 2_000;
+/** Deluxe Nothing, 100 $ZN in 6 decimals: what each transaction request's wallet holds. */
+const DELUXE_PRICE_BASE_UNITS = 100_000_000n;
 const CONFIRMED_WITHIN_MS = 60_000;
 
 const { values } = parseArgs({ options: { payments: { type: "string", default: "50" } } });
@@ -150,8 +156,86 @@ async function measureSpam(): Promise<string[]> {
   }
 }
 
+async function createRequest(shop: PaymentShop): Promise<string> {
+  const created = await fetch(`${shop.origin}/payments`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ tierId: "2" }),
+  });
+  if (created.status !== 201) throw new Error(`POST /payments answered ${created.status}`);
+  return ((await created.json()) as { reference: string }).reference;
+}
+
+const totalCalls = (shop: PaymentShop) => [...shop.rpc.calls.values()].reduce((sum, count) => sum + count, 0);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** 500 transaction requests from 50 wallets to 10 requests, in 10 waves 500 ms apart: calls per POST. */
+async function transactionRequestCost(budget: string): Promise<string> {
+  const shop = await startPaymentShop({ pollMs: SPAM_POLL_MS, env: { PAYMENT_RPC_CALLS_PER_SECOND: budget } });
+  try {
+    const references = await Promise.all(Array.from({ length: 10 }, () => createRequest(shop)));
+    const wallets = [];
+    for (let made = 0; made < 50; made++) {
+      const wallet = await shop.chain.wallet();
+      await shop.chain.mintTo(shop.mint, wallet.address, DELUXE_PRICE_BASE_UNITS);
+      wallets.push(wallet);
+    }
+    await sleep(1_000);
+    shop.rpc.resetCalls();
+    const answers = new Map<number, number>();
+    const startedAt = performance.now();
+    for (let wave = 0; wave < 10; wave++) {
+      const waveAt = performance.now();
+      await Promise.all(
+        wallets.map(async (wallet, index) => {
+          const response = await fetch(`${shop.origin}/payments/${references[index % references.length]}/transaction`, {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ account: wallet.address }),
+          });
+          await response.arrayBuffer();
+          answers.set(response.status, (answers.get(response.status) ?? 0) + 1);
+        }),
+      );
+      await sleep(Math.max(0, 500 - (performance.now() - waveAt)));
+    }
+    const seconds = (performance.now() - startedAt) / 1000;
+    const calls = totalCalls(shop);
+    return `| transaction requests, budget ${budget}/s | 500 POSTs in ${seconds.toFixed(1)} s | ${calls} (${(calls / seconds).toFixed(2)}/s) | ${(calls / 500).toFixed(3)} per POST | ${JSON.stringify(Object.fromEntries(answers))} |`;
+  } finally {
+    await shop.stop();
+  }
+}
+
+/** `waiting` open requests, nothing landing, for 20 s of polls: calls per open request per poll. */
+async function openRequestCost(waiting: number, budget: string): Promise<string> {
+  const shop = await startPaymentShop({ pollMs: SPAM_POLL_MS, env: { PAYMENT_RPC_CALLS_PER_SECOND: budget } });
+  try {
+    for (let made = 0; made < waiting; made += 50) {
+      await Promise.all(Array.from({ length: Math.min(50, waiting - made) }, () => createRequest(shop)));
+    }
+    // The first minute looks each request up once; the steady state is what stays.
+    await sleep(5_000);
+    shop.rpc.resetCalls();
+    const seconds = 20;
+    await sleep(seconds * 1000);
+    const calls = totalCalls(shop);
+    const polls = (seconds * 1000) / SPAM_POLL_MS;
+    return `| ${waiting.toLocaleString("en")} open requests, budget ${budget}/s | ${seconds} s, ${polls} polls | ${calls} (${(calls / seconds).toFixed(2)}/s) | ${(calls / (waiting * polls)).toFixed(4)} per open request per poll | |`;
+  } finally {
+    await shop.stop();
+  }
+}
+
 // The figures mean little while other work runs: the load average says how quiet it was.
 console.log({ ...describeMachine(), loadAverage: os.loadavg() });
+console.log(`The RPC's cost, PAYMENT_POLL_MS ${SPAM_POLL_MS} (the default budget is 3 calls a second):`);
+console.log("| load | for | RPC calls | per unit | answers |");
+console.log("| --- | --- | --- | --- | --- |");
+for (const budget of ["3", "100000"]) console.log(await transactionRequestCost(budget));
+for (const waiting of [100, 1_000]) {
+  for (const budget of ["3", "100000"]) console.log(await openRequestCost(waiting, budget));
+}
 console.log(`A payment beside spam on the store's token account, PAYMENT_POLL_MS ${SPAM_POLL_MS}:`);
 for (const row of await measureSpam()) console.log(row);
 for (const pollMs of POLL_INTERVALS_MS) console.log(await measure(pollMs));

@@ -252,6 +252,11 @@ function paymentMetrics(registry: Registry) {
       labelNames: ["method", "kind"] as const,
       registers: [registry],
     }),
+    paymentRpcBudgetRefusals: new Counter({
+      name: "payment_rpc_budget_refusals_total",
+      help: "Transaction requests answered 503 because the RPC budget (PAYMENT_RPC_CALLS_PER_SECOND) kept the watcher's share.",
+      registers: [registry],
+    }),
     paymentRpcLatency: new Histogram({
       name: "payment_rpc_latency_seconds",
       help: "Time of each call to the Solana RPC, by method, failed ones included.",

@@ -38,7 +38,14 @@ export interface PaymentShop {
   stop(): Promise<void>;
 }
 
-export async function startPaymentShop({ pollMs }: { pollMs: number }): Promise<PaymentShop> {
+/** `env` is laid over the shop's own, e.g. to restore a default the lifted limits raise. */
+export async function startPaymentShop({
+  pollMs,
+  env = {},
+}: {
+  pollMs: number;
+  env?: Record<string, string>;
+}): Promise<PaymentShop> {
   const workDir = await mkdtemp(join(tmpdir(), "nothing-payment-shop-"));
   const chain = await LocalChain.create();
   let rpc: ChainRpcServer | undefined;
@@ -51,10 +58,12 @@ export async function startPaymentShop({ pollMs }: { pollMs: number }): Promise<
   try {
     rpc = await startChainRpcServer(chain);
     const mint = await chain.createMint({ decimals: 6, program: "token" });
-    const recipient = builtPaymentAddress("dist");
+    // The pages the service serves: STATIC_DIR, as the service reads it from this environment.
+    const pages = process.env.STATIC_DIR || "dist";
+    const recipient = builtPaymentAddress(pages);
     if (recipient === null || !isAddress(recipient) || recipient === PLACEHOLDER_DEFAULTS.PUBLIC_PAYMENT_ADDRESS) {
       throw new Error(
-        `dist/ was built with PUBLIC_PAYMENT_ADDRESS ${recipient ?? "unset"}: build it with a real address (npm run build:e2e)`,
+        `${pages}/ was built with PUBLIC_PAYMENT_ADDRESS ${recipient ?? "unset"}: build it with a real address (npm run build:e2e)`,
       );
     }
     const payer = await chain.wallet();
@@ -78,6 +87,7 @@ export async function startPaymentShop({ pollMs }: { pollMs: number }): Promise<
         PAYMENT_POLL_MS: String(pollMs),
         // Every buyer here is 127.0.0.1: the default (10 requests an address) would stop the bench.
         PAYMENT_RATE_LIMIT: "1000000",
+        ...env,
       },
       stdio: ["ignore", "ignore", "inherit"],
     });

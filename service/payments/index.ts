@@ -23,8 +23,10 @@ import {
   UnsellableMintError,
 } from "./chain.ts";
 import { createPaymentsOffRoute } from "./patronRoutes.ts";
+import { createRequestReads } from "./requestReads.ts";
 import { createPaymentRoutes } from "./routeDispatch.ts";
 import type { PaymentRoute } from "./routeShared.ts";
+import { createRpcBudget } from "./rpcBudget.ts";
 import { createPaymentSockets, type PaymentSocketLink } from "./sockets.ts";
 import { createPaymentWatcher, MAX_BACKOFF_MS, type PaymentWatcher } from "./watcher.ts";
 
@@ -101,6 +103,8 @@ export function startPayments(options: PaymentsOptions): Payments {
       now,
       timeoutMs: options.rpcTimeoutMs,
     });
+  const budget = createRpcBudget(settings.rpcCallsPerSecond, now);
+  const reads = createRequestReads({ chain, budget, timers, now });
   let chainInfo: ChainInfo | null = null;
   let rpcState: RpcState = "ok";
   let watcher: PaymentWatcher | null = null;
@@ -146,6 +150,7 @@ export function startPayments(options: PaymentsOptions): Payments {
       watcher = createPaymentWatcher({
         store: store.payments,
         chain,
+        budget,
         account: { tokenAccount: info.tokenAccount, recipient: settings.recipient, mint: settings.mint },
         pollMs: settings.pollMs,
         unreachableAfterMs: settings.unreachableAfterMs,
@@ -214,7 +219,7 @@ export function startPayments(options: PaymentsOptions): Payments {
       rateLimiter,
       statusLimiter,
       transactionLimiter,
-      chain,
+      reads,
       servesPages: Boolean(config.staticDir),
       slow: () => rpcState === "limited",
       logger,

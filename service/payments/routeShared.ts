@@ -20,7 +20,8 @@ import type { Metrics } from "../metrics.ts";
 import type { NameFilter } from "../names/nameFilter.ts";
 import type { PaymentStore } from "../storage/payments.ts";
 import { StoreUnavailableError } from "../storage/types.ts";
-import type { ChainClient, ChainInfo } from "./chain.ts";
+import type { ChainInfo } from "./chain.ts";
+import type { RequestReads } from "./requestReads.ts";
 import type { PaymentSettings } from "./settings.ts";
 
 /** A request body is a tier id and a name of at most 40 characters: 2 KiB is plenty. */
@@ -51,9 +52,9 @@ export interface PaymentRoutesOptions {
   statusLimiter: RateLimiter;
   /** Confirmations are slower than usual (the RPC provider rate limits the watcher). */
   slow(): boolean;
-  /** The RPC calls a transaction request makes: the buyer's and the store's token accounts, a recent blockhash. */
-  chain: Pick<ChainClient, "accounts" | "latestBlockhash">;
-  /** POST /payments/<reference>/transaction, per client as above (each costs two RPC calls). */
+  /** What a transaction request reads of the chain (the buyer's and the store's token accounts, a blockhash), shared and budgeted. */
+  reads: RequestReads;
+  /** POST /payments/<reference>/transaction, per client as above. */
   transactionLimiter: RateLimiter;
   /** The service serves the built pages (STATIC_DIR set): the icon is on its own origin, else on the pages'. */
   servesPages: boolean;

@@ -21,7 +21,8 @@ import { answerJson, refuseMethod } from "../http/answers.ts";
 import { clientAddress, limitKey, maskAddress } from "../http/clientAddress.ts";
 import type { StoredPayment } from "../storage/payments.ts";
 import { formatUnits } from "./amounts.ts";
-import { RpcFault } from "./chain.ts";
+import { type BlockhashLifetime, RpcFault } from "./chain.ts";
+import { type AccountState, RpcBudgetSpent } from "./requestReads.ts";
 import { statusBody } from "./requestRoutes.ts";
 import {
   COMMON_REFUSALS,
@@ -56,6 +57,7 @@ export const TRANSACTION_REQUEST_REFUSALS = {
   ownWallet: { error: "own_wallet", message: "This is the shop's own wallet: pay from another." },
   noTokens: { error: "no_tokens", message: "This wallet holds no $ZN." },
   accountFrozen: { error: "account_frozen", message: "This wallet's $ZN account is frozen." },
+  rpcBusy: { error: "busy", message: "The shop is answering many wallets at once. Try again in a few seconds." },
 } as const satisfies Record<string, PaymentErrorBody>;
 
 /** Why a transaction request refuses a request that no longer waits: it never will again (410). */
@@ -84,10 +86,11 @@ type TransactionRequestRoutesOptions = Pick<
   | "chainInfo"
   | "available"
   | "statusLimiter"
-  | "chain"
+  | "reads"
   | "transactionLimiter"
   | "servesPages"
   | "logger"
+  | "metrics"
   | "now"
 >;
 
@@ -118,6 +121,12 @@ export function createTransactionRequestRoute(
       return null;
     }
     return payment;
+  }
+
+  function budgetSpent(res: ServerResponse, error: RpcBudgetSpent) {
+    const retryAfterS = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+    options.metrics.paymentRpcBudgetRefusals.inc();
+    refuse(res, 503, TRANSACTION_REQUEST_REFUSALS.rpcBusy, { "Retry-After": String(retryAfterS) });
   }
 
   function rpcUnavailable(res: ServerResponse, error: RpcFault) {
@@ -172,14 +181,18 @@ export function createTransactionRequestRoute(
     }
     const { tierName, priceAmount: price } = statusBody(payment);
     const source = await buyerTokenAccount(account, settings.mint, chain);
-    let accounts: Awaited<ReturnType<typeof options.chain.accounts>>;
-    let lifetime: Awaited<ReturnType<typeof options.chain.latestBlockhash>>;
+    let accounts: AccountState[];
+    let lifetime: BlockhashLifetime;
     try {
       [accounts, lifetime] = await Promise.all([
-        options.chain.accounts([source, chain.tokenAccount]),
-        options.chain.latestBlockhash(),
+        options.reads.accounts([source, chain.tokenAccount]),
+        options.reads.latestBlockhash(),
       ]);
     } catch (error) {
+      if (error instanceof RpcBudgetSpent) {
+        budgetSpent(res, error);
+        return;
+      }
       if (error instanceof RpcFault) {
         rpcUnavailable(res, error);
         return;

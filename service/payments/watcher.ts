@@ -10,6 +10,15 @@
  * nothing. With no request waiting, the only call is a heartbeat a minute: a lookup of a request
  * that ended unpaid, for a payment seen late.
  *
+ * Many waiting requests are watched in one call (docs/decisions/2026-11-28-the-rpc-is-a-budget.md):
+ * every payment lands on the store's token account, so each poll first reads the newest
+ * transaction there (one call of one signature). While it is the one the last poll saw, a request
+ * looked up since the account last changed cannot have been paid, and is looked up again only
+ * every QUIET_LOOKUP_MS (an index may list a transaction late), to settle what its last lookup
+ * left, or to expire it. Lookups are taken from the RPC budget (rpcBudget.ts), which
+ * bounds the calls whatever the number of requests; spam on the account only brings back the
+ * lookups by reference, within the same budget.
+ *
  * Slow is not down: a 429 makes the chain "limited" (the watcher waits as long as Retry-After
  * asks; purchases go on, confirmations come later); only failing to reach it (refused, timeouts,
  * 5xx) for `unreachableAfterMs` makes it "unreachable", which stops purchases until it answers.
@@ -20,6 +29,7 @@ import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { LookupTarget, PaymentStore, RecordOutcome, RpcState, WatcherLease } from "../storage/payments.ts";
 import { type ChainClient, RpcFault, type SignatureInfo } from "./chain.ts";
+import type { RpcBudget } from "./rpcBudget.ts";
 import { verifyTransaction, type WatchedTokenAccount } from "./verify.ts";
 
 /** getSignaturesForAddress's largest page. */
@@ -28,6 +38,8 @@ const SIGNATURE_PAGE_LIMIT = 1000;
 const MAX_PAGES_PER_LOOKUP = 5;
 /** Requests looked up in one poll: with more waiting, each is looked up every few polls. */
 export const LOOKUPS_PER_POLL = 50;
+/** While the store's token account lists nothing new, a request is still looked up this often. */
+export const QUIET_LOOKUP_MS = 60_000;
 /** With no request waiting, the watcher calls the chain at most this often. */
 export const HEARTBEAT_MS = 60_000;
 /** The heartbeat looks for late payments to requests that ended this recently. */
@@ -53,6 +65,8 @@ const FORGET_AT_ONCE = 1_000;
 export interface PaymentWatcherOptions {
   store: PaymentStore;
   chain: ChainClient;
+  /** The instance's RPC budget: the watcher's lookups are taken from it first. */
+  budget: RpcBudget;
   account: WatchedTokenAccount;
   pollMs: number;
   /** Failing to reach the chain this long makes it "unreachable": purchases stop until it answers. */
@@ -96,7 +110,8 @@ const CONFIRMATION_OUTCOMES = [
 ] as const satisfies readonly (JudgedLogOutcome["outcome"] | "expired")[];
 
 export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWatcher {
-  const { store, chain, account, pollMs, unreachableAfterMs, retentionMs, metrics, timers, now = Date.now } = options;
+  const { store, chain, budget, account, pollMs, unreachableAfterMs, retentionMs, metrics, timers } = options;
+  const now = options.now ?? Date.now;
   const logger = options.logger.child({ component: "payments" });
   const tokenAccount = account.tokenAccount;
   let lease: WatcherLease | null = null;
@@ -110,6 +125,14 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
   let publishedState: RpcState | null = null;
   let lastHeartbeat = Number.NEGATIVE_INFINITY;
   let lastForget = Number.NEGATIVE_INFINITY;
+  /**
+   * The newest signature listed on the store's token account, and when the listing that found it
+   * started: a request looked up since then was looked up after the account last changed. Null
+   * until the first listing of this lease.
+   */
+  let accountMark: { newest: Signature | null; since: number } | null = null;
+  /** References whose last lookup left a transaction unsettled or unread: looked up every poll. */
+  const unsettledReferences = new Set<string>();
   const missingLookups = new Map<string, number>();
   const judgeTries = new Map<string, number>();
   for (const outcome of CONFIRMATION_OUTCOMES) metrics.paymentOutcomes.inc({ outcome }, 0);
@@ -128,6 +151,8 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     failures = 0;
     unreachableSince = null;
     lastHeartbeat = Number.NEGATIVE_INFINITY;
+    accountMark = null;
+    unsettledReferences.clear();
     claimed.onLost(() => {
       if (lease === claimed) dropLease("lost");
     });
@@ -167,6 +192,8 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     const infos: SignatureInfo[] = [];
     let before: Signature | undefined;
     for (let page = 0; page < MAX_PAGES_PER_LOOKUP; page++) {
+      // The first page was granted with the lookup; a public reference's further pages are owed.
+      if (page > 0) budget.spendWatcher(1);
       const answer = await chain.signaturesFor(reference as Address, { before, limit: SIGNATURE_PAGE_LIMIT });
       infos.push(...answer);
       const last = answer.at(-1);
@@ -191,6 +218,8 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
       logOutcome(signature, { outcome: "failed" }, reference);
       return true;
     }
+    // Owed whatever the budget: a listed transaction may be a payment to credit.
+    budget.spendWatcher(1);
     const transaction = await chain.transaction(signature);
     if (transaction === null) {
       // Listed but not served yet (another node behind the same endpoint): the next lookup asks again.
@@ -269,6 +298,8 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     }
     for (const { target, infos, complete } of listings) {
       const settled = complete && infos.every((info) => !unsettled.has(info.signature));
+      if (settled) unsettledReferences.delete(target.reference);
+      else unsettledReferences.add(target.reference);
       const expireBefore =
         mayExpire && settled && startedAt - EXPIRY_GRACE_MS > target.expiresAt.getTime()
           ? new Date(startedAt - EXPIRY_GRACE_MS)
@@ -290,11 +321,41 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     if (forgotten > 0) logger.info({ forgotten, retentionMs }, "deleted requests that ended unpaid");
   }
 
+  /**
+   * Whether the newest transaction on the store's token account is the one the last poll saw (one
+   * call, of one signature); false the first time.
+   */
+  async function accountUnchanged(): Promise<boolean> {
+    const startedAt = now();
+    const [newest] = await chain.signaturesFor(tokenAccount, { limit: 1 });
+    const signature = newest?.signature ?? null;
+    if (accountMark && accountMark.newest === signature) return true;
+    accountMark = { newest: signature, since: startedAt };
+    return false;
+  }
+
+  /** A lookup of `target` could find something new, or is owed (something unsettled, an expiry), or is due anyway. */
+  function lookupWanted(target: LookupTarget, unchanged: boolean, at: number): boolean {
+    const lookedUpAt = target.lookedUpAt?.getTime();
+    if (!unchanged || lookedUpAt === undefined || !accountMark || lookedUpAt < accountMark.since) return true;
+    if (unsettledReferences.has(target.reference)) return true;
+    return at - lookedUpAt >= QUIET_LOOKUP_MS || at - EXPIRY_GRACE_MS > target.expiresAt.getTime();
+  }
+
   async function poll(held: WatcherLease): Promise<void> {
     await forgetUnpaid(held);
-    const targets = await held.dueLookups(LOOKUPS_PER_POLL);
-    if (targets.length > 0) return lookUp(held, targets, true);
+    const due = await held.dueLookups(LOOKUPS_PER_POLL);
+    if (due.length > 0) {
+      if (budget.grantWatcher(1) === 0) return;
+      const unchanged = await accountUnchanged();
+      const at = now();
+      const wanted = due.filter((target) => lookupWanted(target, unchanged, at));
+      const granted = budget.grantWatcher(wanted.length);
+      if (granted > 0) await lookUp(held, wanted.slice(0, granted), true);
+      return;
+    }
     if (now() - lastHeartbeat < HEARTBEAT_MS) return;
+    if (budget.grantWatcher(1) === 0) return;
     lastHeartbeat = now();
     const ended = await held.endedUnpaid(new Date(now() - LATE_PAYMENT_WINDOW_MS));
     if (ended) await lookUp(held, [ended], false);

@@ -117,6 +117,8 @@ export type RecordOutcome =
 export interface LookupTarget {
   reference: string;
   expiresAt: Date;
+  /** When the last lookup of it started; null before the first. */
+  lookedUpAt: Date | null;
 }
 
 /** What a transaction under a reference was judged to be, when it credits nothing. */
@@ -282,12 +284,12 @@ const SET_ASIDE_SQL = `SELECT signature, reference, detail, ${utc("judged_at")} 
 FROM payment_transactions WHERE outcome = 'set_aside' ORDER BY judged_at DESC, signature LIMIT $1::integer`;
 
 /** $1 mint, $2 recipient, $3 limit. */
-const DUE_LOOKUPS_SQL = `SELECT reference, ${utc("expires_at")} AS expires_at FROM payments
+const DUE_LOOKUPS_SQL = `SELECT reference, ${utc("expires_at")} AS expires_at, ${utc("looked_up_at")} AS looked_up_at FROM payments
 WHERE status = 'waiting' AND mint = $1::text AND recipient = $2::text
 ORDER BY looked_up_at NULLS FIRST, id
 LIMIT $3::integer`;
 /** $1 mint, $2 recipient, $3 the earliest end. */
-const ENDED_UNPAID_SQL = `SELECT reference, ${utc("expires_at")} AS expires_at FROM payments
+const ENDED_UNPAID_SQL = `SELECT reference, ${utc("expires_at")} AS expires_at, ${utc("looked_up_at")} AS looked_up_at FROM payments
 WHERE status = 'expired' AND signature IS NULL AND expires_at >= $3::timestamptz AND mint = $1::text AND recipient = $2::text
 ORDER BY looked_up_at NULLS FIRST, id
 LIMIT 1`;
@@ -392,6 +394,7 @@ type PaymentNotices = ReturnType<typeof createPaymentNotices>;
 const toTarget = (row: Row): LookupTarget => ({
   reference: String(row.reference),
   expiresAt: new Date(String(row.expires_at)),
+  lookedUpAt: row.looked_up_at === null || row.looked_up_at === undefined ? null : new Date(String(row.looked_up_at)),
 });
 
 function createLease(connection: LeaseConnection, account: WatchedAccount): WatcherLease {

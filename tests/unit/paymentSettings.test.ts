@@ -25,6 +25,7 @@ describe("payment settings", () => {
       mint: MINT,
       commitment: "confirmed",
       pollMs: 2_000,
+      rpcCallsPerSecond: 3,
       unreachableAfterMs: 120_000,
       requestMinutes: 30,
       explorerTxUrl: "https://solscan.io/tx/{signature}",
@@ -40,6 +41,7 @@ describe("payment settings", () => {
       ...ON,
       SOLANA_COMMITMENT: "Finalized",
       PAYMENT_POLL_MS: "500",
+      PAYMENT_RPC_CALLS_PER_SECOND: "40",
       PAYMENT_RPC_UNREACHABLE_AFTER_MS: "30000",
       PAYMENT_REQUEST_MINUTES: "5",
       PUBLIC_EXPLORER_TX_URL: "https://explorer.solana.com/tx/{signature}?cluster=devnet",
@@ -51,6 +53,7 @@ describe("payment settings", () => {
     expect(payments).toMatchObject({
       commitment: "finalized",
       pollMs: 500,
+      rpcCallsPerSecond: 40,
       unreachableAfterMs: 30_000,
       requestMinutes: 5,
       rateLimit: 3,

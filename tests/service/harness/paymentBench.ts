@@ -21,6 +21,7 @@ import { LocalChain, type TokenProgramName } from "../../../scripts/harness/loca
 import type { Logger } from "../../../service/logger.ts";
 import { createMetrics, type Metrics } from "../../../service/metrics.ts";
 import { type ChainClient, type ChainInfo, createChainClient, readChainInfo } from "../../../service/payments/chain.ts";
+import { createRpcBudget } from "../../../service/payments/rpcBudget.ts";
 import { createPaymentWatcher, type PaymentWatcher } from "../../../service/payments/watcher.ts";
 import type { StoredPayment } from "../../../service/storage/payments.ts";
 import type { StoreWithPayments } from "../../../service/storage/types.ts";
@@ -65,7 +66,14 @@ export interface PaymentBench {
   close(): Promise<void>;
 }
 
-type BenchOptions = { program?: TokenProgramName; decimals?: number; logger?: Logger; seed?: number };
+type BenchOptions = {
+  program?: TokenProgramName;
+  decimals?: number;
+  logger?: Logger;
+  seed?: number;
+  /** The watcher's RPC budget (calls a second on the bench's clock); unbounded unless a test sets it. */
+  rpcCallsPerSecond?: number;
+};
 
 /** A bench on a store of its own, all of it closed when the test ends. */
 export async function openPaymentBench(location: TestLocation, options: BenchOptions = {}): Promise<PaymentBench> {
@@ -97,10 +105,12 @@ export async function createPaymentBench(store: StoreWithPayments, options: Benc
   });
   const info = await readChainInfo(client, mint, recipient);
   const watchers: PaymentWatcher[] = [];
+  const budget = createRpcBudget(options.rpcCallsPerSecond ?? 1_000_000_000, () => clock.ms);
   const spawnWatcher = () => {
     const watcher = createPaymentWatcher({
       store: store.payments,
       chain: client,
+      budget,
       account: { tokenAccount: info.tokenAccount, recipient, mint },
       pollMs: POLL_MS,
       unreachableAfterMs: UNREACHABLE_AFTER_MS,

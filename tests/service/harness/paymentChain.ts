@@ -43,7 +43,7 @@ export async function localPaymentChain(
   return { chain, rpc, mint, recipient };
 }
 
-/** Settings over `local`: quick polls (100 ms) and a rate limit no test reaches unless it lowers it. */
+/** Settings over `local`: quick polls (100 ms), and a rate limit and an RPC budget no test reaches unless it lowers them. */
 export function paymentSettingsOver(
   local: LocalPaymentChain,
   overrides: Partial<PaymentSettings> = {},
@@ -54,6 +54,7 @@ export function paymentSettingsOver(
     mint: local.mint,
     commitment: "confirmed",
     pollMs: 100,
+    rpcCallsPerSecond: 100_000,
     unreachableAfterMs: 120_000,
     requestMinutes: 30,
     explorerTxUrl: "https://explorer.example/tx/{signature}?cluster=local",

@@ -14,6 +14,7 @@ import {
   LOOKUPS_PER_POLL,
   MAX_BACKOFF_MS,
   MAX_JUDGE_TRIES,
+  QUIET_LOOKUP_MS,
 } from "../../../service/payments/watcher.ts";
 import type { RpcState } from "../../../service/storage/payments.ts";
 import {
@@ -77,7 +78,8 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
 
     bench.rpc.resetCalls();
     expect(await bench.step()).toBe(POLL_MS);
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 1 });
+    // The store's token account's newest transaction, then the reference's listing, then the transfer.
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2, getTransaction: 1 });
     expect(await bench.find(reference)).toMatchObject({
       status: "confirmed",
       signature,
@@ -131,7 +133,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     bench.rpc.resetCalls();
     await bench.step();
     // Both carry the reference, neither paid the recipient's token account for the mint.
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 2 });
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2, getTransaction: 2 });
     expect((await bench.find(reference)).status).toBe("waiting");
     expect(await outcomeCount(bench, "no_payment")).toBe(2);
 
@@ -140,14 +142,19 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     expect(bench.chain.executed.at(-1)?.meta?.err).toEqual({ InstructionError: [1, { Custom: 18 }] });
     bench.rpc.resetCalls();
     await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2 });
     expect((await bench.find(reference)).status).toBe("waiting");
     expect(await outcomeCount(bench, "failed")).toBe(1);
 
-    // Each was judged once: the next lookups list them and fetch none.
+    // Each was judged once, and nothing new landed: the next poll reads the store's account alone.
     bench.rpc.resetCalls();
     await bench.step();
     expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
+    // A minute on, the reference is looked up anyway (an index may list late): listed, none fetched.
+    bench.clock.ms += QUIET_LOOKUP_MS;
+    bench.rpc.resetCalls();
+    await bench.step();
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2 });
 
     const signature = await bench.pay(payer, PRICE, references);
     await bench.step();
@@ -176,7 +183,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     bench.rpc.resetCalls();
     await bench.step();
     // Fetched once, under the first reference looked up; the second lists it as already credited.
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2, getTransaction: 1 });
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 3, getTransaction: 1 });
     expect(await bench.find(first)).toMatchObject({ status: "confirmed", signature });
     expect(await bench.find(second)).toMatchObject({ status: "waiting", signature: null });
 
@@ -186,7 +193,8 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     expect(await next.step()).toBe(0);
     bench.rpc.resetCalls();
     await next.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
+    // The new watcher has not seen the store's account yet: it reads it, and looks the request up.
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2 });
     expect(await bench.find(first)).toMatchObject({ status: "confirmed", signature });
     expect(await bench.find(second)).toMatchObject({ status: "waiting", signature: null });
     expect(await outcomeCount(bench, "confirmed")).toBe(1);
@@ -211,7 +219,8 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
 
     bench.rpc.resetCalls();
     await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 });
+    // Nothing new on the store's account, but a lookup is owed to expire the request.
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2 });
     expect((await bench.find(unpaid)).status).toBe("expired");
     await waitFor("the expiry's notification", () => heard.includes(unpaid));
     expect(await outcomeCount(bench, "expired")).toBe(1);
@@ -271,10 +280,10 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
       await bench.step();
       expect((await bench.find(reference)).status).toBe("confirmed");
     }
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: payments, getTransaction: payments });
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 2 * payments, getTransaction: payments });
     console.log(
       `payment watcher RPC calls: none idle; ${HEARTBEAT_MS / 60_000} a minute with ended requests; ` +
-        `per payment 1 getSignaturesForAddress a poll while it waits, and 1 getTransaction`,
+        `per poll while requests wait 1 (the store's account), per payment 1 lookup and 1 getTransaction`,
     );
   });
 
@@ -316,12 +325,53 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
     const signature = await bench.pay(payer, PRICE, [last]);
     bench.rpc.resetCalls();
     await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: LOOKUPS_PER_POLL });
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 + LOOKUPS_PER_POLL });
     expect((await bench.find(last)).status).toBe("waiting");
+    // The account is unchanged since: only the 10 never looked up are.
     bench.rpc.resetCalls();
     await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: LOOKUPS_PER_POLL, getTransaction: 1 });
+    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1 + 10, getTransaction: 1 });
     expect(await bench.find(last)).toMatchObject({ status: "confirmed", signature });
+  });
+
+  it("watches 120 waiting requests within an RPC budget of 3 calls a second, and still finds a payment", async () => {
+    const callsPerSecond = 3;
+    const bench = await started({ rpcCallsPerSecond: callsPerSecond });
+    const waiting = 120;
+    const references: Address[] = [];
+    for (let made = 0; made < waiting; made++) references.push(await bench.request({ price: PRICE }));
+    const total = () => Object.values(calls(bench)).reduce((sum, count) => sum + count, 0);
+
+    // Ten minutes with nothing landing: unbudgeted, 50 lookups a poll would be 25 calls a second.
+    bench.rpc.resetCalls();
+    const seconds = 600;
+    await idle(bench, (seconds * 1000) / POLL_MS);
+    expect(total()).toBeLessThanOrEqual(callsPerSecond * seconds + callsPerSecond);
+    // A quiet minute: the account read each poll, each request looked up about once.
+    bench.rpc.resetCalls();
+    await idle(bench, 60_000 / POLL_MS);
+    const quietMinute = total();
+    expect(quietMinute).toBeGreaterThanOrEqual(60_000 / POLL_MS + waiting / 2);
+    expect(quietMinute).toBeLessThanOrEqual(callsPerSecond * 60 + callsPerSecond);
+
+    // A payment to one of them is found within the budget: every lookup is taken from it.
+    const payer = await bench.payer();
+    const signature = await bench.pay(payer, PRICE, [references[77] as Address]);
+    bench.rpc.resetCalls();
+    let polls = 0;
+    while ((await bench.find(references[77] as string)).status === "waiting" && polls < 60) {
+      bench.clock.ms += POLL_MS;
+      await bench.step();
+      polls++;
+    }
+    const lookupsPerPoll = (callsPerSecond * POLL_MS) / 1000 - 1;
+    expect(polls).toBeLessThanOrEqual(Math.ceil(waiting / lookupsPerPoll) + 1);
+    expect(total()).toBeLessThanOrEqual(callsPerSecond * ((polls * POLL_MS) / 1000) + callsPerSecond + 1);
+    expect(await bench.find(references[77] as string)).toMatchObject({ status: "confirmed", signature });
+    console.log(
+      `payment watcher, ${waiting} waiting, budget ${callsPerSecond}/s: ${quietMinute} calls in a quiet minute ` +
+        `(${(quietMinute / 60).toFixed(1)}/s; 25/s before the budget); a payment found after ${polls} polls`,
+    );
   });
 
   it("sets aside a transaction whose answer cannot be judged after a few tries, and confirms the others meanwhile", async () => {
@@ -427,7 +477,7 @@ describe.each(BACKENDS)("the payment watcher on %s", (backend) => {
 });
 
 describe.each(BACKENDS)("the payment watcher beside spam on the store's token account on %s", (backend) => {
-  it("never reads the token account: a payment followed by 500 transfers and 60,000 failed transactions costs two calls", async () => {
+  it("reads one signature of the token account: a payment followed by 500 transfers and 60,000 failed transactions costs three calls", async () => {
     const location = await createTestLocation(backend);
     cleanUpAfter(() => location.remove());
     const bench = await openPaymentBench(location);
@@ -441,8 +491,11 @@ describe.each(BACKENDS)("the payment watcher beside spam on the store's token ac
     for (let transfer = 0; transfer < 500; transfer++) await bench.pay(payer, 1n, [stranger]);
     bench.chain.repeatFailed(await bench.pay(payer, PRICE, [stranger], 2), 60_000 - 1);
     bench.rpc.resetCalls();
-    await bench.step();
-    expect(calls(bench)).toEqual({ getSignaturesForAddress: 1, getTransaction: 1 });
+    const pause = await bench.step();
+    expect({ pause, calls: calls(bench) }).toEqual({
+      pause: POLL_MS,
+      calls: { getSignaturesForAddress: 2, getTransaction: 1 },
+    });
     expect(await bench.find(reference)).toMatchObject({ status: "confirmed", signature });
   });
 });

@@ -1,0 +1,135 @@
+import type { Address, Blockhash } from "@solana/kit";
+import { describe, expect, it } from "vitest";
+import type { ChainClient } from "../../service/payments/chain.ts";
+import {
+  ACCOUNT_READ_MS,
+  BLOCKHASH_SHARE_MS,
+  createRequestReads,
+  READ_BATCH_WINDOW_MS,
+  RpcBudgetSpent,
+} from "../../service/payments/requestReads.ts";
+import { createRpcBudget } from "../../service/payments/rpcBudget.ts";
+import { ManualTimers } from "../harness/manualTimers.ts";
+
+describe("the RPC budget", () => {
+  it("grants the watcher what the bucket holds, and refills it at the rate", () => {
+    const clock = { ms: 0 };
+    const budget = createRpcBudget(3, () => clock.ms);
+    expect(budget.grantWatcher(50)).toBe(3);
+    expect(budget.grantWatcher(50)).toBe(0);
+    clock.ms += 1_000;
+    expect(budget.grantWatcher(2)).toBe(2);
+    expect(budget.grantWatcher(2)).toBe(1);
+    // A long pause refills one bucket, never more.
+    clock.ms += 60_000;
+    expect(budget.grantWatcher(50)).toBe(3);
+  });
+
+  it("keeps the watcher's reserve from transaction requests, and says when to ask again", () => {
+    const clock = { ms: 0 };
+    const budget = createRpcBudget(4, () => clock.ms);
+    expect(budget.tryRequest(1)).toBe(true);
+    expect(budget.tryRequest(1)).toBe(true);
+    // 2 of 4 left: that half is the watcher's.
+    expect(budget.tryRequest(1)).toBe(false);
+    expect(budget.requestRetryAfterMs(1)).toBe(250);
+    expect(budget.grantWatcher(5)).toBe(2);
+    clock.ms += 250;
+    expect(budget.tryRequest(1)).toBe(false);
+    expect(budget.requestRetryAfterMs(1)).toBe(500);
+    clock.ms += 500;
+    expect(budget.tryRequest(1)).toBe(true);
+  });
+
+  it("lets the watcher owe at most one bucket, repaid before it is granted again", () => {
+    const clock = { ms: 0 };
+    const budget = createRpcBudget(2, () => clock.ms);
+    budget.spendWatcher(100);
+    clock.ms += 1_000;
+    expect(budget.grantWatcher(5)).toBe(0);
+    clock.ms += 1_000;
+    expect(budget.grantWatcher(5)).toBe(2);
+  });
+
+  it("bounds calls over time whatever is asked: 60 s of a flood cost at most rate x 60 + one bucket", () => {
+    const clock = { ms: 0 };
+    const budget = createRpcBudget(3, () => clock.ms);
+    let calls = 0;
+    for (let tick = 0; tick < 600; tick++) {
+      clock.ms += 100;
+      calls += budget.grantWatcher(50);
+      for (let request = 0; request < 20; request++) if (budget.tryRequest(1)) calls++;
+    }
+    expect(calls).toBeLessThanOrEqual(3 * 60 + 3);
+    expect(calls).toBeGreaterThanOrEqual(3 * 60 - 3);
+  });
+});
+
+const address = (n: number) => `Acct${String(n).padStart(40, "1")}` as Address;
+
+function countingChain() {
+  const calls = { accounts: [] as Address[][], blockhash: 0 };
+  const chain: ChainClient = {
+    signaturesFor: () => Promise.reject(new Error("not read here")),
+    transaction: () => Promise.reject(new Error("not read here")),
+    abortAll() {},
+    accounts(addresses) {
+      calls.accounts.push([...addresses]);
+      return Promise.resolve(addresses.map((a) => ({ owner: a, data: new Uint8Array([1]) })));
+    },
+    latestBlockhash() {
+      calls.blockhash++;
+      return Promise.resolve({ blockhash: `hash${calls.blockhash}` as Blockhash, lastValidBlockHeight: 100n });
+    },
+  };
+  return { chain, calls };
+}
+
+describe("the transaction requests' reads", () => {
+  function reads(callsPerSecond = 1_000) {
+    const timers = new ManualTimers();
+    const { chain, calls } = countingChain();
+    const budget = createRpcBudget(callsPerSecond, () => timers.now);
+    return { timers, calls, reads: createRequestReads({ chain, budget, timers, now: () => timers.now }) };
+  }
+
+  it("share one blockhash for a few seconds, and ask once for concurrent askers", async () => {
+    const { timers, calls, reads: shared } = reads();
+    const first = await Promise.all([shared.latestBlockhash(), shared.latestBlockhash(), shared.latestBlockhash()]);
+    expect(calls.blockhash).toBe(1);
+    expect(new Set(first.map((lifetime) => lifetime.blockhash))).toEqual(new Set(["hash1"]));
+    timers.advance(BLOCKHASH_SHARE_MS - 1);
+    expect((await shared.latestBlockhash()).blockhash).toBe("hash1");
+    timers.advance(1);
+    expect((await shared.latestBlockhash()).blockhash).toBe("hash2");
+  });
+
+  it("join the accounts asked together into one call, and read each once per interval", async () => {
+    const { timers, calls, reads: shared } = reads();
+    const asked = Promise.all([shared.accounts([address(1), address(2)]), shared.accounts([address(2), address(3)])]);
+    timers.advance(READ_BATCH_WINDOW_MS);
+    const [first, second] = await asked;
+    expect(calls.accounts).toEqual([[address(1), address(2), address(3)]]);
+    expect(first.map((state) => state?.owner)).toEqual([address(1), address(2)]);
+    expect(second.map((state) => state?.owner)).toEqual([address(2), address(3)]);
+    // Remembered: no call within the interval.
+    expect((await shared.accounts([address(3)]))[0]?.owner).toBe(address(3));
+    expect(calls.accounts).toHaveLength(1);
+    timers.advance(ACCOUNT_READ_MS);
+    const again = shared.accounts([address(3)]);
+    timers.advance(READ_BATCH_WINDOW_MS);
+    await again;
+    expect(calls.accounts).toHaveLength(2);
+  });
+
+  it("refuse with a Retry-After, calling nothing, when the budget is spent", async () => {
+    const { timers, calls, reads: shared } = reads(2);
+    // A bucket of 2 keeps 1 for the watcher: one call for requests, then a refusal.
+    await shared.latestBlockhash();
+    const refused = shared.accounts([address(9)]);
+    timers.advance(READ_BATCH_WINDOW_MS);
+    await expect(refused).rejects.toBeInstanceOf(RpcBudgetSpent);
+    await expect(refused).rejects.toMatchObject({ retryAfterMs: 500 - READ_BATCH_WINDOW_MS });
+    expect(calls.accounts).toHaveLength(0);
+  });
+});
