@@ -21,8 +21,8 @@ export const HOW_TO_BUY_STEPS: readonly HowToBuyStep[] = [
   { title: "Get a wallet", text: "Any wallet that holds tokens will do. It will soon hold slightly fewer." },
   { title: "Get $ZN", text: "Swap something for $ZN (Zero Note). The something leaves; the Zero Note stays." },
   {
-    title: "Send the tier price",
-    text: "Pick a level of nothing below and send its price to the payment address on the card.",
+    title: "Press Buy Nothing",
+    text: "Pick a level of nothing below, press Buy Nothing and pay the request it makes, from your wallet. $ZN sent any other way is not credited.",
   },
   { title: "Receive nothing", text: "Delivered instantly, everywhere, forever. Check your pockets: there it is." },
 ];

@@ -37,3 +37,20 @@ export function formatZn(value: number): string {
 export function formatSpinBonus(spins: number): string {
   return `+${count.format(spins)} ${spins === 1 ? "Spin" : "Spins"}`;
 }
+
+/**
+ * A base58 address in groups of 3 or 4 characters, for display only (the copy buttons copy it whole):
+ * a line may break between groups and nowhere else, so no line ever holds one or two characters.
+ * The groups are as even as they can be: 33 characters are 6 groups of 4 and 3 of 3, not 8 of 4 and 1.
+ */
+export function addressGroups(address: string): string[] {
+  const total = Math.ceil(address.length / 4);
+  const groups: string[] = [];
+  let start = 0;
+  for (let index = 0; index < total; index++) {
+    const end = start + Math.ceil((address.length - start) / (total - index));
+    groups.push(address.slice(start, end));
+    start = end;
+  }
+  return groups;
+}

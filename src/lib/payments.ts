@@ -14,6 +14,9 @@ export const TRANSACTION_REQUEST_SUFFIX = "/transaction";
  */
 export const PAYMENT_CHAIN = "solana:mainnet";
 
+/** What the buy dialog says before any payment: the network, its fee, and that nothing is undone. */
+export const PAYMENT_NETWORK_TEXT = `Paid in $ZN on Solana ${PAYMENT_CHAIN.slice("solana:".length)}. Your wallet also charges a small network fee in SOL. A payment cannot be undone.`;
+
 export const PAYMENTS_UNAVAILABLE_TEXT = "Payments are unavailable right now.";
 export const PAYMENT_NAME_NOT_ALLOWED_TEXT = "Name Not Allowed";
 

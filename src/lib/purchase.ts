@@ -30,13 +30,15 @@ export interface PurchasedTier {
   spins: number;
 }
 
-/** The payment instructions, paragraphs separated by blank lines. */
-export function purchaseAlertText(tier: PurchasedTier, paymentAddress: string): string {
-  const price = formatZn(tier.price);
+/**
+ * The alert of a purchase with payments off: no request can be paid, so it asks for no payment (an
+ * address to send to would take tokens no one credits). Paragraphs separated by blank lines.
+ */
+export function purchaseAlertText(tier: PurchasedTier): string {
   return [
-    `Congratulations! You selected ${tier.name} for ${price}!`,
-    `Send ${price} tokens to this address:\n${paymentAddress}`,
-    `Once payment is confirmed, you'll receive +${formatCount(tier.spins)} lottery spins!`,
+    `You chose ${tier.name} for ${formatZn(tier.price)}!`,
+    "The store takes no payments right now: send nothing anywhere, as nothing sent would be credited.",
+    `Your +${formatCount(tier.spins)} lottery spins are added anyway!`,
     "Because nothing is worth everything.",
   ].join("\n\n");
 }

@@ -11,7 +11,7 @@
  */
 import { encode } from "uqr";
 import { config } from "../config.ts";
-import { formatCount, formatZn } from "../lib/format.ts";
+import { addressGroups, formatCount, formatZn } from "../lib/format.ts";
 import {
   addPending,
   claimCredit,
@@ -31,6 +31,7 @@ import {
   PAYMENTS_PATH,
   PAYMENTS_UNAVAILABLE_TEXT,
   type PaymentErrorBody,
+  type PaymentStatus,
   type PaymentStatusBody,
   TRANSACTION_REQUEST_SUFFIX,
 } from "../lib/payments.ts";
@@ -77,10 +78,16 @@ function dialogParts() {
     title: part("title"),
     selected: part("selected"),
     form: part<HTMLFormElement>("form"),
+    create: part<HTMLButtonElement>("create"),
+    pay: part("pay"),
+    outcome: part("outcome"),
+    outcomeText: part("outcome-text"),
+    certificate: part<HTMLButtonElement>("certificate"),
+    restart: part<HTMLButtonElement>("restart"),
     request: part("request"),
-    instructions: part("instructions"),
     qr: part("qr"),
     link: part<HTMLAnchorElement>("link"),
+    transaction: part<HTMLDetailsElement>("transaction"),
     transactionLink: part<HTMLAnchorElement>("transaction-link"),
     wallets: part("wallets"),
     walletList: part<HTMLUListElement>("wallet-list"),
@@ -90,7 +97,6 @@ function dialogParts() {
     status: part("status"),
     close: part<HTMLButtonElement>("close"),
     address: dialog.querySelector("[data-address]") as HTMLElement,
-    copy: dialog.querySelector("button[data-copy]") as HTMLButtonElement,
     name: dialog.querySelector("input[name=name]") as HTMLInputElement,
   };
 }
@@ -104,11 +110,14 @@ export function qrSvg(text: string): string {
       if (dark) path += `M${x} ${y}h1v1h-1z`;
     });
   });
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${size} ${size}" width="256" height="256" shape-rendering="crispEdges" aria-hidden="true"><rect width="${size}" height="${size}" fill="#fff"/><path fill="#000" d="${path}"/></svg>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${size} ${size}" width="100%" height="100%" shape-rendering="crispEdges" aria-hidden="true"><rect width="${size}" height="${size}" fill="#fff"/><path fill="#000" d="${path}"/></svg>`;
 }
 
-/** The dialog shows one request (or the form for a new one) at a time. */
-let shown: { tier: BuyTier; payment?: PendingPayment } | null = null;
+/** A request's end as the dialog shows it: its pay instructions gone, the outcome at the top. */
+type Outcome = Exclude<PaymentStatus, "waiting">;
+
+/** The dialog shows one request (or the form for a new one) at a time, and that request's outcome once it has one. */
+let shown: { tier: BuyTier; payment?: PendingPayment; outcome?: Outcome } | null = null;
 let opener: HTMLElement | null = null;
 let wired = false;
 
@@ -126,6 +135,31 @@ function wireDialog() {
     event.preventDefault();
     if (shown) void createRequest(shown.tier, parts.name.value, { focusLink: true });
   });
+  // The receipt of a confirmed purchase: the tier's certificate, opened by its card's own button.
+  parts.certificate.addEventListener("click", () => {
+    const tierId = shown?.tier.tierId;
+    parts.dialog.close();
+    document.querySelector<HTMLButtonElement>(`[data-certificate="${tierId}"]`)?.click();
+  });
+  parts.restart.addEventListener("click", () => {
+    if (!shown) return;
+    shown = { tier: shown.tier };
+    showForm();
+    parts.name.focus();
+  });
+}
+
+/** The form for a new request: the wallets (when any) first, then the request by QR code or link. */
+function showForm() {
+  const parts = dialogParts();
+  parts.outcome.hidden = true;
+  parts.pay.hidden = false;
+  parts.form.hidden = false;
+  parts.create.hidden = false;
+  parts.request.hidden = true;
+  parts.status.textContent = "";
+  delete parts.status.dataset.outcome;
+  walletList?.refresh();
 }
 
 /** Opens the dialog for a tier: its request still open on this browser, or the form for a new one. */
@@ -135,16 +169,12 @@ export function openPaymentDialog(tier: BuyTier, openedBy: HTMLElement) {
   const parts = dialogParts();
   const price = formatZn(tier.price);
   parts.title.textContent = `Buy ${tier.name}`;
-  parts.selected.textContent = `Congratulations! You selected ${tier.name} for ${price}!`;
+  parts.selected.textContent = `You chose ${tier.name} for ${price}.`;
   parts.spins.textContent = `Once payment is confirmed, you'll receive +${formatCount(tier.spins)} lottery spins!`;
   const pending = openPendingFor(storage, tier.tierId, Date.now());
   shown = { tier };
   if (pending) showRequest(pending);
-  else {
-    parts.form.hidden = false;
-    parts.request.hidden = true;
-    parts.status.textContent = "";
-  }
+  else showForm();
   if (!parts.dialog.open) parts.dialog.showModal();
   (pending ? parts.link : parts.name).focus();
   if (pending) follow(pending);
@@ -154,19 +184,27 @@ export function openPaymentDialog(tier: BuyTier, openedBy: HTMLElement) {
 function showRequest(payment: PendingPayment) {
   const parts = dialogParts();
   if (shown) shown.payment = payment;
+  parts.outcome.hidden = true;
+  parts.pay.hidden = false;
   parts.form.hidden = true;
+  parts.create.hidden = true;
   parts.request.hidden = false;
-  parts.instructions.textContent = `Send ${formatZn(payment.price)} tokens to this address, or scan the code with a Solana wallet:`;
   parts.qr.innerHTML = qrSvg(payment.url);
   parts.qr.dataset.url = payment.url;
   parts.link.href = payment.url;
-  parts.address.textContent = payment.recipient;
-  parts.copy.dataset.copy = payment.recipient;
+  parts.address.replaceChildren(
+    ...addressGroups(payment.recipient).map((group) => {
+      const span = document.createElement("span");
+      span.textContent = group;
+      return span;
+    }),
+  );
   parts.status.textContent = statusText({ status: "waiting", priceAmount: payment.amount });
+  delete parts.status.dataset.outcome;
   parts.note.textContent = payment.slow ? SLOW_CONFIRMATION_TEXT : "";
   parts.note.hidden = !payment.slow;
   // A service of an older version answers no transaction request: the QR and the first link only.
-  parts.transactionLink.hidden = !payment.transactionUrl;
+  parts.transaction.hidden = !payment.transactionUrl;
   parts.transactionLink.href = payment.transactionUrl ?? "#";
   // Its wallets' buttons follow once it is followed (follow), so a pressed one never blinks out.
 }
@@ -188,7 +226,16 @@ async function offerWallets() {
     accepts: acceptsWalletPayment,
     paymentFor: walletPayment,
     say: sayAbout,
+    shown: walletsShown,
   });
+}
+
+/** With a wallet to pay from, its button is the main one and the request by QR code or link the second way. */
+function walletsShown(visible: boolean) {
+  const { create } = dialogParts();
+  create.classList.toggle("btn-primary", !visible);
+  create.classList.toggle("btn-outline", visible);
+  create.textContent = visible ? "Pay by QR code or link instead" : "Create payment request";
 }
 
 /**
@@ -196,7 +243,7 @@ async function offerWallets() {
  * a service too old to answer transaction requests is paid by QR or link only.
  */
 function acceptsWalletPayment(): boolean {
-  if (!shown) return false;
+  if (!shown || shown.outcome) return false;
   const { payment } = shown;
   return !payment || (Boolean(payment.transactionUrl) && followed.has(payment.reference));
 }
@@ -215,7 +262,8 @@ async function walletPayment(): Promise<WalletPayment | null> {
  * shows that request and it has not settled (a confirmation may arrive before the wallet answers).
  */
 function sayAbout(text: string, reference?: string) {
-  const showing = reference === undefined ? acceptsWalletPayment() : shown?.payment?.reference === reference;
+  const showing =
+    reference === undefined ? acceptsWalletPayment() : shown?.payment?.reference === reference && !shown.outcome;
   if (showing && (reference === undefined || followed.has(reference))) dialogParts().status.textContent = text;
 }
 
@@ -226,7 +274,7 @@ async function createRequest(
   { focusLink }: { focusLink: boolean },
 ): Promise<PendingPayment | null> {
   const parts = dialogParts();
-  const submit = parts.form.querySelector("button[type=submit]") as HTMLButtonElement;
+  const submit = parts.create;
   submit.disabled = true;
   parts.status.textContent = "";
   try {
@@ -305,7 +353,10 @@ async function fetchStatus(reference: string): Promise<PaymentStatusBody | null>
 function settle(status: PaymentStatusBody) {
   const entry = followed.get(status.reference);
   if (!entry) return;
-  if (shown?.payment?.reference === status.reference) dialogParts().status.textContent = statusText(status);
+  if (shown?.payment?.reference === status.reference) {
+    if (status.status === "waiting") dialogParts().status.textContent = statusText(status);
+    else showOutcome(status.status, status);
+  }
   if (!isSettled(status.status)) return;
   clearTimeout(entry.timer);
   followed.delete(status.reference);
@@ -317,6 +368,32 @@ function settle(status: PaymentStatusBody) {
   else if (shown?.payment?.reference !== status.reference) {
     showToast({ title: statusText(status), variant: "destructive" });
   }
+}
+
+const OUTCOME_TEXTS: Record<Outcome, (spins: string) => string> = {
+  confirmed: (spins) => `Your +${spins} lottery spins are in the Nothing Lottery. Nothing is on its way, as promised.`,
+  underpaid: () => "No spins were added for it. This request takes no more payments.",
+  expired: () =>
+    "No payment arrived in time, and nothing was taken. A payment already sent is still confirmed here when it arrives.",
+};
+
+/**
+ * The shown request's outcome, at the top: its pay instructions go (so nobody pays twice), the
+ * outcome's line and action come, and focus moves to the status line, which says it.
+ */
+function showOutcome(outcome: Outcome, status: PaymentStatusBody) {
+  if (!shown || shown.outcome === outcome) return;
+  shown.outcome = outcome;
+  const parts = dialogParts();
+  parts.status.textContent = statusText(status);
+  parts.status.dataset.outcome = outcome;
+  parts.pay.hidden = true;
+  parts.outcome.hidden = false;
+  parts.outcomeText.textContent = OUTCOME_TEXTS[outcome](formatCount(status.spins));
+  parts.certificate.hidden = outcome !== "confirmed";
+  parts.restart.hidden = outcome !== "expired";
+  walletList?.refresh();
+  parts.status.focus();
 }
 
 /** Credits a confirmed request's spins once on this browser: one tab at a time decides. */

@@ -42,6 +42,8 @@ export interface WalletBlock {
   paymentFor: () => Promise<WalletPayment | null>;
   /** Writes a line to the dialog's live status; with a reference, only while that request is shown. */
   say: (text: string, reference?: string) => void;
+  /** Told whether the block shows, after every change: the dialog makes a wallet's button the main one. */
+  shown?: (visible: boolean) => void;
 }
 
 let block: WalletBlock | undefined;
@@ -79,6 +81,7 @@ function render() {
     list.replaceChildren(...wallets.map((wallet) => walletItem(item, wallet)));
   }
   container.hidden = wallets.length === 0 || !block.accepts();
+  block.shown?.(!container.hidden);
 }
 
 function walletItem(template: HTMLTemplateElement, wallet: PayableWallet): Node {

@@ -15,12 +15,17 @@ test.describe("products", () => {
     { name: "Millionaire's Nothing", price: "1,000,000 $ZN", spins: "+1,000 Spins" },
   ];
 
-  test("every tier's card shows name, description, price, features, badges, address and buttons", async ({ page }) => {
+  test("every tier's card shows name, description, price, features, badges and buttons, and no address to pay", async ({
+    page,
+  }) => {
     await page.goto("/");
     const cards = page.locator("#products article");
     await expect(cards).toHaveCount(TIERS.length);
-    const paymentAddress = await cards.first().locator("[data-address]").textContent();
-    expect(paymentAddress?.trim()).toMatch(/^[A-Za-z0-9]{20,}$/);
+    // A transfer to a bare address carries no request's reference and is never credited: Buy Nothing is the way.
+    await expect(cards.locator("[data-address]")).toHaveCount(0);
+    await expect(cards.getByRole("button", { name: /^Copy/ })).toHaveCount(0);
+    await expect(page.locator("#products")).not.toContainText(/payment address/i);
+    await expect(page.locator("#how-to-buy")).toContainText("$ZN sent any other way is not credited.");
 
     for (const [index, tier] of expected.entries()) {
       const card = page.getByRole("article", { name: tier.name });
@@ -31,7 +36,6 @@ test.describe("products", () => {
       await expect(card.locator("[data-price]")).toHaveText(tier.price);
       await expect(card.getByText(tier.spins, { exact: true })).toBeVisible();
       await expect(card.getByRole("listitem")).toHaveText(data.features);
-      await expect(card.locator("[data-address]")).toHaveText(paymentAddress ?? "");
       await expect(card.getByRole("button", { name: "Buy Nothing" })).toBeVisible();
       await expect(card.getByRole("button", { name: "View Certificate" })).toBeVisible();
       await expect(card.getByText("Most Popular")).toHaveCount(index === 1 ? 1 : 0);
@@ -74,6 +78,31 @@ test.describe("products", () => {
       expect(overflow).toBeLessThanOrEqual(0);
     });
   }
+});
+
+test.describe("the contract address", () => {
+  test.use({ viewport: { width: 390, height: 844 } });
+
+  test("says it is the token's address, not where to pay, and wraps in groups on a phone", async ({ page }) => {
+    await page.goto("/");
+    const hero = page.locator("main section").first();
+    await expect(hero).toContainText(
+      "It is not where to pay: tokens sent here buy nothing and are credited to no one. To buy, press Buy Nothing on a tier.",
+    );
+    const address = hero.locator("[data-address]");
+    // Lines at 390 px, as the browser laid them out: the characters of the groups on each.
+    const lines = await address.evaluate((code) => {
+      const byTop = new Map<number, string>();
+      for (const group of code.querySelectorAll("span")) {
+        const top = Math.round(group.getBoundingClientRect().top);
+        byTop.set(top, (byTop.get(top) ?? "") + (group.textContent ?? ""));
+      }
+      return [...byTop.values()];
+    });
+    expect(lines.join("")).toBe((await address.textContent())?.trim());
+    expect(lines.length).toBeGreaterThan(1);
+    for (const line of lines) expect(line.length, lines.join(" / ")).toBeGreaterThanOrEqual(3);
+  });
 });
 
 test.describe("reviews and footer", () => {

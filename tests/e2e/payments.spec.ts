@@ -6,7 +6,7 @@
  * got, as a wallet would; or a test wallet registered through Wallet Standard pays from the dialog.
  */
 import AxeBuilder from "@axe-core/playwright";
-import { expect, type Page, test, type WebSocketRoute } from "@playwright/test";
+import { expect, type Locator, type Page, test, type WebSocketRoute } from "@playwright/test";
 import type { Address } from "@solana/kit";
 import { type PaymentShop, startPaymentShop } from "../../scripts/harness/paymentShop.ts";
 import { TRANSACTION_REQUEST_REFUSALS } from "../../service/payments/transactionRequestRoutes.ts";
@@ -89,7 +89,27 @@ async function spinsShown(page: Page) {
   return counter;
 }
 
-test("Buy opens the payment dialog: a request with its QR code, wallet link, address and copy button, axe-clean", async ({
+/**
+ * A confirmed request as the dialog shows it: the outcome at the top, focused (so a screen reader
+ * says it), with the certificate; nothing left to pay with.
+ */
+async function expectConfirmedOutcome(dialog: Locator) {
+  const status = dialog.locator("[data-payment-status]");
+  await expect(status).toHaveText("Payment confirmed!");
+  await expect(status).toBeFocused();
+  await expect(status).toBeInViewport();
+  await expect(dialog).toContainText("Your +7 lottery spins are in the Nothing Lottery.");
+  await expect(dialog.getByRole("button", { name: "View your certificate" })).toBeVisible();
+  await expect(dialog.getByRole("img", { name: /QR code/ })).toBeHidden();
+  await expect(dialog.getByRole("link", { name: /^Open/ })).toHaveCount(0);
+  await expect(dialog.getByRole("button", { name: /^Pay |Create payment request/ })).toHaveCount(0);
+  await expect(dialog.getByLabel("Name for the Wall of Fame (optional)")).toBeHidden();
+  await expect(dialog.locator("[data-address]")).toBeHidden();
+  await expect(dialog.getByText("Once payment is confirmed")).toBeHidden();
+  await expect(dialog.getByText("Paid in $ZN on Solana")).toBeHidden();
+}
+
+test("Buy opens the payment dialog: the network and its terms, then a request with its QR code and wallet links, axe-clean", async ({
   page,
 }) => {
   // The dialog, its QR code and the copy button all work under the service's CSP.
@@ -97,9 +117,15 @@ test("Buy opens the payment dialog: a request with its QR code, wallet link, add
   const walletCode = page.waitForResponse((response) => /\/walletPay\.[\w-]+\.js$/.test(response.url()));
   await page.goto(`${origin}/`);
   const { dialog } = await openBuyDialog(page);
-  await expect(dialog).toContainText("Congratulations! You selected Deluxe Nothing for 100 $ZN!");
+  await expect(dialog).toContainText("You chose Deluxe Nothing for 100 $ZN.");
+  await expect(dialog).not.toContainText("Congratulations");
+  await expect(dialog).toContainText(
+    "Paid in $ZN on Solana mainnet. Your wallet also charges a small network fee in SOL. A payment cannot be undone.",
+  );
   await expect(dialog).toContainText("Once payment is confirmed, you'll receive +7 lottery spins!");
   await expect(dialog).toContainText("Because nothing is worth everything.");
+  // No wallet in this browser: the request is the way, and its button the main one.
+  await expect(dialog.getByRole("button", { name: "Create payment request" })).toHaveClass(/btn-primary/);
 
   const created = await requestPayment(page, "");
   const qr = dialog.getByRole("img", { name: /QR code/ });
@@ -113,18 +139,18 @@ test("Buy opens the payment dialog: a request with its QR code, wallet link, add
   expect(created.url).toMatch(
     new RegExp(`^solana:${recipient}\\?amount=100&spl-token=${mint}&reference=${created.reference}&`),
   );
+  // The store's address to check in the wallet, in groups; nothing to copy and pay by hand.
   await expect(dialog.locator("[data-address]")).toHaveText(recipient);
-  const copy = dialog.getByRole("button", { name: "Copy payment address" });
-  await expect(copy).toHaveAttribute("data-copy", recipient);
-  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin });
-  await copy.click();
-  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(recipient);
+  await expect(dialog.getByRole("button", { name: /^Copy/ })).toHaveCount(0);
+  await expect(dialog).toContainText("$ZN sent to it other than through this request is not credited.");
   await expect(dialog.locator("[data-payment-status]")).toHaveText("Waiting for your payment…");
-  // The phone's second way: the same payment as a Solana Pay transaction request.
-  await expect(dialog.getByRole("link", { name: "Open as a Solana Pay transaction" })).toHaveAttribute(
-    "href",
-    `solana:${origin}/payments/${created.reference}/transaction`,
-  );
+  // The second way, for a wallet that did not fill in the transfer: the same payment as a
+  // Solana Pay transaction request, behind a line that says when to use it.
+  const transaction = dialog.getByRole("link", { name: "Open as a Solana Pay transaction" });
+  await expect(transaction).toBeHidden();
+  await dialog.getByText("The wallet did not fill in the payment?").click();
+  await expect(transaction).toBeVisible();
+  await expect(transaction).toHaveAttribute("href", `solana:${origin}/payments/${created.reference}/transaction`);
   // With no wallet in this browser the wallets' block stays hidden, once its code has looked.
   await walletCode;
   await expect(dialog.locator("[data-payment-wallets]")).toBeHidden();
@@ -164,6 +190,7 @@ test("the chain's payment confirms the request: the spins are credited once, and
     "+7 lottery spins. Because nothing is worth everything.",
   );
   await expect(status).toHaveText("Payment confirmed!");
+  await expectConfirmedOutcome(dialog);
   await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
   await expect(toast(otherVisitor, "Patron Pat just bought Deluxe Nothing!")).toBeVisible();
 
@@ -176,6 +203,37 @@ test("the chain's payment confirms the request: the spins are credited once, and
   // A reload adds nothing more: the reference is credited on this browser.
   await page.reload();
   await expect(await spinsShown(page)).toHaveText("8 Spins Remaining");
+});
+
+test.describe("on a phone, 390 x 844", () => {
+  test.use({ viewport: { width: 390, height: 844 } });
+
+  test("the status line stays in view, the request fits, and the confirmed outcome replaces it at the top", async ({
+    page,
+  }) => {
+    await page.goto(`${origin}/`);
+    const { dialog } = await openBuyDialog(page);
+    const created = await requestPayment(page, "");
+    const status = dialog.locator("[data-payment-status]");
+    await expect(status).toHaveText("Waiting for your payment…");
+    await expect(status).toBeInViewport({ ratio: 1 });
+    const size = await dialog.evaluate((box) => ({ content: box.scrollHeight, box: box.clientHeight }));
+    test.info().annotations.push({ type: "request at 390x844", description: `${size.content} px in ${size.box} px` });
+    expect(size.content).toBeLessThanOrEqual(size.box);
+    // However far the dialog is scrolled, its head keeps the status in view.
+    await dialog.evaluate((box) => box.scrollTo(0, box.scrollHeight));
+    await expect(status).toBeInViewport({ ratio: 1 });
+
+    await pay(created.reference);
+    await expectConfirmedOutcome(dialog);
+    await expect(status).toBeInViewport({ ratio: 1 });
+    await expect(dialog.getByRole("button", { name: "View your certificate" })).toBeInViewport({ ratio: 1 });
+    expect(await dialog.evaluate((box) => box.scrollHeight <= box.clientHeight)).toBe(true);
+    // The receipt: the tier's certificate, in place of the buy dialog.
+    await dialog.getByRole("button", { name: "View your certificate" }).click();
+    await expect(dialog).toBeHidden();
+    await expect(page.getByRole("dialog", { name: "Certificate Preview - Deluxe Nothing" })).toBeVisible();
+  });
 });
 
 /** A wallet of the local chain holding `amount` base units of $ZN (none: no token account at all). */
@@ -194,9 +252,16 @@ test("a browser wallet pays in two clicks, Buy and Pay with, through the transac
   await page.goto(`${origin}/`);
   await expect(await spinsShown(page)).toHaveText("1 Spin Remaining");
   const { dialog } = await openBuyDialog(page);
-  // Beside the form: the wallet's button makes the request itself.
+  // Beside the form, and its main button: the wallet's button makes the request itself; the
+  // request by QR code or link comes after it, as the second way.
   const payWith = dialog.getByRole("button", { name: `Pay with ${TEST_WALLET_NAME}` });
   await expect(payWith).toBeVisible();
+  await expect(payWith).toHaveClass(/btn-primary/);
+  const byQr = dialog.getByRole("button", { name: "Pay by QR code or link instead" });
+  await expect(byQr).toHaveClass(/btn-outline/);
+  await expect(dialog.getByRole("button", { name: "Create payment request" })).toHaveCount(0);
+  const payWithTop = (await payWith.boundingBox())?.y ?? Number.POSITIVE_INFINITY;
+  expect(payWithTop).toBeLessThan((await byQr.boundingBox())?.y ?? 0);
   // The wallet's own icon, a data: URI, loads under the page's CSP.
   await expect
     .poll(() => payWith.locator("img").evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth))
@@ -209,11 +274,11 @@ test("a browser wallet pays in two clicks, Buy and Pay with, through the transac
   await payWith.click();
   const created = (await (await creation).json()) as CreatedPayment;
   await expect(toast(page, "Payment Confirmed!")).toContainText("+7 lottery spins.");
-  await expect(dialog.locator("[data-payment-status]")).toHaveText("Payment confirmed!");
-  // A paid request takes no second payment: the wallet's button goes.
+  // A paid request takes no second payment: the wallet's button goes, and the request shown
+  // meanwhile (QR and links, should the wallet have failed) with it.
   await expect(payWith).toBeHidden();
-  // The request was shown meanwhile, QR and links, should the wallet have failed.
-  await expect(dialog.getByRole("img", { name: /QR code/ })).toHaveAttribute("data-url", created.url);
+  await expect(dialog.locator("[data-payment-qr]")).toHaveAttribute("data-url", created.url);
+  await expectConfirmedOutcome(dialog);
   expect(wallet.requests).toEqual([{ chain: "solana:mainnet", account: buyer.address }]);
   expect(await shop.chain.balance(buyer.address, mint)).toBe(150_000_000n);
   const status = (await (await fetch(`${origin}/payments/${created.reference}`)).json()) as PaymentStatusBody;
@@ -240,6 +305,8 @@ test("a declined signature returns to the dialog with the QR, the links and the 
   await expect(status).toHaveText(
     `You declined the payment in ${TEST_WALLET_NAME}. Nothing was sent: pay with ${TEST_WALLET_NAME} again, or with the QR code or link.`,
   );
+  // Said at the top of the dialog, in view without scrolling it.
+  await expect(status).toBeInViewport();
   await expect(dialog.getByRole("img", { name: /QR code/ })).toBeVisible();
   await expect(dialog.getByRole("link", { name: "Open in wallet", exact: true })).toBeVisible();
   await expect(payWith).toBeFocused();
@@ -365,6 +432,10 @@ test("an underpayment says what was received, and credits nothing", async ({ pag
   const created = await requestPayment(page, "");
   await pay(created.reference, 40_500_000n);
   await expect(dialog.locator("[data-payment-status]")).toHaveText("We received 40.5 $ZN, less than 100 $ZN.");
+  await expect(dialog.locator("[data-payment-status]")).toBeFocused();
+  await expect(dialog).toContainText("No spins were added for it. This request takes no more payments.");
+  await expect(dialog.getByRole("img", { name: /QR code/ })).toBeHidden();
+  await expect(dialog.getByRole("link", { name: "Open in wallet" })).toBeHidden();
   await expect(await spinsShown(page)).toHaveText("1 Spin Remaining");
 });
 
@@ -410,6 +481,10 @@ test("an expired request says so, and a payment the service confirms later still
   };
   toPage?.send(JSON.stringify(expired));
   await expect(status).toHaveText("This payment request has expired. Start a new one.");
+  await expect(status).toBeFocused();
+  await expect(dialog.getByRole("img", { name: /QR code/ })).toBeHidden();
+  await expect(dialog.getByRole("link", { name: "Open in wallet" })).toBeHidden();
+  await expect(dialog.getByRole("button", { name: "Start a new payment request" })).toBeVisible();
   await expect(await spinsShown(page)).toHaveText("1 Spin Remaining");
 
   // Expired is not final for the page: a payment made before the end may be confirmed after it.

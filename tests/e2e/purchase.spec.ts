@@ -11,10 +11,6 @@ const ACCENT = "rgb(182, 156, 255)";
 const card = (page: Page, tierName: string) =>
   page.locator("#products article").filter({ has: page.getByRole("heading", { name: tierName, exact: true }) });
 
-async function paymentAddress(page: Page) {
-  return (await page.locator("#products article").first().locator("[data-address]").textContent())?.trim() ?? "";
-}
-
 /** Collects every window.alert text and accepts it. */
 function collectAlerts(page: Page) {
   const alerts: string[] = [];
@@ -30,7 +26,9 @@ test.describe("Buy Nothing", () => {
     ["Deluxe Nothing", "100 $ZN", 7],
     ["Millionaire's Nothing", "1,000,000 $ZN", 1000],
   ] as const) {
-    test(`${tierName}: dispatches planPurchased, then shows the payment instructions`, async ({ page }) => {
+    test(`${tierName}: dispatches planPurchased, then says the spins are added and asks for no payment`, async ({
+      page,
+    }) => {
       const alerts = collectAlerts(page);
       const { assertNoErrors } = await openPage(page, "/");
       await page.evaluate(() => {
@@ -38,14 +36,13 @@ test.describe("Buy Nothing", () => {
         (window as unknown as { purchases: unknown[] }).purchases = seen;
         window.addEventListener("planPurchased", (event) => seen.push((event as CustomEvent).detail));
       });
-      const address = await paymentAddress(page);
 
       await card(page, tierName).getByRole("button", { name: "Buy Nothing" }).click();
       await expect.poll(() => alerts.length).toBe(1);
       expect(alerts[0]).toBe(
-        `Congratulations! You selected ${tierName} for ${price}!\n\n` +
-          `Send ${price} tokens to this address:\n${address}\n\n` +
-          `Once payment is confirmed, you'll receive +${spins.toLocaleString("en-US")} lottery spins!\n\n` +
+        `You chose ${tierName} for ${price}!\n\n` +
+          "The store takes no payments right now: send nothing anywhere, as nothing sent would be credited.\n\n" +
+          `Your +${spins.toLocaleString("en-US")} lottery spins are added anyway!\n\n` +
           "Because nothing is worth everything.",
       );
       const purchases = await page.evaluate(() => (window as unknown as { purchases: unknown[] }).purchases);

@@ -54,7 +54,6 @@ test.describe("copy buttons", () => {
 
   for (const [what, scope] of [
     ["contract address", "main"],
-    ["payment address", "#products article >> nth=2"],
     ["donation address", "footer"],
   ] as const) {
     test(`copies the ${what} and says so`, async ({ page }) => {

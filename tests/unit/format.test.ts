@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { formatCents, formatCount, formatDollars, formatSpinBonus, formatZn } from "../../src/lib/format.ts";
+import {
+  addressGroups,
+  formatCents,
+  formatCount,
+  formatDollars,
+  formatSpinBonus,
+  formatZn,
+} from "../../src/lib/format.ts";
 
 describe("number formats (en-US)", () => {
   it.each([
@@ -53,4 +60,20 @@ describe("number formats (en-US)", () => {
       for (const [value, text] of cases) expect(format(value), String(value)).toBe(text);
     },
   );
+});
+
+describe("addressGroups", () => {
+  it("splits an address into even groups of 3 or 4 that join back to it", () => {
+    for (let length = 32; length <= 44; length++) {
+      const address = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijk".slice(0, length);
+      const groups = addressGroups(address);
+      expect(groups.join("")).toBe(address);
+      for (const group of groups) expect([3, 4]).toContain(group.length);
+    }
+  });
+
+  it("never leaves one or two characters alone: 33 characters are 6 groups of 4 and 3 of 3", () => {
+    const groups = addressGroups("x".repeat(33));
+    expect(groups.map((group) => group.length)).toEqual([4, 4, 4, 4, 4, 4, 3, 3, 3]);
+  });
 });
