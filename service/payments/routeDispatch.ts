@@ -11,6 +11,7 @@ import { PAYMENTS_CONFIG_PATH, PAYMENTS_PATH, TRANSACTION_REQUEST_SUFFIX } from 
 import { PATRONS_PATH } from "../../src/lib/verifiedPatrons.ts";
 import { refuseUnlessRead } from "../http/answers.ts";
 import { createPatronRoutes } from "./patronRoutes.ts";
+import { createPaymentTransactions } from "./paymentTransaction.ts";
 import { createRequestRoutes } from "./requestRoutes.ts";
 import {
   allowOrigin,
@@ -28,7 +29,9 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
   const shared = createRouteShared(options.logger);
   const requests = createRequestRoutes(options, shared);
   const patrons = createPatronRoutes(options, shared);
-  const transactionRequest = createTransactionRequestRoute(options, shared);
+  // One builder of the store's transfer, with its refusals (paymentTransaction.ts).
+  const transactions = createPaymentTransactions(options, shared);
+  const transactionRequest = createTransactionRequestRoute(options, shared, transactions);
 
   return (req, res, target) => {
     const { path } = target;

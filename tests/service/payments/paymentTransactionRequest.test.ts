@@ -23,14 +23,11 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from "@solana-program/token";
 import { describe, expect, it } from "vitest";
+import { endedRefusal, insufficientTokensRefusal } from "../../../service/payments/paymentTransaction.ts";
 import { COMMON_REFUSALS } from "../../../service/payments/routeShared.ts";
 import type { PaymentSettings } from "../../../service/payments/settings.ts";
 import { MEMO_PROGRAM_ADDRESS } from "../../../service/payments/transactionRequest.ts";
-import {
-  endedRefusal,
-  insufficientTokensRefusal,
-  TRANSACTION_REQUEST_REFUSALS,
-} from "../../../service/payments/transactionRequestRoutes.ts";
+import { TRANSACTION_REQUEST_REFUSALS } from "../../../service/payments/transactionRequestRoutes.ts";
 import { TIERS } from "../../../src/data/tiers.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../../src/lib/payments.ts";
 import { openPaymentService, type PaymentService, waitForPaymentsAvailable } from "../harness/paymentChain.ts";
