@@ -229,10 +229,29 @@ test.describe("on a phone, 390 x 844", () => {
     await expect(status).toBeInViewport({ ratio: 1 });
     await expect(dialog.getByRole("button", { name: "View your certificate" })).toBeInViewport({ ratio: 1 });
     expect(await dialog.evaluate((box) => box.scrollHeight <= box.clientHeight)).toBe(true);
+    await expectAxeClean(page);
     // The receipt: the tier's certificate, in place of the buy dialog.
     await dialog.getByRole("button", { name: "View your certificate" }).click();
     await expect(dialog).toBeHidden();
     await expect(page.getByRole("dialog", { name: "Certificate Preview - Deluxe Nothing" })).toBeVisible();
+  });
+
+  test("with a wallet in the browser, Pay with it is the main button, in view, above the request by QR code", async ({
+    page,
+  }) => {
+    await installTestWallet(page, shop.chain, await shop.chain.wallet());
+    await page.goto(`${origin}/`);
+    const { dialog } = await openBuyDialog(page);
+    const payWith = dialog.getByRole("button", { name: `Pay with ${TEST_WALLET_NAME}` });
+    await expect(payWith).toHaveClass(/btn-primary/);
+    await expect(payWith).toBeInViewport({ ratio: 1 });
+    const byQr = dialog.getByRole("button", { name: "Pay by QR code or link instead" });
+    await expect(byQr).toHaveClass(/btn-outline/);
+    await expect(byQr).toBeInViewport({ ratio: 1 });
+    expect((await payWith.boundingBox())?.y ?? Number.POSITIVE_INFINITY).toBeLessThan(
+      (await byQr.boundingBox())?.y ?? 0,
+    );
+    await expectAxeClean(page);
   });
 });
 
