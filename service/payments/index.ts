@@ -104,7 +104,14 @@ export function startPayments(options: PaymentsOptions): Payments {
       timeoutMs: options.rpcTimeoutMs,
     });
   const budget = createRpcBudget(settings.rpcCallsPerSecond, now);
-  const reads = createRequestReads({ chain, budget, timers, now });
+  const reads = createRequestReads({
+    chain,
+    budget,
+    timers,
+    now,
+    callsPerSecond: settings.rpcCallsPerSecond,
+    networkSharePercent: config.networkSharePercent,
+  });
   let chainInfo: ChainInfo | null = null;
   let rpcState: RpcState = "ok";
   let watcher: PaymentWatcher | null = null;

@@ -74,7 +74,7 @@ export interface PaymentTransactions {
   /** The request behind `reference`, if it can still be paid. */
   open(reference: string): Promise<OpenPayment>;
   /** The transfer of `payment`'s price from `account` (a checked address), or why not. */
-  build(payment: StoredPayment, account: Address): Promise<PaymentTransaction>;
+  build(payment: StoredPayment, account: Address, network?: string): Promise<PaymentTransaction>;
 }
 
 const refusal = (status: number, error: PaymentErrorBody, headers?: Record<string, string>): PaymentRefusal =>
@@ -113,7 +113,7 @@ export function createPaymentTransactions(
       return { ok: true, payment };
     },
 
-    async build(payment, account) {
+    async build(payment, account, network) {
       const chain = options.chainInfo();
       if (!chain || !options.available()) return refusal(503, COMMON_REFUSALS.unavailable);
       if (account === settings.recipient) return refusal(422, PAYMENT_TRANSACTION_REFUSALS.ownWallet);
@@ -123,7 +123,7 @@ export function createPaymentTransactions(
       let lifetime: BlockhashLifetime;
       try {
         [accounts, lifetime] = await Promise.all([
-          options.reads.accounts([source, chain.tokenAccount]),
+          options.reads.accounts([source, chain.tokenAccount], network),
           options.reads.latestBlockhash(),
         ]);
       } catch (error) {

@@ -19,6 +19,7 @@ import {
 } from "../../src/lib/payments.ts";
 import { answerJson, refuseMethod } from "../http/answers.ts";
 import { clientAddress, limitKey, maskAddress } from "../http/clientAddress.ts";
+import { addressGroups } from "../http/fairShares.ts";
 import { PAYMENT_TRANSACTION_REFUSALS, type PaymentRefusal, type PaymentTransactions } from "./paymentTransaction.ts";
 import {
   type PaymentRoutesOptions,
@@ -120,7 +121,8 @@ export function createTransactionRequestRoute(
       return;
     }
     const { payment } = open;
-    const built = await transactions.build(payment, account);
+    // Charged to the client's network: one /48 or /24 may cause only its share of the reads.
+    const built = await transactions.build(payment, account, addressGroups(address).wide ?? undefined);
     if (!built.ok) {
       refuseWith(res, built);
       return;

@@ -122,6 +122,37 @@ describe("the transaction requests' reads", () => {
     expect(calls.accounts).toHaveLength(2);
   });
 
+  it("let one network cause at most its share of the reads, and leave the others theirs", async () => {
+    const timers = new ManualTimers();
+    const { chain, calls } = countingChain();
+    const budget = createRpcBudget(10, () => timers.now);
+    const shared = createRequestReads({
+      chain,
+      budget,
+      timers,
+      now: () => timers.now,
+      callsPerSecond: 10,
+      networkSharePercent: 10,
+    });
+    // Accounts asked together are one call: the network's one call a second.
+    const first = Promise.all([
+      shared.accounts([address(1)], "2001:db8:48::/48"),
+      shared.accounts([address(4)], "2001:db8:48::/48"),
+    ]);
+    const other = shared.accounts([address(3)], "198.51.100.0/24");
+    timers.advance(READ_BATCH_WINDOW_MS);
+    await Promise.all([first, other]);
+    expect(calls.accounts).toEqual([[address(1), address(4), address(3)]]);
+    // Its share spent, a new account waits for the next; another network's does not.
+    await expect(shared.accounts([address(2)], "2001:db8:48::/48")).rejects.toMatchObject({ retryAfterMs: 980 });
+    // What is already read costs the network nothing.
+    expect((await shared.accounts([address(1)], "2001:db8:48::/48"))[0]?.owner).toBe(address(1));
+    timers.advance(980);
+    const later = shared.accounts([address(2)], "2001:db8:48::/48");
+    timers.advance(READ_BATCH_WINDOW_MS);
+    expect((await later)[0]?.owner).toBe(address(2));
+  });
+
   it("refuse with a Retry-After, calling nothing, when the budget is spent", async () => {
     const { timers, calls, reads: shared } = reads(2);
     // A bucket of 2 keeps 1 for the watcher: one call for requests, then a refusal.

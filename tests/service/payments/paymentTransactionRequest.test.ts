@@ -23,10 +23,11 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from "@solana-program/token";
 import { describe, expect, it } from "vitest";
-import { endedRefusal, insufficientTokensRefusal } from "../../../service/payments/paymentTransaction.ts";
+import { BLOCKHASH_SHARE_MS } from "../../../service/payments/requestReads.ts";
 import { COMMON_REFUSALS } from "../../../service/payments/routeShared.ts";
 import type { PaymentSettings } from "../../../service/payments/settings.ts";
 import { MEMO_PROGRAM_ADDRESS } from "../../../service/payments/transactionRequest.ts";
+import { endedRefusal, insufficientTokensRefusal } from "../../../service/payments/paymentTransaction.ts";
 import { TRANSACTION_REQUEST_REFUSALS } from "../../../service/payments/transactionRequestRoutes.ts";
 import { TIERS } from "../../../src/data/tiers.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../../src/lib/payments.ts";
@@ -229,7 +230,11 @@ describe("a transaction request", () => {
       TRANSACTION_REQUEST_REFUSALS.ownWallet,
     ]);
 
-    // The RPC limited or failing: 503 with when to ask again (its own Retry-After, else 5 s).
+    // The RPC limited or failing: 503 with when to ask again (its own Retry-After, else 5 s). Past
+    // the shared blockhash, so that it is asked again.
+    shop.skew.ms += BLOCKHASH_SHARE_MS;
+    const accountReads = () => shop.rpc.calls.get("getMultipleAccounts") ?? 0;
+    const readsBefore = accountReads();
     shop.rpc.failNext(1, { status: 429, retryAfter: "7" }, "getLatestBlockhash");
     const limited = await shop.post(path, { account: buyer.address });
     expect([limited.status, limited.headers.get("retry-after"), await limited.json()]).toEqual([
@@ -237,8 +242,12 @@ describe("a transaction request", () => {
       "7",
       COMMON_REFUSALS.unavailable,
     ]);
+    // The buyer's read, made beside the blockhash, reaches the chain in its own time; then a
+    // wallet not read yet has a read of its own, which fails.
+    await waitFor("the buyer's read beside the blockhash", () => accountReads() > readsBefore);
+    const unread = await shop.wallet(PRICE);
     shop.rpc.failNext(1, { status: 500 }, "getMultipleAccounts");
-    const failing = await shop.post(path, { account: buyer.address });
+    const failing = await shop.post(path, { account: unread.address });
     expect([failing.status, failing.headers.get("retry-after")]).toEqual([503, "5"]);
     expect((await shop.post(path, { account: buyer.address })).status).toBe(200);
     const metrics = await (await fetch(shop.service.metricsUrl)).text();
