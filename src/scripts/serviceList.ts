@@ -8,10 +8,10 @@ type ListAnswer<Item> = Item[] | "off" | null;
 
 /**
  * `<service-list data-kind="…" data-src="…">` (ServiceList.astro): fills a Wall of Fame list from
- * the service once the page has loaded, one clone of the element's row template per item. A list
- * whose section starts hidden (an optional feature) is shown once the service has answered, unless
- * the answer is that the feature is off. With `data-gate`, the feature's config is asked first and
- * the list only when the feature is on.
+ * the service once the page has loaded, one clone of the element's row template per item. The
+ * section shows its loading line from the first paint and is hidden only when the answer is that
+ * the feature is off. With `data-gate`, the feature's config is asked first and the list only when
+ * the feature is on.
  */
 export function serviceListElement(kinds: Record<string, ServiceListKind<unknown>>): CustomElementConstructor {
   return class ServiceList extends HTMLElement {
@@ -26,12 +26,12 @@ export function serviceListElement(kinds: Record<string, ServiceListKind<unknown
       const items = on === true ? await fetchList(kind, this.dataset.src ?? "") : on === false ? "off" : null;
       if (items === "off") {
         this.dataset.state = "off";
+        (this.closest("section") as HTMLElement).hidden = true;
         return;
       }
       if (items === null) this.#say("unavailable", kind.unavailableText);
       else if (items.length === 0) this.#say("empty", kind.emptyText);
       else this.#show(kind, items);
-      (this.closest("section") as HTMLElement).hidden = false;
     }
 
     #say(state: string, text: string) {
