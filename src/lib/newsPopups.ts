@@ -1,7 +1,9 @@
 /**
  * The news pop-up schedule (docs/product-reference.md#9, docs/design.md#3a): the first joke 10 s after page
  * load, then each next one 60 s plus a random 30 to 60 s after the previous, each on screen 4 s.
- * Pure: timers, the random source and the way a toast is shown are injected.
+ * A joke never competes with a real message or a scrolling visitor: when `canShow` says no, that
+ * joke is skipped and the schedule goes on. Pure: timers, the random source and the way a pop-up is
+ * shown are injected.
  */
 import { NEWS_JOKES, type NewsJoke } from "../data/newsJokes.ts";
 import { pickByDraw } from "./random.ts";
@@ -19,6 +21,8 @@ export interface NewsPopup extends NewsJoke {
 
 export interface NewsPopupOptions {
   show: (popup: NewsPopup) => void;
+  /** False while a pop-up must not show (a real toast on screen, the visitor scrolling). */
+  canShow?: () => boolean;
   random?: () => number;
   timers?: Timers;
 }
@@ -33,9 +37,15 @@ export function pickJoke(random: number): NewsJoke {
 }
 
 /** Starts the schedule; the returned function stops it. */
-export function startNewsPopups({ show, random = Math.random, timers = globalTimers }: NewsPopupOptions): () => void {
+export function startNewsPopups({
+  show,
+  canShow = () => true,
+  random = Math.random,
+  timers = globalTimers,
+}: NewsPopupOptions): () => void {
   let handle = timers.setTimeout(function popUp() {
-    show({ ...pickJoke(random()), durationMs: POPUP_DURATION_MS });
+    const joke = pickJoke(random());
+    if (canShow()) show({ ...joke, durationMs: POPUP_DURATION_MS });
     handle = timers.setTimeout(popUp, nextPopupDelayMs(random()));
   }, FIRST_POPUP_DELAY_MS);
   return () => timers.clearTimeout(handle);

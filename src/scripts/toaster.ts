@@ -11,9 +11,11 @@ import { $toasts, dismissToast, pauseToast, resumeToast, type Toast } from "../s
 export class ToastStack extends HTMLElement {
   #cards = new Map<number, HTMLElement>();
   #unsubscribe: (() => void) | undefined;
-  #moveOffFocus = () => this.#keepClearOfFocus();
+  #moveOffFocus = () => this.#keepClear();
 
   connectedCallback() {
+    // In the top layer from now on, empty: over any dialog opened before the first toast's raise.
+    this.#region.showPopover?.();
     // subscribe() calls back at once: toasts shown before this script ran appear now.
     this.#unsubscribe = $toasts.subscribe((toasts) => this.#show(toasts));
     document.addEventListener("focusin", this.#moveOffFocus);
@@ -39,18 +41,26 @@ export class ToastStack extends HTMLElement {
     }
     // The store lists newest first, and every new toast is newer than those on screen: prepending
     // the new ones, oldest first, leaves the newest on top.
+    let added = false;
     for (const toast of [...toasts].reverse()) {
       if (this.#cards.has(toast.id)) continue;
       const card = this.#card(toast);
       this.#cards.set(toast.id, card);
-      const role = toast.variant === "destructive" ? "alert" : "status";
+      const role = toast.variant === "default" ? "status" : "alert";
       this.querySelector(`[role="${role}"]`)?.prepend(card);
+      added = true;
     }
     toasts.forEach((toast, rank) => {
       const card = this.#cards.get(toast.id);
       if (card) card.style.gridRow = String(rank + 1);
     });
-    this.#keepClearOfFocus();
+    // A modal dialog opened since is above the stack in the top layer: showing again raises it.
+    const region = this.#region;
+    if (added && region.hidePopover && document.querySelector("dialog[open]")) {
+      region.hidePopover();
+      region.showPopover();
+    }
+    this.#keepClear();
   }
 
   #card(toast: Toast): HTMLElement {
@@ -62,6 +72,12 @@ export class ToastStack extends HTMLElement {
     const description = card.querySelector("[data-toast-description]") as HTMLElement;
     if (toast.description) description.textContent = toast.description;
     else description.remove();
+    const action = card.querySelector("[data-toast-action]") as HTMLAnchorElement;
+    if (toast.action) {
+      action.textContent = toast.action.label;
+      action.href = toast.action.href;
+      action.addEventListener("click", () => dismissToast(toast.id));
+    } else action.remove();
     card.querySelector("[data-toast-dismiss]")?.addEventListener("click", () => dismissToast(toast.id));
     // The toast holds while the pointer rests on it or focus is inside it.
     card.addEventListener("mouseenter", () => pauseToast(toast.id));
@@ -71,17 +87,48 @@ export class ToastStack extends HTMLElement {
     return card;
   }
 
-  /** Moves the stack to the other edge when it covers the focused element (docs/design.md#3a). */
-  #keepClearOfFocus() {
+  /**
+   * Moves the stack to the other edge when it would cover the focused element or an area marked
+   * `data-toast-keep-clear` (docs/design.md#3a), and the other edge covers fewer: the focused
+   * element counts more than an area. When neither edge is clear, only the newest toast stays on
+   * screen (the older ones are back as soon as there is room). Read on a change of toasts, focus or
+   * scroll, only while a toast shows.
+   */
+  #keepClear() {
+    if (this.#cards.size === 0) return;
     const region = this.#region;
     const focused = document.activeElement;
-    if (this.#cards.size === 0 || !focused || focused === document.body || region.contains(focused)) return;
-    if (overlaps(region.getBoundingClientRect(), focused.getBoundingClientRect())) {
-      region.dataset.edge = region.dataset.edge === "bottom" ? "top" : "bottom";
+    const avoid = [...document.querySelectorAll("[data-toast-keep-clear]")].map((area) => ({
+      box: area.getBoundingClientRect() as Box,
+      weight: 1,
+    }));
+    if (focused && focused !== document.body && !region.contains(focused)) {
+      avoid.push({ box: focused.getBoundingClientRect(), weight: 2 });
     }
+    const cards = [...this.#cards.values()];
+    for (const card of cards) card.hidden = false;
+    if (this.#place(region, avoid)) return;
+    for (const card of cards) card.hidden = card.style.gridRow !== "1";
+    this.#place(region, avoid);
+  }
+
+  /** Puts the stack at the edge where it covers less; true when it covers nothing there. */
+  #place(region: HTMLElement, avoid: { box: Box; weight: number }[]): boolean {
+    const here = region.getBoundingClientRect();
+    // The same stack at the other edge: top-16 (64 px) or bottom-20 (80 px from the bottom).
+    const shift = (innerHeight - 80 - (here.bottom - here.top) - 64) * (region.dataset.edge === "bottom" ? -1 : 1);
+    const there = { left: here.left, right: here.right, top: here.top + shift, bottom: here.bottom + shift };
+    const cost = (box: Box) => avoid.reduce((sum, area) => sum + (overlaps(box, area.box) ? area.weight : 0), 0);
+    const stay = cost(here);
+    if (stay === 0) return true;
+    const move = cost(there);
+    if (move < stay) region.dataset.edge = region.dataset.edge === "bottom" ? "top" : "bottom";
+    return move === 0;
   }
 }
 
-function overlaps(a: DOMRect, b: DOMRect) {
+type Box = Pick<DOMRect, "left" | "right" | "top" | "bottom">;
+
+function overlaps(a: Box, b: Box) {
   return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
 }

@@ -1,23 +1,35 @@
 import { atom } from "nanostores";
 
-/** docs/design.md#3a: 5 s on screen (news pop-ups pass 4 s), at most 3 stacked, newest on top. */
+/** docs/design.md#3a: 5 s on screen, at most 3 stacked, newest on top. */
 export const TOAST_DURATION_MS = 5_000;
 export const MAX_VISIBLE_TOASTS = 3;
 
-type ToastVariant = "default" | "destructive";
+/**
+ * "destructive" marks errors: red styling, announced as an alert. "personal" is news for this
+ * visitor alone (outbid, won: docs/product-behaviour.md#4-auction): accent styling, announced as
+ * an alert too. "default" is announced politely.
+ */
+type ToastVariant = "default" | "destructive" | "personal";
+
+/** A link the toast offers, to a place in the page ("Bid again" goes to the bid form). */
+interface ToastAction {
+  label: string;
+  href: string;
+}
 
 export interface Toast {
   id: number;
   title: string;
   description?: string;
   variant: ToastVariant;
+  action?: ToastAction;
 }
 
 export interface ToastInput {
   title: string;
   description?: string;
-  /** "destructive" marks errors: red styling, announced as an alert. */
   variant?: ToastVariant;
+  action?: ToastAction;
   durationMs?: number;
 }
 
@@ -34,8 +46,14 @@ interface Countdown {
 }
 const countdowns = new Map<number, Countdown>();
 
-export function showToast({ title, description, variant = "default", durationMs = TOAST_DURATION_MS }: ToastInput) {
-  const toast: Toast = { id: ++lastToastId, title, description, variant };
+export function showToast({
+  title,
+  description,
+  variant = "default",
+  action,
+  durationMs = TOAST_DURATION_MS,
+}: ToastInput) {
+  const toast: Toast = { id: ++lastToastId, title, description, variant, action };
   const stacked = [toast, ...$toasts.get()];
   for (const pushedOut of stacked.slice(MAX_VISIBLE_TOASTS)) clearDismissTimer(pushedOut.id);
   $toasts.set(stacked.slice(0, MAX_VISIBLE_TOASTS));

@@ -195,28 +195,75 @@ test.describe("NothingBot", () => {
 });
 
 test.describe("news pop-ups", () => {
+  /** The joke's card in its own region, apart from the toaster's real messages. */
+  const newsCard = (page: Page) => page.getByRole("region", { name: "Nothing News" }).locator("[data-news-popup]");
+
   test("the first joke pops up 10 s after load for 4 s; the next one 60 s + 30..60 s later", async ({ page }) => {
     await stubRandom(page, 0);
     await openWithPausedClock(page, "/");
     const joke = NEWS_JOKES[0];
     if (!joke) throw new Error("no jokes");
-    const toast = page.getByRole("status").filter({ hasText: joke.description });
+    const card = newsCard(page);
 
     await page.clock.runFor(9_999);
-    await expect(toast).toHaveCount(0);
+    await expect(card).toBeHidden();
     await page.clock.runFor(1);
-    await expect(toast).toBeVisible();
-    await expect(toast).toContainText(joke.title);
+    await expect(card).toBeVisible();
+    await expect(card.locator("p")).toHaveText([joke.title, joke.description]);
+    // Its own region, announced politely, never in the toaster's stack.
+    await expect(page.getByRole("region", { name: "Notifications" })).not.toContainText(joke.description);
+    await expect(page.getByRole("region", { name: "Nothing News" }).getByRole("status")).toContainText(joke.title);
     await page.clock.runFor(3_999);
-    await expect(toast).toBeVisible();
+    await expect(card).toBeVisible();
     await page.clock.runFor(1);
-    await expect(toast).toHaveCount(0);
+    await expect(card).toBeHidden();
 
     // Random 0: the next one 60 s + 30 s after the first, at 100 s.
     await page.clock.runFor(100_000 - 14_000 - 1);
-    await expect(toast).toHaveCount(0);
+    await expect(card).toBeHidden();
     await page.clock.runFor(1);
-    await expect(toast).toBeVisible();
+    await expect(card).toBeVisible();
+  });
+
+  test("on a phone a joke leaves as soon as the visitor scrolls, and none comes while they scroll", async ({
+    page,
+  }) => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await stubRandom(page, 0);
+    await openWithPausedClock(page, "/");
+    const card = newsCard(page);
+    await page.clock.runFor(10_000);
+    await expect(card).toBeVisible();
+    await page.mouse.wheel(0, 400);
+    await expect(card).toBeHidden();
+
+    // The next is due at 100 s: a scroll just before it skips it.
+    await page.clock.runFor(89_500);
+    await page.mouse.wheel(0, 400);
+    await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(400);
+    await page.clock.runFor(500);
+    await expect(card).toBeHidden();
+  });
+
+  test("real messages win: no joke while a toast shows, and a toast sends a joke away", async ({ page }) => {
+    await stubRandom(page, 0);
+    await page.route(/\/_astro\/NothingBot\.[\w-]+\.js$/, (route) => route.abort());
+    await openWithPausedClock(page, "/");
+    const card = newsCard(page);
+    const launcher = page.getByRole("button", { name: "Open NothingBot" });
+    // An error at 8 s (5 s on screen): the joke due at 10 s is skipped.
+    await page.clock.runFor(8_000);
+    await launcher.click();
+    await expect(page.getByRole("alert").locator("[data-toast]")).toHaveCount(1);
+    await page.clock.runFor(2_000);
+    await expect(card).toBeHidden();
+
+    // The next joke, at 100 s, shows; an error arriving then sends it away.
+    await page.clock.runFor(90_000);
+    await expect(card).toBeVisible();
+    await launcher.click();
+    await expect(page.getByRole("alert").locator("[data-toast]")).toHaveCount(1);
+    await expect(card).toBeHidden();
   });
 
   test("pop-ups still come under reduced motion", async ({ page }) => {
@@ -224,6 +271,6 @@ test.describe("news pop-ups", () => {
     await stubRandom(page, 0.5);
     await openWithPausedClock(page, "/");
     await page.clock.runFor(10_000);
-    await expect(page.getByRole("status").filter({ hasText: NEWS_JOKES[6]?.description })).toBeVisible();
+    await expect(newsCard(page)).toContainText(NEWS_JOKES[6]?.description ?? "");
   });
 });

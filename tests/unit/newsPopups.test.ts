@@ -8,7 +8,6 @@ import {
   pickJoke,
   startNewsPopups,
 } from "../../src/lib/newsPopups.ts";
-import { $toasts, showToast } from "../../src/stores/toasts.ts";
 import { fakeTimersAndNoToastLeft } from "../harness/toastsPerTest.ts";
 
 fakeTimersAndNoToastLeft();
@@ -65,13 +64,15 @@ describe("news pop-up schedule", () => {
     expect(show).toHaveBeenCalledTimes(1);
   });
 
-  it("puts each joke on the toaster for 4 s", () => {
-    startNewsPopups({ show: showToast, random: () => 0 });
+  it("skips a joke while it may not show (a real toast, a scrolling visitor), and goes on", () => {
+    const show = vi.fn();
+    let allowed = false;
+    startNewsPopups({ show, canShow: () => allowed, random: () => 0 });
     vi.advanceTimersByTime(FIRST_POPUP_DELAY_MS);
-    expect($toasts.get().map(({ title, description }) => ({ title, description }))).toEqual([NEWS_JOKES[0]]);
-    vi.advanceTimersByTime(POPUP_DURATION_MS - 1);
-    expect($toasts.get()).toHaveLength(1);
-    vi.advanceTimersByTime(1);
-    expect($toasts.get()).toEqual([]);
+    expect(show).not.toHaveBeenCalled();
+    allowed = true;
+    vi.advanceTimersByTime(90_000);
+    expect(show).toHaveBeenCalledTimes(1);
+    expect(show).toHaveBeenCalledWith({ ...NEWS_JOKES[0], durationMs: POPUP_DURATION_MS });
   });
 });

@@ -14,6 +14,7 @@ const MARKUP = `
     <div data-toast>
       <p data-toast-title></p>
       <p data-toast-description></p>
+      <a data-toast-action></a>
       <button type="button" aria-label="Dismiss notification" data-toast-dismiss>×</button>
     </div>
   </template>`;
@@ -133,5 +134,64 @@ describe("<toast-stack>", () => {
     // Clear of it now: a later focus change or scroll leaves it where it is.
     window.dispatchEvent(new Event("scroll"));
     expect(section.dataset.edge).toBe("bottom");
+  });
+
+  it("keeps clear of a marked area (the auction's stakes), but of the focused element first", () => {
+    const stakes = document.createElement("div");
+    stakes.dataset.toastKeepClear = "";
+    const input = document.createElement("input");
+    document.body.append(stakes, input);
+    const section = stack.querySelector("section") as HTMLElement;
+    const box = (top: number) => ({ left: 0, right: 100, top, bottom: top + 50 }) as DOMRect;
+    section.getBoundingClientRect = () => (section.dataset.edge === "top" ? box(60) : box(600));
+    stakes.getBoundingClientRect = () => box(80);
+    input.getBoundingClientRect = () => box(620);
+
+    showToast({ title: "over the price" });
+    expect(section.dataset.edge).toBe("bottom");
+    // Now the focused input is under the bottom edge: covering the price is the lesser harm.
+    input.focus();
+    expect(section.dataset.edge).toBe("top");
+  });
+
+  it("shows only the newest toast while no edge is clear, and the others again once there is room", () => {
+    const stakes = document.createElement("div");
+    stakes.dataset.toastKeepClear = "";
+    document.body.append(stakes);
+    const section = stack.querySelector("section") as HTMLElement;
+    section.getBoundingClientRect = () => ({ left: 0, right: 100, top: 60, bottom: 300 }) as DOMRect;
+    let stakesBox = { left: 0, right: 100, top: 0, bottom: 2_000 };
+    stakes.getBoundingClientRect = () => stakesBox as DOMRect;
+
+    showToast({ title: "older" });
+    showToast({ title: "newest" });
+    const shown = () =>
+      [...stack.querySelectorAll<HTMLElement>("[data-toast]")]
+        .filter((card) => !card.hidden)
+        .map((card) => card.querySelector("[data-toast-title]")?.textContent);
+    expect(shown()).toEqual(["newest"]);
+    stakesBox = { left: 0, right: 100, top: 1_000, bottom: 1_100 };
+    window.dispatchEvent(new Event("scroll"));
+    expect(shown().sort()).toEqual(["newest", "older"]);
+  });
+
+  it("announces personal news as an alert, with its link, which dismisses the toast", () => {
+    showToast({
+      title: "You've been outbid by Bo — $2.00",
+      variant: "personal",
+      action: { label: "Bid again", href: "#place-bid" },
+    });
+    const card = region("alert").querySelector<HTMLElement>("[data-toast]");
+    expect(card?.dataset.variant).toBe("personal");
+    const link = card?.querySelector<HTMLAnchorElement>("[data-toast-action]");
+    expect(link?.textContent).toBe("Bid again");
+    expect(link?.getAttribute("href")).toBe("#place-bid");
+    link?.click();
+    expect($toasts.get()).toEqual([]);
+  });
+
+  it("offers no link when the toast has none", () => {
+    showToast({ title: "plain" });
+    expect(region("status").querySelector("[data-toast-action]")).toBeNull();
   });
 });
