@@ -1,6 +1,13 @@
 import { useStore } from "@nanostores/react";
 import { type SubmitEvent, useEffect, useId, useState } from "react";
-import { checkAboveHighest, checkBidderName, nextWinningCents, parseAmountInput } from "../lib/auction/bidRules.ts";
+import {
+  BIG_JUMP_FACTOR,
+  checkAboveHighest,
+  checkBidderName,
+  isBigJump,
+  nextWinningCents,
+  parseAmountInput,
+} from "../lib/auction/bidRules.ts";
 import {
   BID_FAILED,
   bidPlaced,
@@ -14,6 +21,7 @@ import { highestToBeat, type RoundPhase, readRound } from "../lib/auction/countd
 import type { WireBid } from "../lib/auction/protocol.ts";
 import { formatCents, formatCount } from "../lib/format.ts";
 import { $auction, $typedBidderName, connectAuction, placeBid } from "../stores/auction.ts";
+import { BID_FORM_ANCHOR } from "../stores/auctionConnection.ts";
 import { showToast } from "../stores/toasts.ts";
 import { RoundStatus, useRoundClock } from "./AuctionRound.tsx";
 import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
@@ -42,13 +50,15 @@ function currentHighestToBeat(): number | null {
 
 function Auction() {
   const hydrated = useHydrated();
-  const { status, bids, highest, bidders, round, pastWinners, serviceOffsetMs } = useStore(
+  const { status, bids, highest, bidders, round, pastWinners, serviceOffsetMs, leaderNote } = useStore(
     $auction,
     HYDRATE_FROM_SERVER_HTML,
   );
   const typedName = useStore($typedBidderName, HYDRATE_FROM_SERVER_HTML);
   const [amount, setAmount] = useState("");
   const [placing, setPlacing] = useState(false);
+  /** A big jump's amount the bidder has been asked to confirm: the next press places it. */
+  const [confirming, setConfirming] = useState<number | null>(null);
   const ids = useId();
   const { phase, msLeft } = useRoundClock(round, serviceOffsetMs);
   // Once the round is over, the next bid opens a new one at any amount.
@@ -67,6 +77,8 @@ function Auction() {
     // Read now, not at the last render: the round may have run out since.
     const toBeat = currentHighestToBeat();
     if (!checkAboveHighest(cents.value, toBeat).ok) return showToast(bidTooLow(toBeat));
+    if (isBigJump(cents.value, toBeat) && confirming !== cents.value) return setConfirming(cents.value);
+    setConfirming(null);
 
     setPlacing(true);
     try {
@@ -97,9 +109,15 @@ function Auction() {
             {formatCount(bidders)} {bidders === 1 ? "Bidder" : "Bidders"}
           </span>
         </div>
-        <p className="text-3xl font-black text-gold">{highest ? formatCents(highest.amountCents) : "$0.00"}</p>
-        <p className="text-ink-muted">{leaderLine(phase, highest)}</p>
-        <RoundStatus phase={phase} msLeft={msLeft} />
+        {/* The auction's stakes: toasts keep clear of them (Toaster.astro). */}
+        <div data-toast-keep-clear className="flex flex-col gap-3">
+          <p className="text-3xl font-black text-gold">{highest ? formatCents(highest.amountCents) : "$0.00"}</p>
+          <p className="text-ink-muted">{leaderLine(phase, highest)}</p>
+          <RoundStatus phase={phase} msLeft={msLeft} softCloseSeconds={round?.softCloseSeconds ?? 0} />
+        </div>
+        <p role="status" className="text-sm text-ink-muted empty:hidden">
+          {leaderNote === "removed" ? "The leading bid was removed by a moderator" : ""}
+        </p>
         <p className="mt-auto flex items-center gap-2 text-sm text-ink-muted" data-connection={status}>
           <span
             aria-hidden="true"
@@ -109,10 +127,13 @@ function Auction() {
         </p>
       </section>
 
-      <section aria-labelledby={`${ids}-place`} className="card">
+      <section id={BID_FORM_ANCHOR} aria-labelledby={`${ids}-place`} className="card scroll-mt-20">
         <h3 id={`${ids}-place`} className="text-lg font-bold">
           Place Your Bid
         </h3>
+        <p id={`${ids}-money`} className="mt-1 text-sm text-ink-muted">
+          Pretend dollars: nobody pays, not even the winner.
+        </p>
         <form noValidate onSubmit={submit} className="mt-4 flex flex-col gap-4">
           <div className="flex flex-col gap-1.5">
             <label htmlFor={`${ids}-name`} className="text-sm font-semibold">
@@ -129,7 +150,7 @@ function Auction() {
           </div>
           <div className="flex flex-col gap-1.5">
             <label htmlFor={`${ids}-amount`} className="text-sm font-semibold">
-              Bid Amount ($)
+              Bid Amount (pretend $)
             </label>
             <input
               id={`${ids}-amount`}
@@ -139,11 +160,22 @@ function Auction() {
               step="0.01"
               min="0"
               placeholder={formatCents(nextWinningCents(highestCents))}
+              aria-describedby={`${ids}-money`}
               value={amount}
-              onChange={(event) => setAmount(event.target.value)}
+              onChange={(event) => {
+                setAmount(event.target.value);
+                setConfirming(null);
+              }}
               className="min-h-11 rounded-lg border border-void-600 bg-void px-3 text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"
             />
           </div>
+          {confirming !== null && (
+            <p role="alert" className="rounded-lg border border-gold px-3 py-2 text-sm">
+              {formatCents(confirming)} is more than {BIG_JUMP_FACTOR} times the smallest winning bid (
+              {formatCents(nextWinningCents(highestCents))}). Pretend money, but everyone sees it: press Place Bid again
+              to confirm, or change the amount.
+            </p>
+          )}
           <button
             type="submit"
             className="btn-primary aria-disabled:cursor-progress aria-disabled:opacity-70"

@@ -45,9 +45,17 @@ export function useRoundClock(round: WireRound | null, serviceOffsetMs: number |
  * The line under the leader's: the countdown, "Going, going…" near the end, and after the end
  * the invitation to open the next round. Nothing when rounds are off or none has opened yet.
  * role="timer" is not live: screen readers read it when asked, not every second; the end is
- * announced once, by the "Sold!" toast.
+ * announced once, by the "Sold!" toast. Inside the soft-close window it says what a late bid does.
  */
-export function RoundStatus({ phase, msLeft }: { phase: RoundPhase; msLeft: number }) {
+export function RoundStatus({
+  phase,
+  msLeft,
+  softCloseSeconds,
+}: {
+  phase: RoundPhase;
+  msLeft: number;
+  softCloseSeconds: number;
+}) {
   if (phase === "ended") return <p className="font-semibold text-accent-strong">The next bid opens a new round</p>;
   if (phase !== "open" && phase !== "going" && phase !== "closing") return null;
   return (
@@ -56,6 +64,11 @@ export function RoundStatus({ phase, msLeft }: { phase: RoundPhase; msLeft: numb
         {formatTimeLeft(msLeft)}
       </p>
       {phase !== "open" && <p className="font-semibold text-gold">Going, going…</p>}
+      {phase === "going" && (
+        <p className="w-full text-sm text-ink-muted">
+          Late bids extend the round: it ends {softCloseSeconds} s after the latest bid.
+        </p>
+      )}
     </div>
   );
 }

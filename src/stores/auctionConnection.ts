@@ -47,12 +47,38 @@ export interface AuctionState {
    * clock, however wrong or moved, plays no part (docs/design.md#9). Null until the first message.
    */
   serviceOffsetMs: number | null;
+  /** "removed": the leading bid went because a moderator hid it (until the next bid or round). */
+  leaderNote: LeaderNote;
 }
 
 /** The toast every page shows once when a round it was showing ends (docs/design.md#6b). */
 function soldToast(winner: WireBid): ToastInput {
   return { title: "Sold!", description: `Sold to ${winner.bidderName} for ${formatCents(winner.amountCents)}` };
 }
+
+/** Where a personal toast's "Bid again" leads: the bid form's section (Auction.tsx). */
+export const BID_FORM_ANCHOR = "place-bid";
+
+/** The winner's own page, instead of "Sold!" (docs/product-behaviour.md#4-auction). */
+function wonToast(winner: WireBid): ToastInput {
+  return {
+    title: `You won for ${formatCents(winner.amountCents)}!`,
+    description: "Nothing is yours now. Pretend money: nobody pays.",
+    variant: "personal",
+  };
+}
+
+/** The page whose bid led until someone else's passed it, instead of "New Bid!". */
+export function outbidToast(by: WireBid): ToastInput {
+  return {
+    title: `You've been outbid by ${by.bidderName} — ${formatCents(by.amountCents)}`,
+    variant: "personal",
+    action: { label: "Bid again", href: `#${BID_FORM_ANCHOR}` },
+  };
+}
+
+/** Why the leader changed without a bid, for the auction's status line; null when nothing to say. */
+type LeaderNote = "removed" | null;
 
 /** What a broadcast says besides its bids: the round they are of, its end and the bidder count after the newest. */
 type BroadcastStanding = Pick<BidMessage, "bidders" | "round" | "endsAt">;
@@ -86,6 +112,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     round: null,
     pastWinners: [],
     serviceOffsetMs: null,
+    leaderNote: null,
   });
   /** What this visitor has typed as their name: their own bids raise no "New Bid!" toast. */
   const $typedBidderName = atom("");
@@ -159,15 +186,24 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     announcedRound = shown.number;
     // A round whose every bid was hidden sold nothing: no toast.
     if (!winner) return;
-    options.notify(soldToast(winner.bid));
-    if (ownBidIds.has(winner.bid.id)) $won.set(winner);
+    const won = ownBidIds.has(winner.bid.id);
+    options.notify(won ? wonToast(winner.bid) : soldToast(winner.bid));
+    if (won) $won.set(winner);
   }
 
   /** Replaces the page's state with a snapshot's (or the list after an action or a round's end). */
   function applyState(message: StateMessage) {
     announceEnd(message);
+    const before = $auction.get();
+    // A moderator's action that took the leading bid away says so; any other state clears the note.
+    const removed =
+      message.type === "moderated" &&
+      before.highest !== null &&
+      message.round.number === before.round?.number &&
+      !message.bids.some((bid) => bid.id === before.highest?.id);
     $auction.set({
-      ...$auction.get(),
+      ...before,
+      leaderNote: removed ? "removed" : null,
       bids: message.bids,
       highest: message.highest,
       bidders: message.bidders,
@@ -184,6 +220,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       ...$auction.get(),
       bids: [bid],
       highest: bid,
+      leaderNote: null,
       bidders: after.bidders,
       round: {
         number: after.round,
@@ -204,6 +241,8 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
    */
   function receiveBids(bids: readonly WireBid[], after: BroadcastStanding) {
     const opensRound = after.round > ($auction.get().round?.number ?? 0);
+    const ledBefore = $auction.get().highest;
+    const wasLeading = !opensRound && ledBefore !== null && ownBidIds.has(ledBefore.id);
     const typedName = $typedBidderName.get().trim();
     let toasted: WireBid | null = null;
     for (const [index, bid] of bids.entries()) {
@@ -217,7 +256,11 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     const round = $auction.get().round;
     // A bid in the soft-close window moves the end.
     if (round && after.round === round.number) $auction.setKey("round", { ...round, endsAt: after.endsAt });
-    if (toasted) {
+    const leader = $auction.get().highest;
+    // The page that led and was passed hears it personally (docs/product-behaviour.md#4-auction).
+    if (wasLeading && leader && !ownBidIds.has(leader.id)) {
+      options.notify(outbidToast(leader));
+    } else if (toasted) {
       options.notify({
         title: "New Bid!",
         description: `${toasted.bidderName} bid ${formatCents(toasted.amountCents)}`,
@@ -288,10 +331,13 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     if (bids.some((listed) => listed.id === bid.id)) return false;
     const merged = [...bids, bid].sort((a, b) => b.id - a.id).slice(0, SNAPSHOT_SIZE);
     // Strictly above: of equal amounts (a restored bid and a later one) the earlier leads.
+    const leads = highest === null || bid.amountCents > highest.amountCents;
     $auction.set({
       ...$auction.get(),
       bids: merged,
-      highest: highest === null || bid.amountCents > highest.amountCents ? bid : highest,
+      highest: leads ? bid : highest,
+      // A new leader is news enough: the moderator's note goes.
+      ...(leads && { leaderNote: null }),
     });
     return true;
   }

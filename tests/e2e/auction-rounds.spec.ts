@@ -58,7 +58,7 @@ test.afterAll(async () => {
 });
 
 interface Celebrations {
-  /** Each Sold! toast's description, as it appeared. */
+  /** Each end's toast as it appeared: a Sold! toast's description, or the winner's own "You won …" title. */
   sold: string[];
   /** Each time the auction's confetti layer was unhidden: whether it could be seen. */
   confetti: boolean[];
@@ -78,9 +78,10 @@ function recordCelebrations() {
         record.confetti.push(target.checkVisibility());
       }
       for (const node of mutation.addedNodes) {
-        if (node instanceof Element && node.querySelector("[data-toast-title]")?.textContent === "Sold!") {
-          record.sold.push(node.querySelector("[data-toast-description]")?.textContent ?? "");
-        }
+        const title = node instanceof Element ? node.querySelector("[data-toast-title]")?.textContent : undefined;
+        if (title === "Sold!") {
+          record.sold.push((node as Element).querySelector("[data-toast-description]")?.textContent ?? "");
+        } else if (title?.startsWith("You won")) record.sold.push(title);
       }
     }
   }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["hidden"] });
@@ -121,7 +122,7 @@ async function expectNoAxeViolations(page: Page) {
   expect(results.violations.map((violation) => violation.id)).toEqual([]);
 }
 
-test("a round ends on every page: Sold to the winner, once, with confetti on the winner's page only; the next bid opens round 2", async ({
+test("a round ends on every page: Sold to the winner (You won, on the winner's page), once, with confetti there only; the next bid opens round 2", async ({
   browser,
 }) => {
   const winner = await openVisitor(browser);
@@ -131,11 +132,14 @@ test("a round ends on every page: Sold to the winner, once, with confetti on the
     await expect(watcher.section.getByText("No round has ended yet.")).toBeVisible();
 
     await bid(winner, "Winnie", "12.34");
-    for (const visitor of [winner, watcher]) {
+    for (const [visitor, heard] of [
+      [winner, "You won for $12.34!"],
+      [watcher, "Sold to Winnie for $12.34"],
+    ] as const) {
       await expect(visitor.section.getByText("Sold to Winnie for $12.34")).toBeVisible({
         timeout: ROUND_END_TIMEOUT_MS,
       });
-      await expect.poll(async () => (await visitor.celebrations()).sold).toEqual(["Sold to Winnie for $12.34"]);
+      await expect.poll(async () => (await visitor.celebrations()).sold).toEqual([heard]);
       await expect(visitor.section.getByText("The next bid opens a new round")).toBeVisible();
       await expect(visitor.section.getByText(/^Leading: /)).toHaveCount(0);
       await expect(visitor.section.getByRole("timer")).toHaveCount(0);
@@ -168,9 +172,8 @@ test("a round ends on every page: Sold to the winner, once, with confetti on the
       await expect(visitor.pastWinners.getByRole("listitem").first()).toContainText("Wanda");
       await expect(visitor.pastWinners.getByRole("listitem").nth(1)).toContainText("Winnie");
     }
-    for (const visitor of [winner, watcher]) {
-      expect((await visitor.celebrations()).sold).toEqual(["Sold to Winnie for $12.34", "Sold to Wanda for $1.00"]);
-    }
+    expect((await winner.celebrations()).sold).toEqual(["You won for $12.34!", "Sold to Wanda for $1.00"]);
+    expect((await watcher.celebrations()).sold).toEqual(["Sold to Winnie for $12.34", "You won for $1.00!"]);
     await expectNoAxeViolations(winner.page);
     winner.assertNoErrors();
     watcher.assertNoErrors();
@@ -180,7 +183,7 @@ test("a round ends on every page: Sold to the winner, once, with confetti on the
   }
 });
 
-test("under reduced motion the winner gets the Sold! toast and no confetti at all", async ({ browser }) => {
+test("under reduced motion the winner gets the You won toast and no confetti at all", async ({ browser }) => {
   const visitor = await openVisitor(browser, { reducedMotion: "reduce" });
   try {
     // The last round has ended (or is about to): any amount opens the next, or beats its highest.
@@ -189,7 +192,9 @@ test("under reduced motion the winner gets the Sold! toast and no confetti at al
     await expect(visitor.section.getByText(/^Sold to Stillwater for \$/)).toBeVisible({
       timeout: ROUND_END_TIMEOUT_MS,
     });
-    await expect(toast(visitor.page, "Sold!")).toContainText("Sold to Stillwater for ");
+    await expect(toast(visitor.page, "You won for $")).toContainText(
+      "Nothing is yours now. Pretend money: nobody pays.",
+    );
     // The win was celebrated (the layer unhidden), yet nothing could be seen.
     await expect.poll(async () => (await visitor.celebrations()).confetti).toEqual([false]);
     await expect(visitor.confetti).toBeHidden();

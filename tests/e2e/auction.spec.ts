@@ -33,14 +33,29 @@ async function nextBidCents(page: Page) {
 const dollars = (cents: number) => (cents / 100).toFixed(2);
 const unique = (prefix: string) => `${prefix} ${test.info().workerIndex}-${Date.now() % 1_000_000}`;
 
-test("two visitors see each other's bids live, with a New Bid! toast for the other's", async ({ browser }) => {
-  const contexts: BrowserContext[] = [await browser.newContext(), await browser.newContext()];
+/** Whether two boxes share any area. */
+function overlap(a: { x: number; y: number; width: number; height: number }, b: typeof a) {
+  return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+}
+
+test("two visitors see each other's bids live; the passed leader alone hears it personally, clear of the price", async ({
+  browser,
+}) => {
+  const contexts: BrowserContext[] = [
+    await browser.newContext({ viewport: { width: 390, height: 844 } }),
+    await browser.newContext(),
+  ];
   try {
     const [alicePage, bobPage] = await Promise.all(contexts.map((context) => context.newPage()));
     if (!alicePage || !bobPage) throw new Error("no pages");
     const alice = await openAuction(alicePage);
     const bob = await openAuction(bobPage);
     const aliceName = unique("Alice");
+    // Alice's phone shows the auction's price, leader and countdown just under the header.
+    const stakes = alicePage.locator("[data-toast-keep-clear]");
+    await stakes.evaluate((element) =>
+      window.scrollBy({ top: element.getBoundingClientRect().top - 100, behavior: "instant" }),
+    );
 
     const cents = (await nextBidCents(alicePage)) + 100;
     await alice.name.fill(aliceName);
@@ -57,23 +72,62 @@ test("two visitors see each other's bids live, with a New Bid! toast for the oth
     // By now the broadcast of Alice's bid has reached Alice too: her own bid raises no toast for her.
     await expect(toast(alicePage, "New Bid!")).toHaveCount(0);
 
-    // And back: Bob outbids by the smallest amount that wins, Alice hears of it.
+    // And back: Bob outbids by the smallest amount that wins; Alice, who led, hears it personally.
     const bobName = unique("Bob");
     const bobCents = nextWinningCents(cents);
     await bob.name.fill(bobName);
     await bob.amount.fill(dollars(bobCents));
     await bob.name.press("Enter");
     await expect(toast(bobPage, "Bid Placed!")).toBeVisible();
-    await expect(toast(alicePage, "New Bid!").filter({ hasText: bobName })).toContainText(
-      `${bobName} bid ${money.format(bobCents / 100)}`,
-    );
+    const outbid = alicePage.getByRole("alert").locator("[data-toast]").filter({ hasText: "You've been outbid" });
+    await expect(outbid).toContainText(`You've been outbid by ${bobName} — ${money.format(bobCents / 100)}`);
+    await expect(toast(alicePage, "New Bid!")).toHaveCount(0);
+    await expect(toast(bobPage, "outbid")).toHaveCount(0);
     await expect(alice.recent.getByRole("listitem").first()).toContainText(money.format(bobCents / 100));
     await expect(alice.section.getByText(/^\d+ Bidders?$/)).toBeVisible();
+
+    // No toast on Alice's phone covers the price, the leader or the countdown.
+    const stakesBox = await stakes.boundingBox();
+    if (!stakesBox) throw new Error("the auction's stakes are not laid out");
+    await expect(stakes).toBeInViewport();
+    for (const card of await alicePage.locator("[data-toast]").all()) {
+      const cardBox = await card.boundingBox();
+      if (cardBox) expect(overlap(cardBox, stakesBox), await card.innerText()).toBe(false);
+    }
+
+    // Its link goes back to the form and sends the toast away.
+    await outbid.getByRole("link", { name: "Bid again" }).click();
+    await expect(outbid).toHaveCount(0);
+    await expect(alice.amount).toBeInViewport();
     alice.assertNoErrors();
     bob.assertNoErrors();
   } finally {
     await Promise.all(contexts.map((context) => context.close()));
   }
+});
+
+test("the form says bids are pretend money, and asks before a bid ten times the smallest that wins", async ({
+  page,
+}) => {
+  const form = await openAuction(page);
+  await expect(form.amount).toHaveAccessibleName("Bid Amount (pretend $)");
+  await expect(form.amount).toHaveAccessibleDescription("Pretend dollars: nobody pays, not even the winner.");
+  const next = await nextBidCents(page);
+  const huge = next * 10 + 10_001;
+  await form.name.fill(unique("Bigspender"));
+  await form.amount.fill(dollars(huge));
+  await form.amount.press("Enter");
+  const confirm = form.section.getByRole("alert");
+  await expect(confirm).toContainText(`${money.format(huge / 100)} is more than 10 times the smallest winning bid`);
+  await expect(toast(page, "Bid Placed!")).toHaveCount(0);
+  // Changing the amount asks again; the same amount a second time is placed.
+  await form.amount.fill(dollars(huge + 1));
+  await expect(confirm).toHaveCount(0);
+  await form.amount.press("Enter");
+  await expect(confirm).toBeVisible();
+  await form.submit.click();
+  await expect(toast(page, "Bid Placed!")).toContainText(bidPlaced(huge + 1).description);
+  await expect(confirm).toHaveCount(0);
 });
 
 test("the form answers bad input with the spec's toasts and keeps the amount", async ({ page }) => {
@@ -198,12 +252,14 @@ test("with the connection lost, the indicator says so and a bid fails with the a
   await expect(form.section.locator('[data-connection="reconnecting"]')).toHaveText("Reconnecting…");
 
   await form.name.fill(unique("Offline"));
-  await form.amount.fill("999999");
+  // Above the highest, and no big jump (which would ask first).
+  const amount = dollars((await nextBidCents(page)) + 100);
+  await form.amount.fill(amount);
   await form.submit.click();
   await expect(toast(page, "Bid Failed")).toContainText("Failed to place your bid. Please try again.");
   // Failures are announced assertively: the toast sits in the toaster's alert region.
   await expect(page.getByRole("alert").locator("[data-toast]").filter({ hasText: "Bid Failed" })).toHaveCount(1);
-  await expect(form.amount).toHaveValue("999999");
+  await expect(form.amount).toHaveValue(amount);
 
   // Time moves on: the client reconnects after 1 s and is live again.
   await page.clock.runFor(1_000);

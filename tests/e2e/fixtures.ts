@@ -36,7 +36,7 @@ export function auctionForm(page: Page) {
   return {
     section,
     name: section.getByLabel("Your Name"),
-    amount: section.getByLabel("Bid Amount ($)"),
+    amount: section.getByLabel("Bid Amount"),
     submit: section.getByRole("button", { name: "Place Bid" }),
     recent: section.getByRole("list", { name: "Recent Bids" }),
     /** The connection indicator; its data-connection says live or reconnecting. */

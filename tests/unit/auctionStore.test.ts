@@ -4,7 +4,7 @@ import { type WebSocket as ServerSocket, WebSocketServer } from "ws";
 import type { ServerMessage, WireBid, WireRound, WireWinner } from "../../src/lib/auction/protocol.ts";
 import type { SocketLike } from "../../src/lib/auction/realtimeClient.ts";
 import { globalTimers } from "../../src/lib/timers.ts";
-import { BID_ACK_TIMEOUT_MS, createAuctionConnection } from "../../src/stores/auctionConnection.ts";
+import { BID_ACK_TIMEOUT_MS, createAuctionConnection, outbidToast } from "../../src/stores/auctionConnection.ts";
 import type { ToastInput } from "../../src/stores/toasts.ts";
 
 const bid = (id: number, bidderName: string, amountCents: number): WireBid => ({
@@ -155,8 +155,52 @@ describe("auction store over a real socket", () => {
       state("moderated", { bids: [bid(1, "Ada", 1_000)], highest: bid(1, "Ada", 1_000), bidders: 1, moderation: 1 }),
     );
     await until(() => $auction.get().highest?.id === 1, "the list after the hide");
-    expect($auction.get()).toMatchObject({ bids: [bid(1, "Ada", 1_000)], bidders: 1 });
+    expect($auction.get()).toMatchObject({ bids: [bid(1, "Ada", 1_000)], bidders: 1, leaderNote: "removed" });
     expect(toasts.map((toast) => toast.description)).toEqual(["Ada bid $10.00", "Troll bid $1,000,000,000.00"]);
+    // The next bid that leads is news enough: the note goes.
+    send(broadcast(bid(3, "Bo", 2_000), 2));
+    await until(() => $auction.get().highest?.id === 3, "the next bid");
+    expect($auction.get().leaderNote).toBeNull();
+  });
+
+  it("says nothing about a moderator when the hidden bid was not the leading one", async () => {
+    const { connection, send, goLive } = await openAuction();
+    const { $auction } = connection;
+    await goLive();
+    send(broadcast(bid(1, "Troll", 1_000), 1));
+    send(broadcast(bid(2, "Ada", 2_000), 2));
+    await until(() => $auction.get().highest?.id === 2, "both bids");
+    send(
+      state("moderated", { bids: [bid(2, "Ada", 2_000)], highest: bid(2, "Ada", 2_000), bidders: 1, moderation: 1 }),
+    );
+    await until(() => $auction.get().bids.length === 1, "the list after the hide");
+    expect($auction.get().leaderNote).toBeNull();
+  });
+
+  it("tells the page whose bid led, and only it, that it was outbid: personally, with a way back to the form", async () => {
+    const { connection, toasts, received, send, goLive } = await openAuction();
+    await goLive();
+    send(state("snapshot", { bids: [bid(4, "Mo", 100_000)], highest: bid(4, "Mo", 100_000), bidders: 1 }));
+    await until(() => connection.$auction.get().bids.length === 1, "snapshot");
+    const placed = connection.placeBid("Lin", 250_000);
+    await until(() => received.some((message) => message.type === "bid"), "the bid message");
+    const { requestId } = received.find((message) => message.type === "bid") as { requestId: string };
+    send({ type: "accepted", requestId, bid: bid(5, "Lin", 250_000), round: 1 });
+    await placed;
+    send(broadcast(bid(6, "Grace", 300_000), 3));
+    await until(() => connection.$auction.get().highest?.id === 6, "Grace's bid");
+    expect(toasts).toEqual([
+      {
+        title: "You've been outbid by Grace — $3,000.00",
+        variant: "personal",
+        action: { label: "Bid again", href: "#place-bid" },
+      },
+    ]);
+    expect(outbidToast(bid(6, "Grace", 300_000))).toEqual(toasts[0]);
+    // No longer leading: the next bid is everyone's news.
+    send(broadcast(bid(7, "Mo", 400_000), 3));
+    await until(() => connection.$auction.get().highest?.id === 7, "Mo's bid");
+    expect(toasts[1]).toEqual({ title: "New Bid!", description: "Mo bid $4,000.00" });
   });
 
   it("raises no toast for the name this visitor has typed", async () => {
@@ -216,7 +260,9 @@ describe("auction store over a real socket", () => {
 });
 
 describe("rounds over a real socket", () => {
-  const sold = (toasts: ToastInput[]) => toasts.filter((toast) => toast.title === "Sold!");
+  /** The end's toasts: "Sold!", or "You won …" on the winner's page. */
+  const sold = (toasts: ToastInput[]) =>
+    toasts.filter((toast) => toast.title === "Sold!" || toast.title.startsWith("You won"));
 
   /** A page live on round 1 with Mo's bid, and its own accepted bid of Lin's (id 5, $2,500.00). */
   async function openRoundWithOwnBid() {
@@ -243,11 +289,18 @@ describe("rounds over a real socket", () => {
       pastWinners: [{ round: 1, bid: winner, endedAt: IN_AN_HOUR }],
     });
 
-  it("announces the end with one Sold! toast, and marks the win on the page that placed the winning bid", async () => {
+  it("announces the end to the winner's page as its own win, and marks the win there", async () => {
     const { connection, toasts, send } = await openRoundWithOwnBid();
     send(endOfRound1(bid(5, "Lin", 250_000), [bid(5, "Lin", 250_000), bid(4, "Mo", 100_000)]));
     await until(() => connection.$auction.get().round?.ended === true, "the end");
-    expect(sold(toasts)).toEqual([{ title: "Sold!", description: "Sold to Lin for $2,500.00" }]);
+    expect(toasts.filter((toast) => toast.title === "Sold!")).toEqual([]);
+    expect(sold(toasts)).toEqual([
+      {
+        title: "You won for $2,500.00!",
+        description: "Nothing is yours now. Pretend money: nobody pays.",
+        variant: "personal",
+      },
+    ]);
     expect(connection.$won.get()).toEqual({ round: 1, bid: bid(5, "Lin", 250_000), endedAt: IN_AN_HOUR });
   });
 
@@ -287,7 +340,7 @@ describe("rounds over a real socket", () => {
     send(nextRound);
     send(nextRound);
     await until(() => connection.$auction.get().round?.number === 2, "round 2");
-    expect(sold(toasts)).toEqual([{ title: "Sold!", description: "Sold to Lin for $2,500.00" }]);
+    expect(sold(toasts).map((toast) => toast.title)).toEqual(["You won for $2,500.00!"]);
     expect(connection.$won.get()?.round).toBe(1);
   });
 

@@ -2,10 +2,12 @@ import { describe, expect, it } from "vitest";
 import {
   BID_INCREMENT_CENTS,
   BIDDER_NAME_MAX_CODE_POINTS,
+  BIG_JUMP_FACTOR,
   checkAboveHighest,
   checkAmount,
   checkBidderName,
   FIRST_BID_MIN_CENTS,
+  isBigJump,
   MAX_BID_CENTS,
   nextWinningCents,
   parseAmountInput,
@@ -237,5 +239,21 @@ describe("above the highest bid by the increment", () => {
 
   it("is today a bid strictly above the highest, and any valid amount first (docs/product-behaviour.md#5)", () => {
     expect([BID_INCREMENT_CENTS, FIRST_BID_MIN_CENTS]).toEqual([1, 1]);
+  });
+});
+
+describe("the big-jump guard", () => {
+  it("asks above 10 times the smallest winning bid and more than $100 above it", () => {
+    // $12.50 leads: the smallest winning bid is $12.51, ten times that $125.10.
+    expect(isBigJump(12_510, 1_250)).toBe(false);
+    expect(isBigJump(12_511, 1_250)).toBe(true);
+    expect(isBigJump(100_000_000, 1_250)).toBe(true);
+    // The first bid: anything over $100.01.
+    expect(isBigJump(10_001, null)).toBe(false);
+    expect(isBigJump(10_002, null)).toBe(true);
+    // $5,000 leads: up to ten times ($50,000.10) needs no confirmation.
+    expect(isBigJump(5_000_010, 500_000)).toBe(false);
+    expect(isBigJump(5_000_011, 500_000)).toBe(true);
+    expect(BIG_JUMP_FACTOR).toBe(10);
   });
 });

@@ -89,3 +89,16 @@ export function checkAboveHighest(amountCents: number, highestCents: number | nu
   if (amountCents < nextWinningCents(highestCents)) return { ok: false, code: "too_low" };
   return { ok: true, value: amountCents };
 }
+
+/**
+ * The form's guard against a slip of the finger (docs/product-behaviour.md#5): a bid more than
+ * BIG_JUMP_FACTOR times the smallest winning bid, and more than BIG_JUMP_MIN_CENTS above it, asks
+ * the bidder to confirm first. Only the page asks; the service takes any valid amount.
+ */
+export const BIG_JUMP_FACTOR = 10;
+const BIG_JUMP_MIN_CENTS = 10_000;
+
+export function isBigJump(amountCents: number, highestCents: number | null): boolean {
+  const smallest = nextWinningCents(highestCents);
+  return amountCents > smallest * BIG_JUMP_FACTOR && amountCents - smallest > BIG_JUMP_MIN_CENTS;
+}
