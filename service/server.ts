@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Registry } from "prom-client";
+import { createActionRoutes } from "./actions/routes.ts";
 import type { SocketServer } from "./auction/socketServer.ts";
 import { createWinnersRoute } from "./auction/winnersRoute.ts";
 import type { ServiceConfig } from "./config.ts";
@@ -29,6 +30,7 @@ import { createStaticSite } from "./http/staticSite.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { handleHealth, handleMetrics } from "./operations.ts";
+import type { PaymentDesk } from "./payments/desk.ts";
 import type { PaymentRoute } from "./payments/routeShared.ts";
 import type { BidStore, StoreWithPayments } from "./storage/types.ts";
 
@@ -37,8 +39,11 @@ export interface AuctionEndpoint {
   metrics: Metrics;
   /** What the operator console reads and moderates. */
   store: BidStore;
-  /** The payment routes (docs/design.md#8); only /payments/config and /payments/patrons while payments are off. */
-  payments?: { route: PaymentRoute };
+  /**
+   * The payment routes (docs/design.md#8); only /payments/config and /payments/patrons while payments
+   * are off. Its desk is what the Actions routes (the store as a blink) buy through.
+   */
+  payments?: { route: PaymentRoute; desk?: PaymentDesk | undefined };
 }
 
 type AdminHandler = ReturnType<typeof createAdminConsole>;
@@ -79,6 +84,7 @@ export function createAppServer(
   if (winners) routes.push(winners);
   const payments = auction?.payments;
   if (payments) routes.push(payments.route);
+  if (auction) routes.push(createActionRoutes({ desk: payments?.desk, logger, now: Date.now }));
   if (admin) routes.push((req, res, target) => isAdminPath(target.path) && admin(req, res, target));
   if (site) {
     routes.push((req, res, target) => {

@@ -22,6 +22,7 @@ import {
   readChainInfo,
   UnsellableMintError,
 } from "./chain.ts";
+import type { PaymentDesk } from "./desk.ts";
 import { createPaymentsOffRoute } from "./patronRoutes.ts";
 import { createRequestReads } from "./requestReads.ts";
 import { createPaymentRoutes } from "./routeDispatch.ts";
@@ -60,6 +61,8 @@ export interface PaymentsOptions {
 export interface Payments {
   /** The HTTP hook: true when it answered. */
   route: PaymentRoute;
+  /** What the Actions routes (service/actions/) make their purchases through; absent while payments are off. */
+  desk?: PaymentDesk;
   /** Whether a payment can be taken now. */
   available(): boolean;
   /** How the deployment's watcher last found the chain ("limited": confirmations are slower). */
@@ -213,7 +216,7 @@ export function startPayments(options: PaymentsOptions): Payments {
   showAvailability();
 
   return {
-    route: createPaymentRoutes({
+    ...createPaymentRoutes({
       settings,
       store: store.payments,
       allowedOrigins,

@@ -2,8 +2,8 @@
  * The store's transfer for one open payment request and one buyer, with every refusal on the way
  * (docs/decisions/2026-11-27-transaction-requests.md): the request still open, the buyer not the
  * store, the buyer's $ZN read from the chain, the transaction built (transactionRequest.ts).
- * Extracted from the Solana Pay transaction request (transactionRequestRoutes.ts) so that another
- * route (the Actions POST) answers the same transaction, with the same refusals.
+ * Shared by the Solana Pay transaction request (transactionRequestRoutes.ts) and the Actions POST
+ * (service/actions/), so that both answer the same transaction and the same refusals.
  */
 import { type Address, isAddress } from "@solana/kit";
 import type { PaymentErrorBody, PaymentStatus } from "../../src/lib/payments.ts";
@@ -53,7 +53,7 @@ export interface PaymentRefusal {
 
 type OpenPayment = { ok: true; payment: StoredPayment } | PaymentRefusal;
 
-type PaymentTransaction =
+export type PaymentTransaction =
   | {
       ok: true;
       /** Base64 of the unsigned wire transaction. */

@@ -67,9 +67,25 @@ export const PAYMENT_REQUEST_REFUSALS = {
   notFound: { error: "not_found" },
 } as const satisfies Record<string, PaymentErrorBody>;
 
-type ParsedRequest =
-  | { ok: true; tier: Tier; name: string | null }
-  | { ok: false; status: number; error: PaymentErrorBody };
+type Refused = { ok: false; status: number; error: PaymentErrorBody };
+type ParsedRequest = { ok: true; tier: Tier; name: string | null } | Refused;
+
+/** A request made, or why not: the status, the body and headers (Retry-After) of the refusal. */
+export type OpenedRequest = { ok: true; payment: StoredPayment } | (Refused & { headers?: Record<string, string> });
+
+/**
+ * A patron's name as every name is checked: blank is anonymous (null); else the bidder name's rules
+ * (bidRules.ts) and the name filter, refused 422 as POST /payments refuses it.
+ */
+export function checkPatronName(name: string, nameFilter: NameFilter): { ok: true; name: string | null } | Refused {
+  if (name.trim() === "") return { ok: true, name: null };
+  const checked = checkBidderName(name);
+  if (!checked.ok) return { ok: false, status: 422, error: PAYMENT_REQUEST_REFUSALS.invalidName };
+  if (!nameFilter(checked.value).allowed) {
+    return { ok: false, status: 422, error: PAYMENT_REQUEST_REFUSALS.nameNotAllowed };
+  }
+  return { ok: true, name: checked.value };
+}
 
 function parseRequest(value: unknown, nameFilter: NameFilter): ParsedRequest {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -84,13 +100,9 @@ function parseRequest(value: unknown, nameFilter: NameFilter): ParsedRequest {
   if (name !== undefined && name !== null && typeof name !== "string") {
     return { ok: false, status: 400, error: PAYMENT_REQUEST_REFUSALS.nameNotAString };
   }
-  if (typeof name !== "string" || name.trim() === "") return { ok: true, tier, name: null };
-  const checked = checkBidderName(name);
-  if (!checked.ok) return { ok: false, status: 422, error: PAYMENT_REQUEST_REFUSALS.invalidName };
-  if (!nameFilter(checked.value).allowed) {
-    return { ok: false, status: 422, error: PAYMENT_REQUEST_REFUSALS.nameNotAllowed };
-  }
-  return { ok: true, tier, name: checked.value };
+  if (typeof name !== "string") return { ok: true, tier, name: null };
+  const checked = checkPatronName(name, nameFilter);
+  return checked.ok ? { ok: true, tier, name: checked.name } : checked;
 }
 
 export function statusBody(payment: StoredPayment): PaymentStatusBody {
@@ -150,11 +162,13 @@ export interface RequestRoutes {
   request(req: IncomingMessage, res: ServerResponse, allowed: boolean): void;
   /** GET /payments/<reference>. */
   status(req: IncomingMessage, res: ServerResponse, reference: string): void;
+  /** Makes a request for this client as POST /payments does, within the same limits and cap. */
+  open(req: IncomingMessage, tier: Tier, name: string | null): Promise<OpenedRequest>;
 }
 
 export function createRequestRoutes(options: RequestRoutesOptions, shared: RouteShared): RequestRoutes {
   const { settings, store, logger, metrics, nameFilter, rateLimiter, statusLimiter } = options;
-  const { coalesce, unavailable, failed } = shared;
+  const { coalesce, failed } = shared;
   for (const outcome of REQUEST_OUTCOMES) metrics.paymentRequests.inc({ outcome }, 0);
   const referenceDecoder = getAddressDecoder();
   // A client holds no more open requests than it may ask for in a window.
@@ -176,33 +190,23 @@ export function createRequestRoutes(options: RequestRoutesOptions, shared: Route
     max: STATUS_CACHE_ENTRIES,
   });
 
-  async function create(req: IncomingMessage, res: ServerResponse) {
+  /**
+   * A payment request for `tier` made for this client, within its limits: the rate limit, the
+   * open-request cap and its network's fair share; counted and logged. POST /payments and the
+   * Actions POST (service/actions/) both make theirs here.
+   */
+  async function open(req: IncomingMessage, tier: Tier, name: string | null): Promise<OpenedRequest> {
     const count = (outcome: string) => metrics.paymentRequests.inc({ outcome });
-    const body = await readJsonBody(req);
-    if (!body.ok) {
-      count(body.error.error);
-      refuseBody(res, body);
-      return;
-    }
-    const parsed = parseRequest(body.value, nameFilter);
-    if (!parsed.ok) {
-      count(parsed.error.error);
-      refuse(res, parsed.status, parsed.error);
-      return;
-    }
     const chain = options.chainInfo();
     if (!chain || !options.available()) {
       count("unavailable");
-      unavailable(res);
-      return;
+      return { ok: false, status: 503, error: COMMON_REFUSALS.unavailable };
     }
     const address = clientAddress(req, options.trustProxy, options.trustedProxies);
     if (!rateLimiter.take(limitKey(address))) {
       count("rate_limited");
-      refuse(res, 429, PAYMENT_REQUEST_REFUSALS.rateLimited);
-      return;
+      return { ok: false, status: 429, error: PAYMENT_REQUEST_REFUSALS.rateLimited };
     }
-    const { tier, name } = parsed;
     const networks = addressGroups(address);
     const outcome = await oneAtATime(async () => {
       // Fair shares of the open requests (http/fairShares.ts): a network never holds more than its
@@ -227,13 +231,13 @@ export function createRequestRoutes(options: RequestRoutesOptions, shared: Route
       });
       return { stored, reference } as const;
     });
+    const retryAfter = { "Retry-After": String(BUSY_RETRY_AFTER_S) };
     if ("refusal" in outcome) {
       const { refusal, held } = outcome;
       if (refusal === "full") {
         count("busy");
         logger.warn({ cap: settings.maxOpenRequests }, "payment request refused: the open-request cap is reached");
-        refuse(res, 503, PAYMENT_REQUEST_REFUSALS.busy, { "Retry-After": String(BUSY_RETRY_AFTER_S) });
-        return;
+        return { ok: false, status: 503, error: PAYMENT_REQUEST_REFUSALS.busy, headers: retryAfter };
       }
       count("network_busy");
       networkRefusals.note(`${refusal} ${networks.wide ?? networks.client}`, (unlogged) =>
@@ -242,16 +246,50 @@ export function createRequestRoutes(options: RequestRoutesOptions, shared: Route
           "payment request refused: its network holds its share of the open requests",
         ),
       );
-      refuse(res, 429, PAYMENT_REQUEST_REFUSALS.networkBusy, { "Retry-After": String(BUSY_RETRY_AFTER_S) });
-      return;
+      return { ok: false, status: 429, error: PAYMENT_REQUEST_REFUSALS.networkBusy, headers: retryAfter };
     }
     const { stored, reference } = outcome;
     if (stored === "name_not_allowed") {
       count("name_not_allowed");
-      refuse(res, 422, PAYMENT_REQUEST_REFUSALS.nameNotAllowed);
+      return { ok: false, status: 422, error: PAYMENT_REQUEST_REFUSALS.nameNotAllowed };
+    }
+    count("created");
+    logger.info(
+      {
+        reference,
+        tierId: tier.id,
+        priceBaseUnits: stored.priceBaseUnits.toString(),
+        named: name !== null,
+        address: maskAddress(address),
+      },
+      "payment requested",
+    );
+    return { ok: true, payment: stored };
+  }
+
+  async function create(req: IncomingMessage, res: ServerResponse) {
+    const count = (outcome: string) => metrics.paymentRequests.inc({ outcome });
+    const body = await readJsonBody(req);
+    if (!body.ok) {
+      count(body.error.error);
+      refuseBody(res, body);
       return;
     }
-    const amount = formatUnits(stored.priceBaseUnits, stored.decimals);
+    const parsed = parseRequest(body.value, nameFilter);
+    if (!parsed.ok) {
+      count(parsed.error.error);
+      refuse(res, parsed.status, parsed.error);
+      return;
+    }
+    const { tier } = parsed;
+    const opened = await open(req, tier, parsed.name);
+    if (!opened.ok) {
+      refuse(res, opened.status, opened.error, opened.headers);
+      return;
+    }
+    const { payment } = opened;
+    const { reference } = payment;
+    const amount = formatUnits(payment.priceBaseUnits, payment.decimals);
     const created: CreatedPayment = {
       reference,
       url: transferRequestUrl({
@@ -268,20 +306,9 @@ export function createRequestRoutes(options: RequestRoutesOptions, shared: Route
       tierId: String(tier.id),
       tierName: tier.name,
       spins: tier.spins,
-      expiresAt: stored.expiresAt,
+      expiresAt: payment.expiresAt,
       ...(options.slow() ? { slow: true } : {}),
     };
-    count("created");
-    logger.info(
-      {
-        reference,
-        tierId: tier.id,
-        priceBaseUnits: stored.priceBaseUnits.toString(),
-        named: name !== null,
-        address: maskAddress(address),
-      },
-      "payment requested",
-    );
     answerJson(res, 201, created);
   }
 
@@ -321,5 +348,6 @@ export function createRequestRoutes(options: RequestRoutesOptions, shared: Route
     status(req, res, reference) {
       answerStatus(req, res, reference).catch((error: unknown) => failed(res, "reading a payment", error));
     },
+    open,
   };
 }

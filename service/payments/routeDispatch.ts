@@ -10,6 +10,7 @@
 import { PAYMENTS_CONFIG_PATH, PAYMENTS_PATH, TRANSACTION_REQUEST_SUFFIX } from "../../src/lib/payments.ts";
 import { PATRONS_PATH } from "../../src/lib/verifiedPatrons.ts";
 import { refuseUnlessRead } from "../http/answers.ts";
+import { createPaymentDesk, type PaymentDesk } from "./desk.ts";
 import { createPatronRoutes } from "./patronRoutes.ts";
 import { createPaymentTransactions } from "./paymentTransaction.ts";
 import { createRequestRoutes } from "./requestRoutes.ts";
@@ -24,16 +25,18 @@ import { createTransactionRequestRoute } from "./transactionRequestRoutes.ts";
 
 const isPaymentsPath = (path: string) => path === PAYMENTS_PATH || path.startsWith(`${PAYMENTS_PATH}/`);
 
-export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute {
+/** The payment routes, and the desk through which the Actions routes make the same purchases. */
+export function createPaymentRoutes(options: PaymentRoutesOptions): { route: PaymentRoute; desk: PaymentDesk } {
   const { allowedOrigins } = options;
   const shared = createRouteShared(options.logger);
   const requests = createRequestRoutes(options, shared);
   const patrons = createPatronRoutes(options, shared);
-  // One builder of the store's transfer, with its refusals (paymentTransaction.ts).
+  // One builder for the transaction request and the Actions POST: the same transfer, the same refusals.
   const transactions = createPaymentTransactions(options, shared);
   const transactionRequest = createTransactionRequestRoute(options, shared, transactions);
+  const desk = createPaymentDesk(options, shared, requests, transactions);
 
-  return (req, res, target) => {
+  const route: PaymentRoute = (req, res, target) => {
     const { path } = target;
     if (!isPaymentsPath(path)) return false;
     if (path.endsWith(TRANSACTION_REQUEST_SUFFIX) && path.split("/").length === 4) {
@@ -55,4 +58,5 @@ export function createPaymentRoutes(options: PaymentRoutesOptions): PaymentRoute
     else requests.status(req, res, path.slice(PAYMENTS_PATH.length + 1));
     return true;
   };
+  return { route, desk };
 }

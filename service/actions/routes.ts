@@ -1,0 +1,314 @@
+/**
+ * The store as a blink (docs/decisions/2026-11-28-the-store-as-a-blink.md), Solana Actions:
+ *
+ *   GET  /actions.json                   maps the home page to the buy action
+ *   GET  /api/actions/buy                the action: one button per tier, and a named purchase
+ *   POST /api/actions/buy?tier=2[&name=] {"account"} → the unsigned transfer, and where to ask next
+ *   POST /api/actions/buy/<reference>    {"account","signature"} → the receipt once the watcher confirms
+ *
+ * A purchase here is a payment request of the pages' kind, made through the payment desk
+ * (payments/desk.ts): the same limits, the same transaction, the same watcher, credited once.
+ * These paths, and no other, answer any origin (answers.ts).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import type {
+  Action,
+  ActionGetResponse,
+  ActionsJson,
+  CompletedAction,
+  LinkedAction,
+  NextActionPostRequest,
+  TransactionResponse,
+} from "@solana/actions-spec";
+import { isAddress } from "@solana/kit";
+import { TIERS, type Tier } from "../../src/data/tiers.ts";
+import { PAYMENT_LABEL, PAYMENTS_UNAVAILABLE_TEXT } from "../../src/lib/payments.ts";
+import type { RequestTarget } from "../http/requestTarget.ts";
+import type { Logger } from "../logger.ts";
+import { formatUnits } from "../payments/amounts.ts";
+import type { PaymentDesk } from "../payments/desk.ts";
+import { readJsonBody } from "../payments/routeShared.ts";
+import type { StoredPayment } from "../storage/payments.ts";
+import { answerAction, preflightAction, refuseAction, refuseActionMethod } from "./answers.ts";
+
+export const ACTIONS_JSON_PATH = "/actions.json";
+export const BUY_ACTION_PATH = "/api/actions/buy";
+
+/** How long the callback waits for the watcher before answering "waiting": a few of its polls. */
+const CALLBACK_WAIT_MS = 8_000;
+const CALLBACK_POLL_MS = 500;
+
+const READ_METHODS = "GET, HEAD, OPTIONS";
+const ACTION_METHODS = "GET, HEAD, POST, OPTIONS";
+const CALLBACK_METHODS = "POST, OPTIONS";
+
+/** The Actions routes' refusals, as ActionError messages. */
+export const ACTION_REFUSALS = {
+  paymentsOff: "The Nothing Store is not taking payments.",
+  notFound: "There is no such action.",
+  badAccount: 'Send {"account": "<your wallet\'s address>"}: a base58 Solana address of 32 bytes.',
+  noTier: "Choose a tier: ?tier= is one of the store's tier ids.",
+  unknownTier: "There is no such tier.",
+  nameNotAString: "name must be text.",
+  noPayment: "There is no such purchase.",
+} as const;
+
+const TITLE = "The Nothing Store";
+const DESCRIPTION =
+  "Buy absolutely nothing, paid in $ZN. Each tier is the same nothing at a different price; " +
+  "name yourself to join the Wall of Fame's Verified Patrons.";
+
+/** `Deluxe Nothing · 100 $ZN`: what a tier's button says. */
+const tierLabel = (tier: Tier) => `${tier.name} · ${tier.price.toLocaleString("en-US")} $ZN`;
+
+/** actions.json: only the home page is the shop; the leaderboard's link keeps its own preview. */
+const ACTIONS_JSON: ActionsJson = { rules: [{ pathPattern: "/", apiPath: BUY_ACTION_PATH }] };
+
+function buyLinks(): LinkedAction[] {
+  return [
+    ...TIERS.map(
+      (tier): LinkedAction => ({
+        type: "transaction",
+        label: tierLabel(tier),
+        href: `${BUY_ACTION_PATH}?tier=${tier.id}`,
+      }),
+    ),
+    {
+      type: "transaction",
+      label: "Buy as a Verified Patron",
+      href: `${BUY_ACTION_PATH}?tier={tier}&name={name}`,
+      parameters: [
+        {
+          type: "select",
+          name: "tier",
+          label: "Tier",
+          required: true,
+          options: TIERS.map((tier) => ({ label: tierLabel(tier), value: String(tier.id) })),
+        },
+        { type: "text", name: "name", label: "Your name on the Wall of Fame", required: true },
+      ],
+    },
+  ];
+}
+
+export interface ActionRoutesOptions {
+  /** The payment desk; absent while payments are off (SOLANA_RPC_URL unset). */
+  desk: PaymentDesk | undefined;
+  logger: Logger;
+  now(): number;
+}
+
+export type ActionRoute = (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean;
+
+const isActionPath = (path: string) =>
+  path === ACTIONS_JSON_PATH || path === BUY_ACTION_PATH || path.startsWith(`${BUY_ACTION_PATH}/`);
+
+export function createActionRoutes(options: ActionRoutesOptions): ActionRoute {
+  const { desk, logger } = options;
+
+  function getAction(req: IncomingMessage, res: ServerResponse, desk: PaymentDesk) {
+    const available = desk.available();
+    const body: ActionGetResponse = {
+      type: "action",
+      icon: desk.icon(req),
+      title: TITLE,
+      description: DESCRIPTION,
+      label: "Buy Nothing",
+      links: { actions: buyLinks() },
+      // Unavailable for now (the chain or the database unreachable): shown, its buttons off, saying why.
+      ...(available ? {} : { disabled: true, error: { message: PAYMENTS_UNAVAILABLE_TEXT } }),
+    };
+    answerAction(res, 200, body);
+  }
+
+  async function buy(req: IncomingMessage, res: ServerResponse, target: RequestTarget, desk: PaymentDesk) {
+    const tierId = target.query.get("tier");
+    if (tierId === null || tierId === "") {
+      req.resume();
+      refuseAction(res, 400, ACTION_REFUSALS.noTier);
+      return;
+    }
+    const tier = TIERS.find((candidate) => String(candidate.id) === tierId);
+    if (!tier) {
+      req.resume();
+      refuseAction(res, 422, ACTION_REFUSALS.unknownTier);
+      return;
+    }
+    const body = await readJsonBody(req);
+    if (!body.ok) {
+      refuseAction(
+        res,
+        body.status,
+        body.error.message ?? body.error.error,
+        body.status === 413 ? { Connection: "close" } : {},
+      );
+      return;
+    }
+    const { account, data } = (typeof body.value === "object" && body.value !== null ? body.value : {}) as {
+      account?: unknown;
+      data?: unknown;
+    };
+    if (typeof account !== "string" || !isAddress(account)) {
+      refuseAction(res, 400, ACTION_REFUSALS.badAccount);
+      return;
+    }
+    // The name comes in the href (a parameter filled in by the client) or, from newer clients, in data.
+    const fromData = typeof data === "object" && data !== null ? (data as Record<string, unknown>).name : undefined;
+    const rawName = target.query.get("name") ?? fromData ?? "";
+    if (typeof rawName !== "string") {
+      refuseAction(res, 400, ACTION_REFUSALS.nameNotAString);
+      return;
+    }
+    const name = desk.checkName(rawName);
+    if (!name.ok) {
+      refuseAction(res, name.status, name.error.message ?? name.error.error);
+      return;
+    }
+    const opened = await desk.open(req, tier, name.name);
+    if (!opened.ok) {
+      refuseAction(res, opened.status, opened.error.message ?? opened.error.error, opened.headers);
+      return;
+    }
+    const { payment } = opened;
+    const built = await desk.transaction(req, payment, account);
+    if (!built.ok) {
+      refuseAction(res, built.status, built.error.message ?? built.error.error, built.headers);
+      return;
+    }
+    logger.info({ reference: payment.reference, tierId: tier.id }, "blink transaction answered");
+    const answer: TransactionResponse = {
+      type: "transaction",
+      transaction: built.transaction,
+      message: built.message,
+      links: { next: { type: "post", href: `${BUY_ACTION_PATH}/${payment.reference}` } },
+    };
+    answerAction(res, 200, answer);
+  }
+
+  /** The payment, once it no longer waits or the wait (`waitFor` ms) is over. */
+  async function settled(desk: PaymentDesk, reference: string, waitFor: number): Promise<StoredPayment | null> {
+    const until = options.now() + waitFor;
+    for (;;) {
+      const payment = await desk.find(reference);
+      if (payment?.status !== "waiting" || options.now() + CALLBACK_POLL_MS > until) return payment;
+      await sleep(CALLBACK_POLL_MS);
+    }
+  }
+
+  async function callback(req: IncomingMessage, res: ServerResponse, reference: string, desk: PaymentDesk) {
+    if (!desk.takeStatus(req)) {
+      req.resume();
+      refuseAction(res, 429, "Too many requests. Try again in a minute.", { "Retry-After": "60" });
+      return;
+    }
+    const body = await readJsonBody(req);
+    if (!body.ok) {
+      refuseAction(
+        res,
+        body.status,
+        body.error.message ?? body.error.error,
+        body.status === 413 ? { Connection: "close" } : {},
+      );
+      return;
+    }
+    const { account, signature } = (typeof body.value === "object" && body.value !== null ? body.value : {}) as {
+      [K in keyof NextActionPostRequest]?: unknown;
+    };
+    if (typeof account !== "string" || !isAddress(account)) {
+      refuseAction(res, 400, ACTION_REFUSALS.badAccount);
+      return;
+    }
+    // Not base58 of 32 bytes: no request of ours, and no query for it.
+    // A client that sent the transaction (its signature given) is asked to wait for the watcher's few
+    // polls; without one there is nothing to wait for.
+    const payment = isAddress(reference) ? await settled(desk, reference, signature ? CALLBACK_WAIT_MS : 0) : null;
+    if (!payment) {
+      refuseAction(res, 404, ACTION_REFUSALS.noPayment);
+      return;
+    }
+    answerAction(res, 200, nextAction(req, desk, payment));
+  }
+
+  return (req, res, target) => {
+    const { path } = target;
+    if (!isActionPath(path)) return false;
+    const method = req.method ?? "GET";
+    if (method === "OPTIONS") {
+      preflightAction(res);
+      return true;
+    }
+    if (!desk) {
+      req.resume();
+      refuseAction(res, 404, ACTION_REFUSALS.paymentsOff);
+      return true;
+    }
+    const failed = (error: unknown) => desk.failed(res, "a blink", error);
+    if (path === ACTIONS_JSON_PATH) {
+      if (method === "GET" || method === "HEAD") answerAction(res, 200, ACTIONS_JSON);
+      else refuseActionMethod(res, READ_METHODS);
+    } else if (path === BUY_ACTION_PATH) {
+      if (method === "GET" || method === "HEAD") getAction(req, res, desk);
+      else if (method === "POST") buy(req, res, target, desk).catch(failed);
+      else refuseActionMethod(res, ACTION_METHODS);
+    } else {
+      const reference = path.slice(BUY_ACTION_PATH.length + 1);
+      if (reference.includes("/")) refuseAction(res, 404, ACTION_REFUSALS.notFound);
+      else if (method === "POST") callback(req, res, reference, desk).catch(failed);
+      else refuseActionMethod(res, CALLBACK_METHODS);
+    }
+    if (method !== "POST") req.resume();
+    return true;
+  };
+}
+
+/** What the callback answers: the receipt once confirmed; else the wait, or how the purchase ended. */
+function nextAction(req: IncomingMessage, desk: PaymentDesk, payment: StoredPayment): Action | CompletedAction {
+  const tier = TIERS.find((candidate) => candidate.id === payment.tierId);
+  const tierName = tier?.name ?? "Nothing";
+  const price = formatUnits(payment.priceBaseUnits, payment.decimals);
+  const icon = desk.icon(req);
+  const receipt = payment.signature === null ? "" : ` Receipt: ${desk.explorerUrl(payment.signature)}`;
+  switch (payment.status) {
+    case "confirmed":
+      return {
+        type: "completed",
+        icon,
+        title: `Paid: ${tierName}`,
+        description:
+          `${price} $ZN, confirmed on chain. You now own nothing, officially.` +
+          (payment.name === null ? "" : ` ${payment.name} joins the Verified Patrons.`) +
+          receipt,
+        label: "Bought",
+      };
+    case "waiting":
+      return {
+        type: "action",
+        icon,
+        title: `Waiting for ${PAYMENT_LABEL}`,
+        description: `Your ${price} $ZN for ${tierName} is not confirmed yet. The store counts it as soon as the chain does, until ${payment.expiresAt}.`,
+        label: "Waiting for confirmation",
+        disabled: true,
+      };
+    case "underpaid":
+      return {
+        type: "action",
+        icon,
+        title: `Paid short: ${tierName}`,
+        description: `The payment arrived short of ${price} $ZN and bought nothing (not even nothing).${receipt}`,
+        label: "Paid short",
+        disabled: true,
+        error: { message: "This purchase was paid short of its price." },
+      };
+    case "expired":
+      return {
+        type: "action",
+        icon,
+        title: `Expired: ${tierName}`,
+        description: "No payment arrived before the request expired. Nothing was taken; buy again from the store.",
+        label: "Expired",
+        disabled: true,
+        error: { message: "This purchase expired unpaid." },
+      };
+  }
+}
