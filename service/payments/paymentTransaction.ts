@@ -148,6 +148,7 @@ export function createPaymentTransactions(
         memo: tierName,
         createStoreAccount: createsStoreAccount,
         lifetime,
+        priorityFeeMicroLamports: settings.priorityFeeMicroLamports,
       });
       return { ok: true, transaction, message: `${tierName}, ${price} $ZN`, createsStoreAccount };
     },

@@ -19,6 +19,8 @@ export interface PaymentSettings {
   commitment: PaymentCommitment;
   /** The watcher's pause between two polls: each looks up the waiting requests by their references. */
   pollMs: number;
+  /** The priority fee the store's transactions offer, micro-lamports per compute unit; 0 offers none. */
+  priorityFeeMicroLamports: number;
   /** The instance's RPC budget: calls a second, the watcher's first; transaction requests get what it spares. */
   rpcCallsPerSecond: number;
   /** Failing to reach the RPC this long (refused, timeouts, 5xx; never a 429) stops purchases until it answers. */
@@ -112,6 +114,7 @@ export function readPaymentSettings(env: Env): PaymentSettings | null {
     commitment: commitment(env.SOLANA_COMMITMENT),
     pollMs: integer(env, "PAYMENT_POLL_MS", 2_000, 100, 600_000),
     rpcCallsPerSecond: integer(env, "PAYMENT_RPC_CALLS_PER_SECOND", 3, 1, 100_000),
+    priorityFeeMicroLamports: integer(env, "PAYMENT_PRIORITY_FEE_MICROLAMPORTS", 50_000, 0, 100_000_000),
     unreachableAfterMs: integer(env, "PAYMENT_RPC_UNREACHABLE_AFTER_MS", 120_000, 1_000, DAY_MS),
     requestMinutes: integer(env, "PAYMENT_REQUEST_MINUTES", 30, 1, 24 * 60),
     explorerTxUrl: explorerTxUrl(env.PUBLIC_EXPLORER_TX_URL),

@@ -6,7 +6,10 @@
  * as a read-only non-signer key (where the watcher finds it, as for a transfer request), and a
  * memo with the tier's name. The buyer pays the fee and signs; the service signs nothing. Only
  * while the store's token account does not exist yet does an idempotent create of it come first,
- * as wallets add one to a transfer request.
+ * as wallets add one to a transfer request. Two compute-budget instructions lead
+ * (docs/decisions/2026-11-28-priority-fees-and-expiry.md): a unit limit sized to what the transfer
+ * uses, and the operator's priority fee per unit, so every wallet sends it at the same price
+ * (Phantom adds its own only to a transaction that has none).
  */
 import type { IncomingMessage } from "node:http";
 import {
@@ -23,6 +26,7 @@ import {
   setTransactionMessageFeePayer,
   setTransactionMessageLifetimeUsingBlockhash,
 } from "@solana/kit";
+import { getSetComputeUnitLimitInstruction, getSetComputeUnitPriceInstruction } from "@solana-program/compute-budget";
 import {
   AccountState,
   findAssociatedTokenPda,
@@ -65,7 +69,19 @@ export interface TransferTransaction {
   /** The store's token account does not exist yet: create it first (idempotent; the buyer pays its rent). */
   createStoreAccount: boolean;
   lifetime: BlockhashLifetime;
+  /** The priority fee, in micro-lamports per compute unit (PAYMENT_PRIORITY_FEE_MICROLAMPORTS); 0 adds none. */
+  priorityFeeMicroLamports: number;
 }
+
+/**
+ * Compute units the transaction may use. LiteSVM measured 745 for a Token transfer with its memo
+ * and 14,270 with the store's account created first (paymentTransactionRequest.test.ts); SPL
+ * Token before its p-token rewrite took about 6,200 for TransferChecked alone, creating an
+ * associated token account about 25,000, and Token-2022 more: the limits leave room for those.
+ * The priority fee is paid per unit asked, so a tight limit keeps it small; a transaction over its
+ * limit fails and moves nothing.
+ */
+export const COMPUTE_UNIT_LIMIT = { transfer: 30_000, withStoreAccount: 80_000 } as const;
 
 /** The buyer's associated token account for the mint, under the mint's token program. */
 export async function buyerTokenAccount(buyer: Address, mint: Address, info: ChainInfo): Promise<Address> {
@@ -99,11 +115,18 @@ export async function transferTransaction(terms: TransferTransaction): Promise<s
         }),
       ]
     : [];
+  const units = terms.createStoreAccount ? COMPUTE_UNIT_LIMIT.withStoreAccount : COMPUTE_UNIT_LIMIT.transfer;
+  const computeBudget = [
+    getSetComputeUnitLimitInstruction({ units }),
+    ...(terms.priorityFeeMicroLamports > 0
+      ? [getSetComputeUnitPriceInstruction({ microLamports: BigInt(terms.priorityFeeMicroLamports) })]
+      : []),
+  ];
   const message = pipe(
     createTransactionMessage({ version: 0 }),
     (tx) => setTransactionMessageFeePayer(buyer, tx),
     (tx) => setTransactionMessageLifetimeUsingBlockhash(terms.lifetime, tx),
-    (tx) => appendTransactionMessageInstructions([...createStoreAccount, withReference, memo], tx),
+    (tx) => appendTransactionMessageInstructions([...computeBudget, ...createStoreAccount, withReference, memo], tx),
   );
   return getBase64EncodedWireTransaction(compileTransaction(message));
 }

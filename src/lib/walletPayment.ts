@@ -179,10 +179,22 @@ export function isDeclined(error: unknown): boolean {
   );
 }
 
+/**
+ * The network refused the transaction as too old: its blockhash lands for about a minute, and the
+ * buyer took longer to approve. Nothing moved; asking again builds one with a fresh blockhash.
+ */
+function isExpired(error: unknown): boolean {
+  const message = errorField(error, "message");
+  return typeof message === "string" && /blockhash\s+not\s+found|block\s*height\s+exceeded|expired/i.test(message);
+}
+
 /** What the dialog says when a wallet did not pay: what happened, and that the QR and link still work. */
 export function walletFailureText(wallet: string, error: unknown): string {
   if (didNotAnswer(error)) {
     return `${wallet} did not answer. Try again, or pay with the QR code or link.`;
+  }
+  if (isExpired(error)) {
+    return `The payment waited too long in ${wallet} and expired on the network. Nothing was sent: pay with ${wallet} again for a fresh one.`;
   }
   if (isDeclined(error)) {
     return `You declined the payment in ${wallet}. Nothing was sent: pay with ${wallet} again, or with the QR code or link.`;

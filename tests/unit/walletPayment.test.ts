@@ -198,9 +198,20 @@ describe("what the dialog says when a wallet does not pay", () => {
     );
   });
 
+  it("a transaction approved after its blockhash expired says so, and that asking again gets a fresh one", () => {
+    for (const reason of [
+      "Blockhash\nnot found",
+      "TransactionExpiredBlockheightExceededError: block height exceeded",
+    ]) {
+      expect(walletFailureText("Solflare", new Error(reason))).toBe(
+        "The payment waited too long in Solflare and expired on the network. Nothing was sent: pay with Solflare again for a fresh one.",
+      );
+    }
+  });
+
   it("any other failure names the wallet and its reason, briefly, on one line", () => {
-    expect(walletFailureText("Solflare", new Error("Blockhash\nnot found"))).toBe(
-      "Solflare could not send the payment (Blockhash not found). Try again, or pay with the QR code or link.",
+    expect(walletFailureText("Solflare", new Error("Transaction simulation\nfailed"))).toBe(
+      "Solflare could not send the payment (Transaction simulation failed). Try again, or pay with the QR code or link.",
     );
     expect(walletFailureText("Solflare", "a string, not an error")).toBe(
       "Solflare could not send the payment. Try again, or pay with the QR code or link.",

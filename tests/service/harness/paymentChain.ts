@@ -55,6 +55,7 @@ export function paymentSettingsOver(
     commitment: "confirmed",
     pollMs: 100,
     rpcCallsPerSecond: 100_000,
+    priorityFeeMicroLamports: 50_000,
     unreachableAfterMs: 120_000,
     requestMinutes: 30,
     explorerTxUrl: "https://explorer.example/tx/{signature}?cluster=local",

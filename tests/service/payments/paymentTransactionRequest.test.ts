@@ -18,16 +18,21 @@ import {
   signTransaction,
 } from "@solana/kit";
 import {
+  COMPUTE_BUDGET_PROGRAM_ADDRESS,
+  getSetComputeUnitLimitInstructionDataDecoder,
+  getSetComputeUnitPriceInstructionDataDecoder,
+} from "@solana-program/compute-budget";
+import {
   ASSOCIATED_TOKEN_PROGRAM_ADDRESS,
   getTransferCheckedInstructionDataDecoder,
   TOKEN_PROGRAM_ADDRESS,
 } from "@solana-program/token";
 import { describe, expect, it } from "vitest";
+import { endedRefusal, insufficientTokensRefusal } from "../../../service/payments/paymentTransaction.ts";
 import { BLOCKHASH_SHARE_MS } from "../../../service/payments/requestReads.ts";
 import { COMMON_REFUSALS } from "../../../service/payments/routeShared.ts";
 import type { PaymentSettings } from "../../../service/payments/settings.ts";
-import { MEMO_PROGRAM_ADDRESS } from "../../../service/payments/transactionRequest.ts";
-import { endedRefusal, insufficientTokensRefusal } from "../../../service/payments/paymentTransaction.ts";
+import { COMPUTE_UNIT_LIMIT, MEMO_PROGRAM_ADDRESS } from "../../../service/payments/transactionRequest.ts";
 import { TRANSACTION_REQUEST_REFUSALS } from "../../../service/payments/transactionRequestRoutes.ts";
 import { TIERS } from "../../../src/data/tiers.ts";
 import type { CreatedPayment, PaymentStatusBody } from "../../../src/lib/payments.ts";
@@ -128,8 +133,16 @@ describe.each(BACKENDS)("a transaction request on %s", (backend) => {
 
     const buyerAccount = await shop.chain.tokenAccount(buyer.address, shop.mint);
     const storeAccount = await shop.chain.tokenAccount(shop.recipient, shop.mint);
-    const [transfer, memo, ...rest] = message.instructions;
+    const [unitLimit, unitPrice, transfer, memo, ...rest] = message.instructions;
     expect(rest).toEqual([]);
+    // The priority-fee policy: a unit limit sized to the transfer, the operator's price per unit.
+    expect(unitLimit?.programAddress).toBe(COMPUTE_BUDGET_PROGRAM_ADDRESS);
+    expect(getSetComputeUnitLimitInstructionDataDecoder().decode(unitLimit?.data ?? new Uint8Array())).toMatchObject({
+      units: COMPUTE_UNIT_LIMIT.transfer,
+    });
+    expect(getSetComputeUnitPriceInstructionDataDecoder().decode(unitPrice?.data ?? new Uint8Array())).toMatchObject({
+      microLamports: 50_000n,
+    });
     expect(transfer?.programAddress).toBe(TOKEN_PROGRAM_ADDRESS);
     expect(transfer?.accounts).toEqual([
       { address: buyerAccount, role: AccountRole.WRITABLE },
@@ -151,6 +164,9 @@ describe.each(BACKENDS)("a transaction request on %s", (backend) => {
     // The wallet signs and sends it as it came.
     const signed = await signTransaction([buyer.keyPair], transaction);
     const signature = await shop.chain.submit(signed);
+    const used = Number(shop.chain.executed.at(-1)?.meta?.computeUnitsConsumed ?? Number.NaN);
+    console.log(`compute units: a Token transfer with its memo used ${used} of ${COMPUTE_UNIT_LIMIT.transfer}`);
+    expect(used).toBeLessThanOrEqual(COMPUTE_UNIT_LIMIT.transfer);
     await waitFor("the confirmation", async () => (await statusOf(shop, reference)).status === "confirmed");
     expect(await statusOf(shop, reference)).toMatchObject({ status: "confirmed", receivedAmount: "100", signature });
     expect(await shop.chain.balance(buyer.address, shop.mint)).toBe(PRICE * 2n);
@@ -177,12 +193,24 @@ describe("a transaction request", () => {
     const { transaction, message } = decode(body.transaction);
     const instructions: readonly Instruction[] = message.instructions;
     expect(instructions.map((instruction) => instruction.programAddress)).toEqual([
+      COMPUTE_BUDGET_PROGRAM_ADDRESS,
+      COMPUTE_BUDGET_PROGRAM_ADDRESS,
       ASSOCIATED_TOKEN_PROGRAM_ADDRESS,
       TOKEN_PROGRAM_ADDRESS,
       MEMO_PROGRAM_ADDRESS,
     ]);
     expect(message.feePayer.address).toBe(buyer.address);
+    expect(
+      getSetComputeUnitLimitInstructionDataDecoder().decode(instructions[0]?.data ?? new Uint8Array()),
+    ).toMatchObject({
+      units: COMPUTE_UNIT_LIMIT.withStoreAccount,
+    });
     await shop.chain.submit(await signTransaction([buyer.keyPair], transaction));
+    const used = Number(shop.chain.executed.at(-1)?.meta?.computeUnitsConsumed ?? Number.NaN);
+    console.log(
+      `compute units: creating the store's account, then the transfer, used ${used} of ${COMPUTE_UNIT_LIMIT.withStoreAccount}`,
+    );
+    expect(used).toBeLessThanOrEqual(COMPUTE_UNIT_LIMIT.withStoreAccount);
     await waitFor("the confirmation", async () => (await statusOf(shop, reference)).status === "confirmed");
     expect(await shop.chain.balance(shop.recipient, shop.mint)).toBe(PRICE);
   });
