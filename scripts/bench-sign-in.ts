@@ -110,7 +110,8 @@ async function runBurst(httpUrl: string, mode: BurstMode, durationMs: number): P
   const addressFor = () => {
     if (mode === "one-address") return ONE_ADDRESS;
     nextAddress += 1;
-    return `10.${(nextAddress >> 16) & 255}.${(nextAddress >> 8) & 255}.${nextAddress & 255}`;
+    // Each in an IPv4 /24 of its own, so that no network's limit stops one either.
+    return `10.${(nextAddress >> 8) & 255}.${nextAddress & 255}.1`;
   };
   const attacker = async () => {
     while (performance.now() < deadline) {

@@ -5,13 +5,15 @@
  *
  * - Sign in: POST /admin/login with the password; a wrong one answers 401 "Wrong password". The
  *   failures are counted in the database, for every instance together: after 5 from one client
- *   address (IPv6: one /64) within 15 minutes every attempt answers 429 "Too many attempts" with
- *   Retry-After, before the password is even checked; after 20 from any addresses, every attempt
- *   is held back before its check (1 s doubling to 60 s, one at a time across instances), and one
- *   whose turn would be further off answers 503 with Retry-After. Under load (docs/design.md#11):
- *   an attempt counts as a failure until its password proves right, at most 2 passwords are checked
- *   at once (1 on 2 cores; 503 with Retry-After beyond), and a check that fails counts as a failure
- *   and answers 500.
+ *   address (IPv6: one /64), 10 from one IPv6 /56 or 20 from one IPv6 /48 or IPv4 /24 within 15
+ *   minutes every attempt from there answers 429 "Too many attempts" with Retry-After, before the
+ *   password is even checked; after 20 from any addresses, each network counting 5 at most, every
+ *   attempt is held back before its check (1 s doubling to 60 s, one at a time across instances),
+ *   and one whose turn would be further off answers 503 with Retry-After. Under load
+ *   (docs/design.md#11): an attempt counts as a failure until its password proves right, at most 2
+ *   passwords are checked at once (1 on 2 cores; when they are taken, an attempt from a network
+ *   with none in flight waits up to a second for the next, others answer 503 with Retry-After), and
+ *   a check that fails counts as a failure and answers 500.
  * - Devices (device.ts): every sign-in also sets a device cookie, HttpOnly, SameSite=Strict, Secure
  *   as the session's, for a year. An attempt carrying one that holds skips the address's and the
  *   console's limits, which strangers guessing from many addresses would keep it behind, and has a
@@ -37,6 +39,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
 import type { AdminSettings } from "../config.ts";
 import { clientAddress, limitKey, maskAddress, overHttps } from "../http/clientAddress.ts";
+import { type AddressGroups, addressGroups } from "../http/fairShares.ts";
 import type { RequestTarget } from "../http/requestTarget.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
@@ -137,7 +140,7 @@ export function createAdminConsole({
     maxKeys: admin.signIn?.maxRememberedRefusals,
     now: clock ? clock.now : undefined,
   });
-  const checks = createCheckSlots(admin.signIn?.maxConcurrentChecks);
+  const checks = createCheckSlots({ max: admin.signIn?.maxConcurrentChecks });
   /** Derived once: a new password hash or secret takes a restart, which derives it anew. */
   const devices = deviceKey(admin.sessionSecret, admin.passwordHash);
   const sessions = sessionKey(admin.sessionSecret, admin.passwordHash);
@@ -333,15 +336,21 @@ export function createAdminConsole({
     return true;
   }
 
+  /** The refusal remembered for the client or either of its networks, or for the console. */
+  function rememberedRefusal(groups: AddressGroups) {
+    const networks = [groups.mid, groups.wide].filter((group) => group !== null);
+    return refusals.refusal(groups.client) ?? networks.map((group) => refusals.refusal(group)).find(Boolean) ?? null;
+  }
+
   async function signIn(req: IncomingMessage, res: ServerResponse) {
-    const key = limitKey(clientAddress(req, trustProxy, trustedProxies));
-    const client = maskAddress(key);
+    const groups = addressGroups(clientAddress(req, trustProxy, trustedProxies));
+    const client = maskAddress(groups.client);
     const sent = readDevice(devices, readCookie(req, DEVICE_COOKIE));
     // A device this instance found locked lately is a stranger until its lock ends.
     const device = sent && refusals.refusal(lockedDeviceKey(sent))?.reason !== "limited" ? sent : null;
     // An untrusted client is refused before the form is even read, if the database refused it
     // lately; the reservation below decides for real.
-    const remembered = device ? null : refusals.refusal(key);
+    const remembered = device ? null : rememberedRefusal(groups);
     if (remembered) {
       refuse(res, remembered);
       return;
@@ -354,13 +363,13 @@ export function createAdminConsole({
     const password = form.get("password") ?? "";
     if (device) {
       if (await signInThroughDevice(req, res, device, password, client)) return;
-      const stale = refusals.refusal(key);
+      const stale = rememberedRefusal(groups);
       if (stale) {
         refuse(res, stale);
         return;
       }
     }
-    await signInUntrusted(req, res, key, client, password, sent);
+    await signInUntrusted(req, res, groups, client, password, sent);
   }
 
   /**
@@ -370,29 +379,53 @@ export function createAdminConsole({
   async function signInUntrusted(
     req: IncomingMessage,
     res: ServerResponse,
-    key: string,
+    groups: AddressGroups,
+    client: string,
+    password: string,
+    sent: string | null,
+  ) {
+    // The network whose checks in flight decide whether this one may wait for a slot.
+    const network = groups.wide ?? groups.client;
+    const left = new AbortController();
+    const onClose = () => left.abort();
+    res.once("close", onClose);
+    try {
+      await checkUntrusted(req, res, groups, network, left.signal, client, password, sent);
+    } finally {
+      res.off("close", onClose);
+    }
+  }
+
+  async function checkUntrusted(
+    req: IncomingMessage,
+    res: ServerResponse,
+    groups: AddressGroups,
+    network: string,
+    left: AbortSignal,
     client: string,
     password: string,
     sent: string | null,
   ) {
     // A check slot first: an attempt beyond them costs nothing, not even a query.
-    let freeSlot = checks.tryTake();
+    let freeSlot = await checks.take(network, left);
     if (!freeSlot) {
-      busy(res);
+      if (!left.aborted) busy(res);
       return;
     }
     let right: boolean | null;
     try {
       // Counted as a failure from here until the password proves right, in the same statement as
       // the check of the counts: attempts sent at once, to any instances, cannot all pass it.
-      const reservation = await store.admin.reserveSignIn(key, SIGN_IN_POLICY, at());
+      const reservation = await store.admin.reserveSignIn(groups, SIGN_IN_POLICY, at());
       if (reservation.outcome !== "reserved") {
-        refusals.remember(key, { reason: reservation.outcome, waitMs: reservation.waitMs });
+        const limited = reservation.outcome === "limited" ? reservation.by : "client";
+        const key = limited === "network" ? groups.wide : limited === "subnet" ? groups.mid : groups.client;
+        refusals.remember(key ?? groups.client, { reason: reservation.outcome, waitMs: reservation.waitMs });
         refuse(res, { reason: reservation.outcome, waitMs: reservation.waitMs });
         return;
       }
       const forget = async () => {
-        refusals.forgetKey(key);
+        for (const key of [groups.client, groups.mid, groups.wide]) if (key !== null) refusals.forgetKey(key);
         await store.admin.forgetSignIn(reservation.attemptId);
       };
       if (reservation.waitMs > 0) {
@@ -404,7 +437,7 @@ export function createAdminConsole({
           logger.info({ client }, "a held operator sign-in was given up by its client");
           return;
         }
-        freeSlot = checks.tryTake();
+        freeSlot = await checks.take(network, left);
         if (!freeSlot) {
           // No password was checked, so nothing was guessed: not a failure.
           await forget();

@@ -20,15 +20,34 @@ export interface SignInPolicy {
   windowMs: number;
   /** Failures per client key in the window before it is refused. */
   maxFailures: number;
+  /** Failures per IPv6 /56 in the window before every client in it is refused. */
+  subnetFailures: number;
+  /** Failures per IPv6 /48 or IPv4 /24 in the window before every client in it is refused. */
+  networkFailures: number;
   /** Failures in the window, from any keys, before every attempt is held back. */
   consoleFailures: number;
+  /** What one network's failures count toward consoleFailures, at most. */
+  consoleShare: number;
   firstDelayMs: number;
   maxDelayMs: number;
 }
 
+/**
+ * Who is signing in, in the nested groups of the fair shares (service/http/fairShares.ts,
+ * addressGroups): the client's limit key, its IPv6 /56 and its IPv6 /48 or IPv4 /24 (null: none).
+ */
+export interface SignInClient {
+  client: string;
+  mid: string | null;
+  wide: string | null;
+}
+
+/** Which of the client's groups has its failures. */
+type SignInGroup = "client" | "subnet" | "network";
+
 export type SignInReservation =
-  /** The key has its failures: refused for `waitMs`. */
-  | { outcome: "limited"; waitMs: number }
+  /** The key or one of its networks (`by`) has its failures: refused for `waitMs`. */
+  | { outcome: "limited"; waitMs: number; by: SignInGroup }
   /** Too many attempts are held back already: refused for `waitMs`. */
   | { outcome: "throttled"; waitMs: number }
   /** Counted as a failure until forgotten; its password may be checked after `waitMs` (0: now). */
@@ -67,8 +86,8 @@ export interface AdminStore {
   revokeEverySession(at: Date | null): Promise<number>;
   /** A session revoked through any instance: its id, or null for every session. Returns unsubscribe. */
   onSessionRevoked(listener: (id: string | null) => void): () => void;
-  /** Reserves a sign-in attempt of `key` (see admin_reserve_sign_in). */
-  reserveSignIn(key: string, policy: SignInPolicy, at: Date | null): Promise<SignInReservation>;
+  /** Reserves a sign-in attempt of `client` (see admin_reserve_sign_in). */
+  reserveSignIn(client: SignInClient, policy: SignInPolicy, at: Date | null): Promise<SignInReservation>;
   /** The attempt is no failure after all. */
   forgetSignIn(attemptId: string): Promise<void>;
   /** What the window holds now, for the metrics. */
@@ -107,8 +126,11 @@ const REVOKE_EVERY_SESSION_SQL = `WITH revoked AS (
   UPDATE admin_sessions SET revoked_at = ${NOW} WHERE revoked_at IS NULL AND expires_at > ${NOW} RETURNING id
 ) SELECT count(*)::integer AS revoked, pg_notify('${ADMIN_SESSIONS_CHANNEL}', '${EVERY_SESSION}') FROM revoked`;
 
-const RESERVE_SQL = `SELECT outcome, attempt_id::text AS attempt_id, wait_ms::float8 AS wait_ms
-  FROM admin_reserve_sign_in($1::text, $2::timestamptz, $3::integer, $4::integer, $5::integer, $6::integer, $7::integer)`;
+const RESERVE_SQL = `SELECT outcome, attempt_id::text AS attempt_id, wait_ms::float8 AS wait_ms, limited_by
+  FROM admin_reserve_sign_in($1::text, $2::text, $3::text, $4::timestamptz, $5::integer, $6::integer, $7::integer,
+    $8::integer, $9::integer, $10::integer, $11::integer, $12::integer)`;
+
+const SIGN_IN_GROUPS: readonly string[] = ["client", "subnet", "network"] satisfies SignInGroup[];
 
 const FORGET_SQL = "DELETE FROM admin_sign_in_failures WHERE id = $1::bigint";
 
@@ -174,19 +196,27 @@ export function createAdminStore(query: Query, notices: AdminNotices): AdminStor
       return Number((await query(REVOKE_EVERY_SESSION_SQL, [iso(at)]))[0]?.revoked ?? 0);
     },
     onSessionRevoked: notices.onSessionRevoked,
-    async reserveSignIn(key, policy, at) {
+    async reserveSignIn({ client, mid, wide }, policy, at) {
       const [row] = await query(RESERVE_SQL, [
-        key,
+        client,
+        mid,
+        wide,
         iso(at),
         policy.windowMs,
         policy.maxFailures,
+        policy.subnetFailures,
+        policy.networkFailures,
         policy.consoleFailures,
+        policy.consoleShare,
         policy.firstDelayMs,
         policy.maxDelayMs,
       ]);
       const waitMs = Number(row?.wait_ms);
       if (row?.outcome === "reserved") return { outcome: "reserved", attemptId: String(row.attempt_id), waitMs };
-      if (row?.outcome === "limited" || row?.outcome === "throttled") return { outcome: row.outcome, waitMs };
+      if (row?.outcome === "throttled") return { outcome: "throttled", waitMs };
+      if (row?.outcome === "limited" && SIGN_IN_GROUPS.includes(row.limited_by as string)) {
+        return { outcome: "limited", waitMs, by: row.limited_by as SignInGroup };
+      }
       throw new Error(`admin_reserve_sign_in answered ${JSON.stringify(row)}`);
     },
     async forgetSignIn(attemptId) {

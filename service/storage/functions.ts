@@ -25,6 +25,7 @@ export const FUNCTIONS_DIGESTS: readonly string[] = [
   "082965cd9b1137afb887e54263dbce7dbfff124c567f336998675964cf1c511e",
   "c499774bf0b8de55afd5dcac4a954b10f0f881ded00b82a647aea62f41153370",
   "6582ab64a2e0b68aba194ebe1936562564667ede633c73c0d362ac9db4423e3c",
+  "d49ea1d1d8c2d65e69368bf0b042541023fad88529e83394862bec5a6bb54dd0",
 ];
 
 interface FunctionFile {

@@ -30,6 +30,7 @@ describe("compatible-with", () => {
       ["015_migration_compatibility.sql", 14],
       ["016_name_key_per_row.sql", 14],
       ["017_payment_client_networks.sql", 16],
+      ["018_admin_sign_in_networks.sql", 17],
     ]);
   });
 });

@@ -3,7 +3,7 @@
  * refusals remembered from the database, and the check slots, on a clock the test moves. The counts
  * themselves are the database's: tests/service/storage/storageAdmin.test.ts.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   createCheckSlots,
   createRefusalMemo,
@@ -83,7 +83,7 @@ describe("the refusals remembered from the database", () => {
 
 describe("the password check slots", () => {
   it("give at most the maximum at once, and each slot back once", () => {
-    const slots = createCheckSlots(2);
+    const slots = createCheckSlots({ max: 2 });
     const first = slots.tryTake();
     const second = slots.tryTake();
     expect(slots.tryTake()).toBeNull();
@@ -98,7 +98,7 @@ describe("the password check slots", () => {
   });
 
   it("keep one slot for a trusted device beyond the others: strangers cannot take it", () => {
-    const slots = createCheckSlots(1);
+    const slots = createCheckSlots({ max: 1 });
     const stranger = slots.tryTake();
     expect(slots.tryTake()).toBeNull();
     const device = slots.tryTake(true);
@@ -115,6 +115,61 @@ describe("the password check slots", () => {
     expect(slots.tryTake()).toBeNull();
     secondDevice?.();
     expect(slots.tryTake()).not.toBeNull();
+    expect(slots.inUse).toBe(1);
+  });
+
+  it("give a newcomer's network the next free slot before a network already checking gets another", async () => {
+    const slots = createCheckSlots({ max: 1, maxWaitMs: 60_000 });
+    const subscriber = "2001:db8:4800::/48";
+    const first = await slots.take(subscriber);
+    expect(first).not.toBeNull();
+    // The subscriber's next /64 is refused at once; a stranger's network waits.
+    expect(await slots.take(subscriber)).toBeNull();
+    const stranger = slots.take("127.0.0.0/24");
+    // A second attempt of the waiting network, and the subscriber again, are refused.
+    expect(await slots.take("127.0.0.0/24")).toBeNull();
+    // Freed, the slot goes to the stranger; the subscriber, checking nothing now, waits its turn.
+    first?.();
+    const strangers = await stranger;
+    expect(strangers).not.toBeNull();
+    expect(slots.inUse).toBe(1);
+    const again = slots.take(subscriber);
+    strangers?.();
+    expect(await again).not.toBeNull();
+    expect(slots.inUse).toBe(1);
+  });
+
+  it("let at most 4 networks wait, each until its wait runs out or its client leaves", async () => {
+    vi.useFakeTimers();
+    try {
+      const slots = createCheckSlots({ max: 1, maxWaiting: 4, maxWaitMs: 1_000 });
+      const held = await slots.take("192.0.2.0/24");
+      const left = new AbortController();
+      const waiting = [
+        slots.take("198.51.100.0/24", left.signal),
+        ...[1, 2, 3].map((n) => slots.take(`10.${n}.0.0/24`)),
+      ];
+      expect(await slots.take("203.0.113.0/24")).toBeNull();
+      left.abort();
+      expect(await waiting[0]).toBeNull();
+      // The place it left is free again.
+      const fifth = slots.take("203.0.113.0/24");
+      vi.advanceTimersByTime(1_000);
+      expect(await Promise.all([...waiting.slice(1), fifth])).toEqual([null, null, null, null]);
+      // None of them took the slot on its way out: the first holder frees it, then it is free.
+      held?.();
+      expect(slots.inUse).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("hand a slot a device frees to a waiting network", async () => {
+    const slots = createCheckSlots({ max: 1, forDevices: 0, maxWaitMs: 60_000 });
+    const device = slots.tryTake(true);
+    const stranger = slots.take("127.0.0.0/24");
+    device?.();
+    expect(await stranger).not.toBeNull();
     expect(slots.inUse).toBe(1);
   });
 });

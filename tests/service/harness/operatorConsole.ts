@@ -68,8 +68,11 @@ export const cookieOf = (response: Response) => (response.headers.getSetCookie()
 /** The header a trusted proxy adds for the client at `address`. */
 export const fromAddress = (address: string) => ({ "X-Forwarded-For": address });
 
-/** The n-th of many client addresses. */
-export const nthAddress = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+/**
+ * The n-th of many client addresses, each in an IPv4 /24 of its own: a stranger on a network of
+ * their own, which the sign-in limits count apart (docs/decisions/2026-11-28-fair-sign-in-turns.md).
+ */
+export const nthAddress = (n: number) => `10.${(n >> 8) & 255}.${n & 255}.1`;
 
 /** Status, Retry-After and the page's alert (or status) of one answer, its body read. */
 export async function consoleAnswer(response: Response) {

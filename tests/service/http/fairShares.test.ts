@@ -1,22 +1,19 @@
 /**
  * One subscriber cannot close the shop (service/http/fairShares.ts), tried as it was found: many
  * /64s of one IPv6 /48 against the real service process under a file limit of 2,048, while other
- * visitors ask for the page and a socket. The /48 is routed to loopback and bound without being
- * assigned (`ip -6 route add local …/48 dev lo`, net.ipv6.ip_nonlocal_bind), which needs root; every
- * 127.x.y.z address is loopback, so IPv4 networks need nothing.
+ * visitors ask for the page and a socket. The /48 is routed to loopback, as root
+ * (harness/subscriberNetwork.ts).
  */
 import { once } from "node:events";
-import { readFile, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { run } from "../../../scripts/harness/childProcess.ts";
 import { buildTestSite, HOME_PAGE, type TestSite } from "../harness/builtSite.ts";
 import { type ServiceProcess, startServiceProcess } from "../harness/serviceProcess.ts";
+import { subscriberAddress, subscriberNetwork } from "../harness/subscriberNetwork.ts";
 
 const SUBSCRIBER = "2001:db8:4800";
-const NONLOCAL_BIND = "/proc/sys/net/ipv6/ip_nonlocal_bind";
-const asRoot = process.getuid?.() === 0;
+const subscriber = subscriberNetwork(SUBSCRIBER, import.meta.url);
 
 /** The file limit the issue was found under: the listener then holds 1,792 connections. */
 const SERVICE_FILE_LIMIT = 2_048;
@@ -25,22 +22,15 @@ const SOCKETS_PER_SUBNET = 50;
 /** Sockets opened at once, so the flood takes seconds. */
 const BATCH = 100;
 
-let routed = false;
-let nonlocalBefore: string | undefined;
 let site: TestSite | undefined;
 
 beforeAll(async () => {
   site = await buildTestSite();
-  if (!asRoot) return;
-  await run("ip", ["-6", "route", "replace", "local", `${SUBSCRIBER}::/48`, "dev", "lo"]);
-  routed = true;
-  nonlocalBefore = (await readFile(NONLOCAL_BIND, "utf8")).trim();
-  await writeFile(NONLOCAL_BIND, "1");
+  await subscriber.route();
 });
 
 afterAll(async () => {
-  if (nonlocalBefore !== undefined) await writeFile(NONLOCAL_BIND, nonlocalBefore);
-  if (routed) await run("ip", ["-6", "route", "del", "local", `${SUBSCRIBER}::/48`, "dev", "lo"]).catch(() => {});
+  await subscriber.unroute();
   await site?.remove();
 });
 
@@ -74,7 +64,7 @@ function getPage(port: number, localAddress: string): Promise<{ status: number; 
   });
 }
 
-describe.skipIf(!asRoot)("fair shares of the listener and the sockets, from real addresses", () => {
+describe.skipIf(!subscriber.available)("fair shares of the listener and the sockets, from real addresses", () => {
   let service: ServiceProcess | undefined;
   afterAll(async () => {
     await service?.stop();
@@ -95,11 +85,9 @@ describe.skipIf(!asRoot)("fair shares of the listener and the sockets, from real
     });
     const port = service.port;
     const attempts: { status: number; socket: WebSocket }[] = [];
-    const addresses = Array.from({ length: SUBNETS * SOCKETS_PER_SUBNET }, (_, index) => {
-      // Each /64 in a /56 of its own, so that the /48's share is the one that binds.
-      const subnet = Math.floor(index / SOCKETS_PER_SUBNET) * 256;
-      return `${SUBSCRIBER}:${subnet.toString(16)}::${(index % SOCKETS_PER_SUBNET) + 1}`;
-    });
+    const addresses = Array.from({ length: SUBNETS * SOCKETS_PER_SUBNET }, (_, index) =>
+      subscriberAddress(SUBSCRIBER, Math.floor(index / SOCKETS_PER_SUBNET), (index % SOCKETS_PER_SUBNET) + 1),
+    );
     try {
       for (let start = 0; start < addresses.length; start += BATCH) {
         const batch = addresses.slice(start, start + BATCH);
