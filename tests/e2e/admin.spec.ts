@@ -103,8 +103,10 @@ test("the operator hides a bid by keyboard from the live console: its HTML name 
     await expect(console.getByRole("button", { name: `Restore bid ${bidId}` })).toBeVisible();
     await expect(console.getByRole("cell", { name: "a test troll" })).toBeVisible();
 
-    // From the Recent Bids and the leader line alike (within a second on a quiet machine).
+    // From the Recent Bids and the leader line alike (within a second on a quiet machine), and the
+    // card says why the leader changed: the troll's bid was the highest.
     await expect(form.section).not.toContainText(name);
+    await expect(form.section.getByRole("status")).toHaveText("The leading bid was removed by a moderator");
     await expectNoAxeViolations(console);
     expect(violations).toEqual([]);
   } finally {

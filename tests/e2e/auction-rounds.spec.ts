@@ -39,7 +39,8 @@ test.beforeAll(async () => {
       HOST: "127.0.0.1",
       // /metrics on a free port of its own: the suite's other services hold theirs.
       METRICS_PORT: "0",
-      STATIC_DIR: "dist",
+      // The pages the suite's own server serves (STATIC_DIR, as the config passes it), else dist/.
+      STATIC_DIR: process.env.STATIC_DIR ?? "dist",
       DATA_DIR: dataDir,
       DATABASE_URL: "",
       LOG_LEVEL: "warn",
