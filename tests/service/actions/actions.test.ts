@@ -4,7 +4,8 @@
  * POST answering the store's transfer, which a wallet signs and sends and the watcher confirms,
  * after which the callback answers the receipt; every refusal an ActionError with its status; the
  * spec's CORS, version and chain headers on every answer, preflights included; the fair shares of
- * POST /payments holding here too; and, with payments off, a 404 a blink client shows as no blink.
+ * POST /payments holding here too; the RPC budget's 503 busy coming through as an ActionError; and,
+ * with payments off, a 404 a blink client shows as no blink.
  */
 import type {
   ActionError,
@@ -26,6 +27,7 @@ import {
 import { getTransferCheckedInstructionDataDecoder, TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import { describe, expect, it } from "vitest";
 import { ACTION_REFUSALS, ACTIONS_JSON_PATH, BUY_ACTION_PATH } from "../../../service/actions/routes.ts";
+import { PAYMENT_TRANSACTION_REFUSALS } from "../../../service/payments/paymentTransaction.ts";
 import { PAYMENT_REQUEST_REFUSALS } from "../../../service/payments/requestRoutes.ts";
 import type { PaymentSettings } from "../../../service/payments/settings.ts";
 import { TIERS } from "../../../src/data/tiers.ts";
@@ -262,6 +264,25 @@ describe("the store as a blink", () => {
     expect(await refusal(second)).toEqual([429, { message: PAYMENT_REQUEST_REFUSALS.networkBusy.message }]);
     // The pages' POST /payments is held by the same share.
     expect((await shop.post("/payments", { tierId: "1" })).status).toBe(429);
+  });
+});
+
+describe("the store as a blink, on a spent RPC budget", () => {
+  it("answers the transaction request's 503 busy as an ActionError, with Retry-After", async () => {
+    // One call a second, the watcher's first: transfers get what is left, and soon none.
+    const shop = await openShop({ rpcCallsPerSecond: 1 });
+    const buyers: KeyPairSigner[] = [];
+    for (let made = 0; made < 8; made++) buyers.push(await shop.wallet(PRICE));
+    const answers = await Promise.all(
+      buyers.map((buyer) => shop.post(`${BUY_ACTION_PATH}?tier=2`, { account: buyer.address })),
+    );
+    const busy = answers.filter((answer) => answer.status === 503);
+    expect(answers.every((answer) => answer.status === 200 || answer.status === 503)).toBe(true);
+    expect(busy.length).toBeGreaterThan(0);
+    for (const answer of busy) {
+      expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(await refusal(answer)).toEqual([503, { message: PAYMENT_TRANSACTION_REFUSALS.rpcBusy.message }]);
+    }
   });
 });
 
