@@ -2,7 +2,7 @@
  * The store as a blink (docs/decisions/2026-11-28-the-store-as-a-blink.md), Solana Actions:
  *
  *   GET  /actions.json                   maps the home page to the buy action
- *   GET  /api/actions/buy                the action: one button per tier, and a named purchase
+ *   GET  /api/actions/buy[?tier=2]       the action: one button per tier (or the one), and a named purchase
  *   POST /api/actions/buy?tier=2[&name=] {"account"} → the unsigned transfer, and where to ask next
  *   POST /api/actions/buy/<reference>    {"account","signature"} → the receipt once the watcher confirms
  *
@@ -65,6 +65,20 @@ const tierLabel = (tier: Tier) => `${tier.name} · ${tier.price.toLocaleString("
 /** actions.json: only the home page is the shop; the leaderboard's link keeps its own preview. */
 const ACTIONS_JSON: ActionsJson = { rules: [{ pathPattern: "/", apiPath: BUY_ACTION_PATH }] };
 
+/** A tier's own action (`?tier=<id>`, as the buy dialog shares it): its button, and it named. */
+function tierLinks(tier: Tier): LinkedAction[] {
+  const href = `${BUY_ACTION_PATH}?tier=${tier.id}`;
+  return [
+    { type: "transaction", label: tierLabel(tier), href },
+    {
+      type: "transaction",
+      label: "Buy as a Verified Patron",
+      href: `${href}&name={name}`,
+      parameters: [{ type: "text", name: "name", label: "Your name on the Wall of Fame", required: true }],
+    },
+  ];
+}
+
 function buyLinks(): LinkedAction[] {
   return [
     ...TIERS.map(
@@ -107,15 +121,21 @@ const isActionPath = (path: string) =>
 export function createActionRoutes(options: ActionRoutesOptions): ActionRoute {
   const { desk, logger } = options;
 
-  function getAction(req: IncomingMessage, res: ServerResponse, desk: PaymentDesk) {
+  function getAction(req: IncomingMessage, res: ServerResponse, target: RequestTarget, desk: PaymentDesk) {
+    const tierId = target.query.get("tier");
+    const tier = tierId === null ? undefined : TIERS.find((candidate) => String(candidate.id) === tierId);
+    if (tierId !== null && !tier) {
+      refuseAction(res, 404, ACTION_REFUSALS.unknownTier);
+      return;
+    }
     const available = desk.available();
     const body: ActionGetResponse = {
       type: "action",
       icon: desk.icon(req),
-      title: TITLE,
-      description: DESCRIPTION,
+      title: tier ? `${tier.name} · ${TITLE}` : TITLE,
+      description: tier ? tier.description : DESCRIPTION,
       label: "Buy Nothing",
-      links: { actions: buyLinks() },
+      links: { actions: tier ? tierLinks(tier) : buyLinks() },
       // Unavailable for now (the chain or the database unreachable): shown, its buttons off, saying why.
       ...(available ? {} : { disabled: true, error: { message: PAYMENTS_UNAVAILABLE_TEXT } }),
     };
@@ -248,7 +268,7 @@ export function createActionRoutes(options: ActionRoutesOptions): ActionRoute {
       if (method === "GET" || method === "HEAD") answerAction(res, 200, ACTIONS_JSON);
       else refuseActionMethod(res, READ_METHODS);
     } else if (path === BUY_ACTION_PATH) {
-      if (method === "GET" || method === "HEAD") getAction(req, res, desk);
+      if (method === "GET" || method === "HEAD") getAction(req, res, target, desk);
       else if (method === "POST") buy(req, res, target, desk).catch(failed);
       else refuseActionMethod(res, ACTION_METHODS);
     } else {

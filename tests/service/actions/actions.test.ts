@@ -124,6 +124,18 @@ describe("the store as a blink", () => {
       ["name", "text", true],
     ]);
 
+    // A tier's own action, as the buy dialog shares it: its button, and it named.
+    const deluxe = (await (await shop.get(`${BUY_ACTION_PATH}?tier=2`)).json()) as ActionGetResponse;
+    expect(deluxe.title).toBe("Deluxe Nothing · The Nothing Store");
+    expect(deluxe.links?.actions.map((link) => [link.label, link.href])).toEqual([
+      ["Deluxe Nothing · 100 $ZN", `${BUY_ACTION_PATH}?tier=2`],
+      ["Buy as a Verified Patron", `${BUY_ACTION_PATH}?tier=2&name={name}`],
+    ]);
+    expect(await refusal(await shop.get(`${BUY_ACTION_PATH}?tier=99`))).toEqual([
+      404,
+      { message: ACTION_REFUSALS.unknownTier },
+    ]);
+
     // HEAD as GET; the preflight of each path.
     const head = await fetch(`${shop.url}${BUY_ACTION_PATH}`, { method: "HEAD" });
     expect(head.status).toBe(200);
