@@ -235,37 +235,35 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
   /**
    * Broadcast bids, oldest first: one ("bid") or every bid since the socket's last frame ("bids",
    * docs/design.md#10), all of one round, with the standing after the newest. Each is added as if it
-   * had come alone, so the page ends as it would after the same bids one by one; one "New Bid!"
-   * toast, for the newest bid from someone else that was not listed yet (not this visitor's own,
-   * listed from its acknowledgement).
+   * had come alone, so the page ends as it would after the same bids one by one; one toast, the
+   * one the last bid to raise any would have raised alone: "New Bid!" for a bid from someone else
+   * not listed yet (not this visitor's own, listed from its acknowledgement), or the personal
+   * outbid when it passed this visitor's lead.
    */
   function receiveBids(bids: readonly WireBid[], after: BroadcastStanding) {
     const opensRound = after.round > ($auction.get().round?.number ?? 0);
-    const ledBefore = $auction.get().highest;
-    const wasLeading = !opensRound && ledBefore !== null && ownBidIds.has(ledBefore.id);
     const typedName = $typedBidderName.get().trim();
-    let toasted: WireBid | null = null;
+    let toast: ToastInput | null = null;
     for (const [index, bid] of bids.entries()) {
       const opening = index === 0 && opensRound;
+      // The standing this bid met, as if it had come alone: the last round's leader leads nothing now.
+      const ledBefore = opening ? null : $auction.get().highest;
+      const wasLeading = ledBefore !== null && ownBidIds.has(ledBefore.id);
       if (opening) openRound(bid, after);
       const isNew = opening || addBid(bid);
-      if (isNew && bid.bidderName !== typedName) toasted = bid;
+      const leader = $auction.get().highest;
+      // The page that led and was passed hears it personally (docs/product-behaviour.md#4-auction).
+      if (wasLeading && leader && !ownBidIds.has(leader.id)) toast = outbidToast(leader);
+      else if (isNew && bid.bidderName !== typedName)
+        toast = { title: "New Bid!", description: `${bid.bidderName} bid ${formatCents(bid.amountCents)}` };
     }
     // The count only grows within a round; the bids themselves may already be listed from this visitor's own acks.
     $auction.setKey("bidders", Math.max($auction.get().bidders, after.bidders));
     const round = $auction.get().round;
     // A bid in the soft-close window moves the end.
     if (round && after.round === round.number) $auction.setKey("round", { ...round, endsAt: after.endsAt });
-    const leader = $auction.get().highest;
-    // The page that led and was passed hears it personally (docs/product-behaviour.md#4-auction).
-    if (wasLeading && leader && !ownBidIds.has(leader.id)) {
-      options.notify(outbidToast(leader));
-    } else if (toasted) {
-      options.notify({
-        title: "New Bid!",
-        description: `${toasted.bidderName} bid ${formatCents(toasted.amountCents)}`,
-      });
-    }
+    // One toast for the frame: the one the last of its bids would have raised alone.
+    if (toast) options.notify(toast);
   }
 
   function receive(message: ServerMessage) {
