@@ -25,6 +25,8 @@ export interface NewsPopupOptions {
   canShow?: () => boolean;
   random?: () => number;
   timers?: Timers;
+  /** The wait before the first joke (FIRST_POPUP_DELAY_MS from page load); 0 or less shows it at once. */
+  firstDelayMs?: number;
 }
 
 /** Delay from one pop-up to the next: 90 to 120 s for a draw in [0, 1). */
@@ -42,11 +44,15 @@ export function startNewsPopups({
   canShow = () => true,
   random = Math.random,
   timers = globalTimers,
+  firstDelayMs = FIRST_POPUP_DELAY_MS,
 }: NewsPopupOptions): () => void {
-  let handle = timers.setTimeout(function popUp() {
+  let handle: unknown;
+  const popUp = () => {
     const joke = pickJoke(random());
     if (canShow()) show({ ...joke, durationMs: POPUP_DURATION_MS });
     handle = timers.setTimeout(popUp, nextPopupDelayMs(random()));
-  }, FIRST_POPUP_DELAY_MS);
+  };
+  if (firstDelayMs > 0) handle = timers.setTimeout(popUp, firstDelayMs);
+  else popUp();
   return () => timers.clearTimeout(handle);
 }

@@ -55,6 +55,18 @@ describe("news pop-up schedule", () => {
     expect(shown[2]?.popup.title).toBe(NEWS_JOKES[11]?.title);
   });
 
+  it("counts the first from page load when started late, and shows it at once when it is due already", () => {
+    const show = vi.fn();
+    startNewsPopups({ show, random: () => 0, firstDelayMs: 4_000 });
+    vi.advanceTimersByTime(3_999);
+    expect(show).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(show).toHaveBeenCalledTimes(1);
+    const late = vi.fn();
+    startNewsPopups({ show: late, random: () => 0, firstDelayMs: -250 });
+    expect(late).toHaveBeenCalledWith({ ...NEWS_JOKES[0], durationMs: POPUP_DURATION_MS });
+  });
+
   it("stops when asked", () => {
     const show = vi.fn();
     const stop = startNewsPopups({ show, random: () => 0 });
