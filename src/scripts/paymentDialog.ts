@@ -11,6 +11,7 @@
  */
 import { encode } from "uqr";
 import { config } from "../config.ts";
+import { blinkLinks } from "../lib/blink.ts";
 import { addressGroups, formatCount, formatZn } from "../lib/format.ts";
 import {
   addPending,
@@ -96,6 +97,10 @@ function dialogParts() {
     spins: part("spins"),
     status: part("status"),
     close: part<HTMLButtonElement>("close"),
+    shareButton: part<HTMLButtonElement>("share-button"),
+    shareDialTo: part<HTMLAnchorElement>("share-dial-to"),
+    shareAction: part<HTMLAnchorElement>("share-action"),
+    shareStatus: part("share-status"),
     address: dialog.querySelector("[data-address]") as HTMLElement,
     name: dialog.querySelector("input[name=name]") as HTMLInputElement,
   };
@@ -178,7 +183,35 @@ export function openPaymentDialog(tier: BuyTier, openedBy: HTMLElement) {
   if (!parts.dialog.open) parts.dialog.showModal();
   (pending ? parts.link : parts.name).focus();
   if (pending) follow(pending);
+  showShare(tier);
   void offerWallets();
+}
+
+/** The tier shown, as a blink: its links, and Share (the phone's sheet) or Copy of its dial.to link. */
+function showShare(tier: BuyTier) {
+  const { dialog, shareButton, shareDialTo, shareAction, shareStatus } = dialogParts();
+  const base = dialog.dataset.blinkAction;
+  if (!base) return;
+  const url = new URL(base);
+  url.searchParams.set("tier", tier.tierId);
+  const links = blinkLinks(url.href);
+  shareDialTo.href = links.dialTo;
+  shareAction.href = links.action;
+  shareStatus.textContent = "";
+  const canShare = typeof navigator.share === "function";
+  shareButton.textContent = canShare ? "Share link" : "Copy link";
+  shareButton.onclick = async () => {
+    if (canShare) {
+      // A closed share sheet rejects (AbortError): nothing to say.
+      await navigator.share({ title: `${tier.name}, at the Nothing Store`, url: links.dialTo }).catch(() => {});
+      return;
+    }
+    const copied = await navigator.clipboard.writeText(links.dialTo).then(
+      () => true,
+      () => false,
+    );
+    shareStatus.textContent = copied ? "Link copied." : `Copy failed: the link is ${links.dialTo}`;
+  };
 }
 
 function showRequest(payment: PendingPayment) {
