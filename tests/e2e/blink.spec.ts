@@ -2,12 +2,13 @@
  * The store as a blink (issue 44, docs/decisions/2026-11-28-the-store-as-a-blink.md) in a client the
  * project did not write: Dialect's `Blink` (@dialectlabs/blinks 0.22.5, blinks-core 0.20.7) on a
  * page of another origin, reading the service's action (payments on, on a local chain, as
- * payments.spec.ts) and paying with a test wallet: the button's POST answers the store's transfer,
+ * payments.spec.ts) and paying with a test wallet: a button's POST answers the store's transfer,
  * the wallet signs and sends it, the chain executes it, the callback answers the receipt Dialect
- * shows as completed, and the payment request is confirmed. Nothing leaves 127.0.0.1: Dialect's
- * registry is answered empty (the action is unregistered, so the blink runs at securityLevel "all"),
- * its proxy is off. The answers' shapes are typed with @solana/actions-spec where the service makes
- * them (service/actions/routes.ts) and checked in tests/service/actions/actions.test.ts.
+ * shows as completed, and the payment request is confirmed; through a tier's own blink, a tier's
+ * button alone (Miniblink) and the store's named-purchase form. Nothing leaves 127.0.0.1: Dialect's
+ * registry is answered empty (the action is unregistered, so the blink runs at securityLevel
+ * "all"), its proxy is off. The answers' shapes are typed with @solana/actions-spec where the
+ * service makes them (service/actions/routes.ts) and checked in tests/service/actions/actions.test.ts.
  */
 import { expect, type Locator, type Page, test } from "@playwright/test";
 import type { CompletedAction, TransactionResponse } from "@solana/actions-spec";
@@ -24,6 +25,7 @@ import { type BlinkClient, installBlinkWallet, keepOnThisMachine, startBlinkClie
 test.describe.configure({ mode: "default" });
 
 const DECIMALS = 6;
+const TINY = TIERS.find((tier) => tier.id === 1);
 const DELUXE = TIERS.find((tier) => tier.id === 2);
 const PREMIUM = TIERS.find((tier) => tier.id === 3);
 const baseUnits = (price: number) => BigInt(price) * 10n ** BigInt(DECIMALS);
@@ -34,6 +36,7 @@ let shop: PaymentShop;
 let client: BlinkClient;
 let actionUrl: string;
 /** The buyers, each holding its tier's price. */
+let tinyBuyer: KeyPairSigner;
 let deluxeBuyer: KeyPairSigner;
 let premiumBuyer: KeyPairSigner;
 
@@ -49,6 +52,7 @@ test.beforeAll(async () => {
     await shop.chain.mintTo(shop.mint, buyer.address, baseUnits(price));
     return buyer;
   };
+  tinyBuyer = await funded(TINY?.price ?? 0);
   deluxeBuyer = await funded(DELUXE?.price ?? 0);
   premiumBuyer = await funded(PREMIUM?.price ?? 0);
 });
@@ -178,7 +182,7 @@ async function buyThroughTheBlink(
   return { receipt, signature, status };
 }
 
-test("a tier's button alone (Dialect's Miniblink) pays: the store's transfer, signed, executed on the local chain; then the receipt's button", async ({
+test("a tier's own blink (?tier=2) in the full layout: its button pays the store's transfer, executed on the local chain; Dialect shows the receipt", async ({
   page,
 }) => {
   if (!DELUXE) throw new Error("no tier 2");
@@ -186,19 +190,45 @@ test("a tier's button alone (Dialect's Miniblink) pays: the store's transfer, si
   const { receipt, signature, status } = await buyThroughTheBlink(
     page,
     { buyer: deluxeBuyer, price: baseUnits(DELUXE.price) },
-    client.pageFor(`solana-action:${actionUrl}`, label),
+    client.pageFor(`solana-action:${actionUrl}?tier=${DELUXE.id}`),
     async (card) => {
-      await expect(card.getByRole("button")).toHaveText([label]);
+      await expect(card.locator(".blink-title")).toHaveText("Deluxe Nothing · The Nothing Store");
+      // Its button, and the named purchase as one field with its own button.
+      await expect(card.getByRole("button")).toHaveText([label, "Buy as a Verified Patron"]);
       await card.getByRole("button", { name: label }).click();
     },
   );
   expect(receipt).toMatchObject({ type: "completed", title: "Paid: Deluxe Nothing", label: "Bought" });
   expect(receipt.description).toContain(signature);
   expect(status).toMatchObject({ status: "confirmed", tierId: "2" });
+  // The receipt as Dialect shows it: the completed blink, its title and text, its one button done.
+  const card = blinkCard(page);
+  await expect(card.locator(".blink-title")).toHaveText("Paid: Deluxe Nothing");
+  await expect(card.locator(".blink-description")).toContainText("100 $ZN, confirmed on chain.");
+  await expect(card.locator(".blink-description")).toContainText(signature);
+  await expect(card.getByRole("button")).toHaveText(["Bought"]);
+  await expect(card.getByRole("button", { name: "Bought" })).toBeDisabled();
+});
+
+test("a tier's button of the store's blink alone (Dialect's Miniblink) pays; then the receipt's button", async ({
+  page,
+}) => {
+  if (!TINY) throw new Error("no tier 1");
+  const label = tierLabel(TINY);
+  const { receipt, status } = await buyThroughTheBlink(
+    page,
+    { buyer: tinyBuyer, price: baseUnits(TINY.price) },
+    client.pageFor(`solana-action:${actionUrl}`, label),
+    async (card) => {
+      await expect(card.getByRole("button")).toHaveText([label]);
+      await card.getByRole("button", { name: label }).click();
+    },
+  );
+  expect(receipt).toMatchObject({ type: "completed", title: "Paid: A Tiny Bit of Nothing", label: "Bought" });
+  expect(status).toMatchObject({ status: "confirmed", tierId: "1" });
   // The completed blink's one button, done.
-  const bought = blinkCard(page).getByRole("button", { name: "Bought" });
-  await expect(bought).toBeDisabled();
-  await expect(blinkCard(page).getByRole("button")).toHaveCount(1);
+  await expect(blinkCard(page).getByRole("button")).toHaveText(["Bought"]);
+  await expect(blinkCard(page).getByRole("button", { name: "Bought" })).toBeDisabled();
 });
 
 test("the whole blink's form: a tier chosen and a name typed, paid; Dialect shows the completed receipt naming the patron", async ({
