@@ -185,6 +185,12 @@ export function createActionRoutes(options: ActionRoutesOptions): ActionRoute {
       refuseAction(res, name.status, name.error.message ?? name.error.error);
       return;
     }
+    // A wallet that cannot pay is told before a request is made: none is left open in its share.
+    const cannotPay = await desk.refusalFor(req, account, tier);
+    if (cannotPay) {
+      refuseAction(res, cannotPay.status, cannotPay.error.message ?? cannotPay.error.error, cannotPay.headers);
+      return;
+    }
     const opened = await desk.open(req, tier, name.name);
     if (!opened.ok) {
       refuseAction(res, opened.status, opened.error.message ?? opened.error.error, opened.headers);

@@ -21,6 +21,12 @@ export interface PaymentDesk {
   available(): boolean;
   /** A patron's name checked as POST /payments checks it: null is anonymous. */
   checkName(name: string): ReturnType<typeof checkPatronName>;
+  /**
+   * Why `account` could not pay `tier` (no or too few $ZN, frozen, the store's own, the RPC), read
+   * before a request is made so that a refusal leaves none open; null when it could. Its reads
+   * serve the transaction that follows.
+   */
+  refusalFor(req: IncomingMessage, account: Address, tier: Tier): ReturnType<PaymentTransactions["refusalFor"]>;
   /** Makes a request for this client, within POST /payments's rate limit, cap and fair shares. */
   open(req: IncomingMessage, tier: Tier, name: string | null): Promise<OpenedRequest>;
   /**
@@ -60,16 +66,15 @@ export function createPaymentDesk(
   transactions: PaymentTransactions,
 ): PaymentDesk {
   const { settings, store } = options;
+  /** The client's network, charged for its reads of the chain. */
+  const networkOf = (req: IncomingMessage) =>
+    addressGroups(clientAddress(req, options.trustProxy, options.trustedProxies)).wide ?? undefined;
   return {
     available: options.available,
     checkName: (name) => checkPatronName(name, options.nameFilter),
     open: requests.open,
-    transaction: (req, payment, account) =>
-      transactions.build(
-        payment,
-        account,
-        addressGroups(clientAddress(req, options.trustProxy, options.trustedProxies)).wide ?? undefined,
-      ),
+    refusalFor: (req, account, tier) => transactions.refusalFor(account, tier, networkOf(req)),
+    transaction: (req, payment, account) => transactions.build(payment, account, networkOf(req)),
     takeStatus: (req) =>
       options.statusLimiter.take(limitKey(clientAddress(req, options.trustProxy, options.trustedProxies))),
     async find(reference) {

@@ -6,10 +6,11 @@
  * (service/actions/), so that both answer the same transaction and the same refusals.
  */
 import { type Address, isAddress } from "@solana/kit";
+import type { Tier } from "../../src/data/tiers.ts";
 import type { PaymentErrorBody, PaymentStatus } from "../../src/lib/payments.ts";
 import type { StoredPayment } from "../storage/payments.ts";
-import { formatUnits } from "./amounts.ts";
-import { type BlockhashLifetime, RpcFault } from "./chain.ts";
+import { formatUnits, toBaseUnits } from "./amounts.ts";
+import { type BlockhashLifetime, type ChainInfo, RpcFault } from "./chain.ts";
 import { type AccountState, RpcBudgetSpent } from "./requestReads.ts";
 import { statusBody } from "./requestRoutes.ts";
 import { COMMON_REFUSALS, type PaymentRoutesOptions, type RouteShared } from "./routeShared.ts";
@@ -75,6 +76,11 @@ export interface PaymentTransactions {
   open(reference: string): Promise<OpenPayment>;
   /** The transfer of `payment`'s price from `account` (a checked address), or why not. */
   build(payment: StoredPayment, account: Address, network?: string): Promise<PaymentTransaction>;
+  /**
+   * What build would refuse `account` for a price (own wallet, no or too few $ZN, frozen, the RPC),
+   * before any request is made; null when it would build. Its reads serve the build that follows.
+   */
+  refusalFor(account: Address, tier: Pick<Tier, "name" | "price">, network?: string): Promise<PaymentRefusal | null>;
 }
 
 const refusal = (status: number, error: PaymentErrorBody, headers?: Record<string, string>): PaymentRefusal =>
@@ -99,6 +105,40 @@ export function createPaymentTransactions(
     return refusal(503, PAYMENT_TRANSACTION_REFUSALS.rpcBusy, { "Retry-After": String(retryAfterS) });
   }
 
+  /** The buyer's and the store's token accounts and a blockhash, or why the transfer cannot be built. */
+  async function readBuyer(
+    account: Address,
+    priceOn: (chain: ChainInfo) => bigint,
+    tierName: string,
+    network: string | undefined,
+  ): Promise<{ ok: true; chain: ChainInfo; accounts: AccountState[]; lifetime: BlockhashLifetime } | PaymentRefusal> {
+    const chain = options.chainInfo();
+    if (!chain || !options.available()) return refusal(503, COMMON_REFUSALS.unavailable);
+    if (account === settings.recipient) return refusal(422, PAYMENT_TRANSACTION_REFUSALS.ownWallet);
+    const source = await buyerTokenAccount(account, settings.mint, chain);
+    let accounts: AccountState[];
+    let lifetime: BlockhashLifetime;
+    try {
+      [accounts, lifetime] = await Promise.all([
+        options.reads.accounts([source, chain.tokenAccount], network),
+        options.reads.latestBlockhash(),
+      ]);
+    } catch (error) {
+      if (error instanceof RpcBudgetSpent) return budgetSpent(error);
+      if (error instanceof RpcFault) return rpcUnavailable(error);
+      throw error;
+    }
+    const holding = buyerHolding(accounts[0] ?? null, chain);
+    if (holding.kind === "none") return refusal(422, PAYMENT_TRANSACTION_REFUSALS.noTokens);
+    if (holding.kind === "frozen") return refusal(422, PAYMENT_TRANSACTION_REFUSALS.accountFrozen);
+    const priceBaseUnits = priceOn(chain);
+    if (holding.amount < priceBaseUnits) {
+      const held = formatUnits(holding.amount, chain.decimals);
+      return refusal(422, insufficientTokensRefusal(held, tierName, formatUnits(priceBaseUnits, chain.decimals)));
+    }
+    return { ok: true, chain, accounts, lifetime };
+  }
+
   return {
     async open(reference) {
       // Not base58 of 32 bytes: no request of ours, and no query for it.
@@ -113,30 +153,16 @@ export function createPaymentTransactions(
       return { ok: true, payment };
     },
 
+    async refusalFor(account, tier, network) {
+      const read = await readBuyer(account, (chain) => toBaseUnits(tier.price, chain.decimals), tier.name, network);
+      return read.ok ? null : read;
+    },
+
     async build(payment, account, network) {
-      const chain = options.chainInfo();
-      if (!chain || !options.available()) return refusal(503, COMMON_REFUSALS.unavailable);
-      if (account === settings.recipient) return refusal(422, PAYMENT_TRANSACTION_REFUSALS.ownWallet);
       const { tierName, priceAmount: price } = statusBody(payment);
-      const source = await buyerTokenAccount(account, settings.mint, chain);
-      let accounts: AccountState[];
-      let lifetime: BlockhashLifetime;
-      try {
-        [accounts, lifetime] = await Promise.all([
-          options.reads.accounts([source, chain.tokenAccount], network),
-          options.reads.latestBlockhash(),
-        ]);
-      } catch (error) {
-        if (error instanceof RpcBudgetSpent) return budgetSpent(error);
-        if (error instanceof RpcFault) return rpcUnavailable(error);
-        throw error;
-      }
-      const holding = buyerHolding(accounts[0] ?? null, chain);
-      if (holding.kind === "none") return refusal(422, PAYMENT_TRANSACTION_REFUSALS.noTokens);
-      if (holding.kind === "frozen") return refusal(422, PAYMENT_TRANSACTION_REFUSALS.accountFrozen);
-      if (holding.amount < payment.priceBaseUnits) {
-        return refusal(422, insufficientTokensRefusal(formatUnits(holding.amount, payment.decimals), tierName, price));
-      }
+      const read = await readBuyer(account, () => payment.priceBaseUnits, tierName, network);
+      if (!read.ok) return read;
+      const { chain, accounts, lifetime } = read;
       const createsStoreAccount = !accounts[1];
       const transaction = await transferTransaction({
         buyer: account,

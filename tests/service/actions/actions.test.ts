@@ -265,10 +265,16 @@ describe("the store as a blink", () => {
     ]);
   });
 
-  it("holds a client to its fair share of the open requests: 429 with Retry-After", async () => {
+  it("holds a client to its fair share of the open requests: 429 with Retry-After; a wallet that cannot pay holds none", async () => {
     // 20 open requests at most: a client's share is one.
     const shop = await openShop({ maxOpenRequests: 20 });
     const buyer = await shop.wallet(PRICE * 2n);
+    // A wallet that cannot pay is refused before a request is made: it holds none of the share.
+    const empty = await shop.wallet();
+    for (let tries = 0; tries < 3; tries++) {
+      const refused = await shop.post(`${BUY_ACTION_PATH}?tier=1`, { account: empty.address });
+      expect(await refusal(refused)).toEqual([422, { message: "This wallet holds no $ZN." }]);
+    }
     const first = await shop.post(`${BUY_ACTION_PATH}?tier=1`, { account: buyer.address });
     expect(first.status).toBe(200);
     const second = await shop.post(`${BUY_ACTION_PATH}?tier=1`, { account: buyer.address });
