@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import react from "@astrojs/react";
 import sitemap from "@astrojs/sitemap";
 import UnoCSS from "@unocss/astro";
@@ -27,7 +28,12 @@ export default defineConfig({
     inlineStylesheets: "always",
   },
   devToolbar: { enabled: false },
-  vite: { plugins: [withoutModulePreload()] },
+  vite: {
+    plugins: [withoutModulePreload()],
+    // Mobile Wallet Adapter's QR encoder, for the remote association the store never offers
+    // (src/scripts/mobileWalletQrCode.ts): CommonJS that would add to every page's first JavaScript.
+    resolve: { alias: { qrcode: fileURLToPath(new URL("./src/scripts/mobileWalletQrCode.ts", import.meta.url)) } },
+  },
 });
 
 /**

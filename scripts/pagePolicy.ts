@@ -29,6 +29,9 @@ export interface PolicySources {
   connectOrigins: Iterable<string>;
 }
 
+/** The phone's wallet app's socket (Mobile Wallet Adapter's local association), and the request that asks to reach it. */
+export const MOBILE_WALLET_SOURCES = ["ws://localhost:*", "http://localhost"] as const;
+
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 
 /** The Content-Security-Policy of every page. */
@@ -46,7 +49,10 @@ export function contentSecurityPolicy(sources: PolicySources): string {
     ["img-src", "'self'", "data:"],
     ["font-src", "'self'"],
     // CSP3 'self' also matches ws: and wss: on the page's own host and port (the default socket).
-    ["connect-src", "'self'", ...sorted(sources.connectOrigins)],
+    // The phone's wallet app on Android (Mobile Wallet Adapter), on loopback only: it answers on
+    // ws://localhost at a port the page picks at random, and one request to http://localhost is how
+    // the page makes Chrome ask to allow that (docs/decisions/2026-11-28-the-phones-wallet.md).
+    ["connect-src", "'self'", ...MOBILE_WALLET_SOURCES, ...sorted(sources.connectOrigins)],
     ["frame-src", ...sorted(sources.frameOrigins)],
     ["object-src", "'none'"],
     ["base-uri", "'none'"],

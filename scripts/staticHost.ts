@@ -13,6 +13,7 @@ import { openFileBudget, readOpenFileLimit } from "../service/http/connectionLim
 import { readSiteHeaders } from "../service/http/securityHeaders.ts";
 import type { Logger } from "../service/logger.ts";
 import { createAppServer } from "../service/server.ts";
+import { MOBILE_WALLET_SOURCES } from "./pagePolicy.ts";
 
 export interface StaticHost {
   /** http://host:port, the address as listened on (a wildcard host as 127.0.0.1). */
@@ -61,5 +62,7 @@ export function builtServiceOrigins(dir: string): string[] {
     .split(";")
     .map((directive) => directive.trim().split(/\s+/))
     .find(([name]) => name === "connect-src");
-  return (connectSrc ?? []).slice(1).filter((source) => /^wss?:\/\//.test(source));
+  // Not the phone wallet's loopback socket, which every build allows.
+  const loopback: readonly string[] = MOBILE_WALLET_SOURCES;
+  return (connectSrc ?? []).slice(1).filter((source) => /^wss?:\/\//.test(source) && !loopback.includes(source));
 }

@@ -26,6 +26,14 @@ import {
 
 const FETCH_TIMEOUT_MS = 10_000;
 
+/** The phone's wallet app is reached on this device only once Chrome allows it (mobileWallet.ts). */
+const LOCAL_ACCESS_TEXT = {
+  asked: (wallet: string) =>
+    `Allow this page to connect to your wallet when Chrome asks, then press Pay with ${wallet} again.`,
+  denied: (wallet: string) =>
+    `Chrome blocks this page from connecting to apps on this phone: allow it in the site's settings, then pay with ${wallet} again, or pay with the QR code or link.`,
+};
+
 export interface WalletPayment {
   reference: string;
   /** The service's transaction request route for it (http(s), not the `solana:` link). */
@@ -47,6 +55,8 @@ export interface WalletBlock {
 }
 
 let block: WalletBlock | undefined;
+/** The phone wallet's module, once registered (Android only). */
+let mobileWallet: typeof import("./mobileWallet.ts") | undefined;
 /** One payment at a time: the buttons are marked busy and ignore clicks meanwhile. */
 let paying = false;
 /** The wallets the list shows, so a register event that changes nothing keeps the buttons (and focus). */
@@ -58,12 +68,29 @@ export function showWallets(target: WalletBlock): { refresh(): void } {
     const wallets = getWallets();
     wallets.on("register", render);
     wallets.on("unregister", render);
+    offerMobileWallet();
   }
   // A list of its own (not the page's one dialog) starts empty.
   if (block?.list !== target.list) shownWallets = [];
   block = target;
   render();
   return { refresh: render };
+}
+
+/**
+ * On Android, the phone's wallet app through Mobile Wallet Adapter (mobileWallet.ts, a chunk of its
+ * own that no other platform fetches); it registers as any wallet, and `render` lists it. Android by
+ * the user agent, as the adapter decides it: it associates only where the user agent says Android.
+ */
+function offerMobileWallet() {
+  if (!/android/i.test(navigator.userAgent)) return;
+  void import("./mobileWallet.ts").then(
+    (module) => {
+      mobileWallet = module;
+      module.registerMobileWallet();
+    },
+    () => {},
+  );
 }
 
 function render() {
@@ -119,6 +146,13 @@ async function pay(wallet: PayableWallet, { paymentFor, say }: WalletBlock) {
   const name = wallet.label;
   let reference: string | undefined;
   try {
+    if (mobileWallet && wallet.label === mobileWallet.MOBILE_WALLET_NAME) {
+      const access = await mobileWallet.askLocalAccess();
+      if (access !== "ready") {
+        say(LOCAL_ACCESS_TEXT[access](name));
+        return;
+      }
+    }
     say(walletProgressText.connecting(name));
     const { accounts } = await answerWithin(() => wallet.connect.connect(), WALLET_ANSWER_MS);
     const account = payingAccount(accounts, PAYMENT_CHAIN);

@@ -27,7 +27,8 @@ test.describe("Content-Security-Policy", () => {
     for (const source of scripts) expect(source).toMatch(/^'self'$|^'sha256-[A-Za-z0-9+/]+={0,2}'$/);
     expect(policy).not.toMatch(/script-src[^;]*'unsafe-inline'/);
     expect(parsed.get("default-src")).toEqual(["'self'"]);
-    expect(parsed.get("connect-src")).toEqual(["'self'"]);
+    // And the phone's wallet app on its loopback socket (Mobile Wallet Adapter, Android).
+    expect(parsed.get("connect-src")).toEqual(["'self'", "ws://localhost:*", "http://localhost"]);
     expect(parsed.get("object-src")).toEqual(["'none'"]);
     expect(parsed.get("frame-ancestors")).toEqual(["'none'"]);
 

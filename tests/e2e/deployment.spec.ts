@@ -106,7 +106,9 @@ test("the static host sends the build's headers: the CSP connects to the pages' 
     const policy = response.headers()["content-security-policy"] ?? "";
     const connectSrc = policy.split(";").find((directive) => directive.trim().startsWith("connect-src"));
     // The socket, and the same service over http for the Wall of Fame's winners.
-    expect(connectSrc?.trim(), path).toBe(`connect-src 'self' http://127.0.0.1:${port} ws://127.0.0.1:${port}`);
+    expect(connectSrc?.trim(), path).toBe(
+      `connect-src 'self' ws://localhost:* http://localhost http://127.0.0.1:${port} ws://127.0.0.1:${port}`,
+    );
     expect(response.headers()["x-frame-options"], path).toBe("DENY");
   }
   // The service serves no pages in this shape.

@@ -55,7 +55,12 @@ describe("contentSecurityPolicy", () => {
 
   it("limits frames, connections and everything else", () => {
     expect(parsed.get("frame-src")).toEqual(["https://www.youtube-nocookie.com"]);
-    expect(parsed.get("connect-src")).toEqual(["'self'", "wss://auction.example.com"]);
+    expect(parsed.get("connect-src")).toEqual([
+      "'self'",
+      "ws://localhost:*",
+      "http://localhost",
+      "wss://auction.example.com",
+    ]);
     expect(parsed.get("style-src")).toEqual(["'self'", "'sha256-s'"]);
     expect(parsed.get("object-src")).toEqual(["'none'"]);
     expect(parsed.get("frame-ancestors")).toEqual(["'none'"]);

@@ -50,6 +50,8 @@ describe("scripts/security-headers.ts", () => {
     // The socket, and the same service over https for the Wall of Fame's winners.
     expect(policy.get("connect-src")).toEqual([
       "'self'",
+      "ws://localhost:*",
+      "http://localhost",
       "https://auction.example.com:8443",
       "wss://auction.example.com:8443",
     ]);
@@ -59,7 +61,11 @@ describe("scripts/security-headers.ts", () => {
     await writeFile(join(site, "index.html"), "<p>nothing</p>");
     await build({ PUBLIC_REALTIME_URL: "" });
     const headers = parseHeadersFile(await readFile(join(site, "_headers"), "utf8"));
-    expect(policyDirectives(headers["Content-Security-Policy"] ?? "").get("connect-src")).toEqual(["'self'"]);
+    expect(policyDirectives(headers["Content-Security-Policy"] ?? "").get("connect-src")).toEqual([
+      "'self'",
+      "ws://localhost:*",
+      "http://localhost",
+    ]);
   });
 
   it("fails the build on an inline event handler, naming the page", async () => {

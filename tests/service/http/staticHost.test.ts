@@ -197,7 +197,7 @@ describe("npm run serve:static", () => {
     try {
       await writeFile(
         join(dir, HEADERS_FILE),
-        "/*\n  Content-Security-Policy: default-src 'self'; connect-src 'self' http://a.example:4321 ws://a.example:4321; frame-src 'none'\n",
+        "/*\n  Content-Security-Policy: default-src 'self'; connect-src 'self' ws://localhost:* http://localhost http://a.example:4321 ws://a.example:4321; frame-src 'none'\n",
       );
       expect(builtServiceOrigins(dir)).toEqual(["ws://a.example:4321"]);
       expect(builtServiceOrigins(site.dir)).toEqual([]);
