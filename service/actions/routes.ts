@@ -57,7 +57,7 @@ export const ACTION_REFUSALS = {
 const TITLE = "The Nothing Store";
 const DESCRIPTION =
   "Buy absolutely nothing, paid in $ZN. Each tier is the same nothing at a different price; " +
-  "name yourself to join the Wall of Fame's Verified Patrons.";
+  "a tier's own blink takes your name for the Wall of Fame's Verified Patrons.";
 
 /** `Deluxe Nothing · 100 $ZN`: what a tier's button says. */
 const tierLabel = (tier: Tier) => `${tier.name} · ${tier.price.toLocaleString("en-US")} $ZN`;
@@ -79,31 +79,19 @@ function tierLinks(tier: Tier): LinkedAction[] {
   ];
 }
 
+/**
+ * The store's action: a button per tier and nothing else. Dialect's client (@dialectlabs/blinks
+ * 0.22.5) shows an action's form of two fields or more in place of its buttons, so a named
+ * purchase with a tier select would hide all six; a tier's own action names its buyer instead.
+ */
 function buyLinks(): LinkedAction[] {
-  return [
-    ...TIERS.map(
-      (tier): LinkedAction => ({
-        type: "transaction",
-        label: tierLabel(tier),
-        href: `${BUY_ACTION_PATH}?tier=${tier.id}`,
-      }),
-    ),
-    {
+  return TIERS.map(
+    (tier): LinkedAction => ({
       type: "transaction",
-      label: "Buy as a Verified Patron",
-      href: `${BUY_ACTION_PATH}?tier={tier}&name={name}`,
-      parameters: [
-        {
-          type: "select",
-          name: "tier",
-          label: "Tier",
-          required: true,
-          options: TIERS.map((tier) => ({ label: tierLabel(tier), value: String(tier.id) })),
-        },
-        { type: "text", name: "name", label: "Your name on the Wall of Fame", required: true },
-      ],
-    },
-  ];
+      label: tierLabel(tier),
+      href: `${BUY_ACTION_PATH}?tier=${tier.id}`,
+    }),
+  );
 }
 
 export interface ActionRoutesOptions {
