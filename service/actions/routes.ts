@@ -94,6 +94,17 @@ function buyLinks(): LinkedAction[] {
   );
 }
 
+/** The POST's JSON object ({} for JSON that is not one), or null once its refusal is sent. */
+async function readActionBody(req: IncomingMessage, res: ServerResponse): Promise<object | null> {
+  const body = await readJsonBody(req);
+  if (!body.ok) {
+    const headers: Record<string, string> = body.status === 413 ? { Connection: "close" } : {};
+    refuseAction(res, body.status, body.error.message ?? body.error.error, headers);
+    return null;
+  }
+  return typeof body.value === "object" && body.value !== null ? body.value : {};
+}
+
 export interface ActionRoutesOptions {
   /** The payment desk; absent while payments are off (SOLANA_RPC_URL unset). */
   desk: PaymentDesk | undefined;
@@ -143,20 +154,9 @@ export function createActionRoutes(options: ActionRoutesOptions): ActionRoute {
       refuseAction(res, 422, ACTION_REFUSALS.unknownTier);
       return;
     }
-    const body = await readJsonBody(req);
-    if (!body.ok) {
-      refuseAction(
-        res,
-        body.status,
-        body.error.message ?? body.error.error,
-        body.status === 413 ? { Connection: "close" } : {},
-      );
-      return;
-    }
-    const { account, data } = (typeof body.value === "object" && body.value !== null ? body.value : {}) as {
-      account?: unknown;
-      data?: unknown;
-    };
+    const body = await readActionBody(req, res);
+    if (!body) return;
+    const { account, data } = body as { account?: unknown; data?: unknown };
     if (typeof account !== "string" || !isAddress(account)) {
       refuseAction(res, 400, ACTION_REFUSALS.badAccount);
       return;
@@ -216,19 +216,9 @@ export function createActionRoutes(options: ActionRoutesOptions): ActionRoute {
       refuseAction(res, 429, "Too many requests. Try again in a minute.", { "Retry-After": "60" });
       return;
     }
-    const body = await readJsonBody(req);
-    if (!body.ok) {
-      refuseAction(
-        res,
-        body.status,
-        body.error.message ?? body.error.error,
-        body.status === 413 ? { Connection: "close" } : {},
-      );
-      return;
-    }
-    const { account, signature } = (typeof body.value === "object" && body.value !== null ? body.value : {}) as {
-      [K in keyof NextActionPostRequest]?: unknown;
-    };
+    const body = await readActionBody(req, res);
+    if (!body) return;
+    const { account, signature } = body as { [K in keyof NextActionPostRequest]?: unknown };
     if (typeof account !== "string" || !isAddress(account)) {
       refuseAction(res, 400, ACTION_REFUSALS.badAccount);
       return;
