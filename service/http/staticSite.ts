@@ -43,6 +43,8 @@ import {
 } from "./securityHeaders.ts";
 
 const REVALIDATE = "public, max-age=0, must-revalidate";
+/** The Actions mapping a build writes for a static host (the service answers its own first). */
+const ACTIONS_JSON_PATH = "/actions.json";
 /** The codings the build writes beside each file (scripts/precompress.ts), the better first. */
 const CODINGS = ["br", "gzip", "identity"];
 
@@ -169,7 +171,12 @@ function createBuildSite(staticDir: string, logger: Logger): StaticSite {
       res.writeHead(304, { ETag: etag, Vary: "Accept-Encoding", "Cache-Control": cacheControl }).end();
       return;
     }
-    const headers = { ...chosen.headers, "Cache-Control": cacheControl };
+    const headers = {
+      ...chosen.headers,
+      "Cache-Control": cacheControl,
+      // The Actions spec: a blink client on any origin reads the build's mapping (src/pages/actions.json.ts).
+      ...(target.decodedPath === ACTIONS_JSON_PATH ? { "Access-Control-Allow-Origin": "*" } : {}),
+    };
     if (range === "unsatisfiable") {
       res.writeHead(416, { ...headers, "Content-Range": `bytes */${chosen.size}`, "Content-Length": 0 }).end();
       return;

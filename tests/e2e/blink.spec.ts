@@ -10,6 +10,8 @@
  * "all"), its proxy is off. The answers' shapes are typed with @solana/actions-spec where the
  * service makes them (service/actions/routes.ts) and checked in tests/service/actions/actions.test.ts.
  */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { expect, type Locator, type Page, test } from "@playwright/test";
 import type { CompletedAction, TransactionResponse } from "@solana/actions-spec";
 import { AccountRole, type Address, type KeyPairSigner } from "@solana/kit";
@@ -18,6 +20,7 @@ import { type PaymentShop, startPaymentShop } from "../../scripts/harness/paymen
 import { BUY_ACTION_PATH } from "../../service/actions/routes.ts";
 import { TIERS } from "../../src/data/tiers.ts";
 import type { PaymentStatusBody } from "../../src/lib/payments.ts";
+import { parseSiteConfig } from "../../src/lib/siteConfig.ts";
 import { scaled } from "../harness/timeBudgets.ts";
 import { type BlinkClient, installBlinkWallet, keepOnThisMachine, startBlinkClient } from "./harness/blinkClient.ts";
 
@@ -256,4 +259,19 @@ test("a tier's own blink named: a name typed beside its button, paid; Dialect sh
   await expect(card.locator(".blink-description")).toContainText(signature);
   await expect(card.getByRole("button")).toHaveText(["Bought"]);
   await expect(card.getByRole("button", { name: "Bought" })).toBeDisabled();
+});
+
+test("the build writes actions.json for a static host: the action's absolute URL, readable from any origin", async () => {
+  // The split shape: the pages on a static host, the service elsewhere (src/pages/actions.json.ts).
+  const built = process.env.STATIC_DIR || "dist";
+  const rules = JSON.parse(await readFile(join(built, "actions.json"), "utf8")) as {
+    rules: { pathPattern: string; apiPath: string }[];
+  };
+  const site = process.env.PUBLIC_SITE_URL || "http://localhost:4321";
+  const { realtimeUrl } = parseSiteConfig(process.env);
+  const service = realtimeUrl ? new URL(realtimeUrl.replace(/^ws/, "http")).origin : new URL(site).origin;
+  expect(rules).toEqual({ rules: [{ pathPattern: "/", apiPath: `${service}${BUY_ACTION_PATH}` }] });
+  // Hosts that read _headers send it to any origin, as the spec asks.
+  const headers = await readFile(join(built, "_headers"), "utf8");
+  expect(headers).toMatch(/^\/actions\.json\n {2}Access-Control-Allow-Origin: \*$/m);
 });

@@ -34,6 +34,11 @@ export async function buildTestSite(): Promise<TestSite> {
   await writeFile(join(dir, "leaderboard", "index.html"), SMALL_PAGE);
   await mkdir(join(dir, "_astro"));
   await writeFile(join(dir, ASSET_PATH), ASSET);
+  // What src/pages/actions.json.ts writes for a store that sells: the static host's mapping.
+  await writeFile(
+    join(dir, "actions.json"),
+    '{"rules":[{"pathPattern":"/","apiPath":"https://service.example/api/actions/buy"}]}\n',
+  );
   // The socket URL is left to its default, as in a one-process deployment.
   const env = { ...process.env, PUBLIC_REALTIME_URL: "" };
   await run(process.execPath, ["scripts/security-headers.ts", dir], { env });

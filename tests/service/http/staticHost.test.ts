@@ -144,8 +144,8 @@ describe("npm run serve:static", () => {
 
   it("sends every header of every _headers rule that matches the path, the asset rule's cache included", async () => {
     const rules = headerRules(headersText);
-    expect(rules.map((rule) => rule.pattern)).toEqual(["/*", "/_astro/*"]);
-    for (const path of ["/", "/leaderboard/", ASSET_PATH, "/no-such-page"]) {
+    expect(rules.map((rule) => rule.pattern)).toEqual(["/*", "/_astro/*", "/actions.json"]);
+    for (const path of ["/", "/leaderboard/", ASSET_PATH, "/no-such-page", "/actions.json"]) {
       const response = await fetch(`${server.origin}${path}`);
       await response.arrayBuffer();
       for (const rule of rules.filter((each) => matches(each.pattern, path))) {
