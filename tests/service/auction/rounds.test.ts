@@ -82,7 +82,8 @@ describe.each(BACKENDS)("rounds on %s", (backend) => {
     );
     for (const visitor of visitors) {
       expect(shown(visitor)).toMatchObject({ round: 1, ended: true, highest: winning.id, bidders: 2 });
-      expect(visitor.sold()).toEqual(["Sold to Bob for $7.00"]);
+      // The winner's own page hears it personally (docs/product-behaviour.md#4-auction).
+      expect(visitor.sold()).toEqual([visitor === bob ? "You won for $7.00!" : "Sold to Bob for $7.00"]);
       expect(visitor.$auction.get().pastWinners[0]).toMatchObject({ round: 1, bid: winning });
     }
     // The winner's page, and only it, celebrates.
@@ -127,7 +128,9 @@ describe.each(BACKENDS)("rounds on %s", (backend) => {
       () => visitors.every((visitor) => shown(visitor).ended === true),
       Date.parse(movedEnd) - Date.now() + END_ON_TIME_MS,
     );
-    for (const visitor of visitors) expect(visitor.sold()).toEqual(["Sold to Sniper for $2.00"]);
+    for (const visitor of visitors) {
+      expect(visitor.sold()).toEqual([visitor === second ? "You won for $2.00!" : "Sold to Sniper for $2.00"]);
+    }
     expect((await store.winners(5))[0]).toEqual({
       round: 1,
       bid: expect.objectContaining({ id: sniped.id }),

@@ -314,8 +314,11 @@ export function openVisitor(url: string, heartbeat: { intervalMs?: number; timeo
   onTestFinished(() => connection.stop());
   return Object.assign(connection, {
     toasts,
-    /** The round ends the page announced, as their toasts' texts. */
-    sold: () => toasts.filter((toast) => toast.title === "Sold!").map((toast) => toast.description),
+    /** The round ends the page announced: "Sold!"'s text, or on the winner's own page its "You won" title. */
+    sold: () =>
+      toasts
+        .filter((toast) => toast.title === "Sold!" || toast.title.startsWith("You won"))
+        .map((toast) => (toast.title === "Sold!" ? toast.description : toast.title)),
     /** The moderation version of the last list the page received. */
     moderation: () => moderation,
   });
