@@ -44,8 +44,15 @@ describe("the RPC budget", () => {
       await shop.chain.mintTo(shop.mint, buyer.address, PRICE);
       buyers.push(buyer);
     }
-    // Let the set-up's calls leave the bucket: the flood starts on a full one.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The watcher comes first: until it has looked each new request up once (and read the store's
+    // account), it takes the whole budget and transaction requests wait. Then the flood starts on
+    // a bucket refilled.
+    await waitFor(
+      "the watcher's first lookups",
+      () => (shop.rpc.calls.get("getSignaturesForAddress") ?? 0) >= requests.length + 1,
+      30_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
 
     shop.rpc.resetCalls();
     const startedAt = performance.now();
