@@ -22,3 +22,11 @@ export function nginxConfig(dir: string, http: string[]): string {
     "}",
   ].join("\n");
 }
+
+/**
+ * A documented server block on a loopback port, plain HTTP: its `listen 443 ssl` and certificate
+ * lines give way to `listen 127.0.0.1:<port>` (nginxBlocks.test.ts checks the blocks as written).
+ */
+export function onLoopback(block: string, port: number): string {
+  return block.replace("listen 443 ssl;", `listen 127.0.0.1:${port};`).replace(/^\s*ssl_certificate(_key)? .*\n/gm, "");
+}

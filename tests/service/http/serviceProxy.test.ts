@@ -15,7 +15,7 @@ import { withTimeout } from "../../../scripts/harness/childProcess.ts";
 import { freePort } from "../../../scripts/harness/ports.ts";
 import { hashPassword } from "../../../service/console/password.ts";
 import { connectClient } from "../harness/auctionClient.ts";
-import { NGINX, nginxConfig } from "../harness/nginx.ts";
+import { NGINX, nginxConfig, onLoopback } from "../harness/nginx.ts";
 import { consoleState, cookieOf, PASSWORD, SESSION_SECRET, signInTo } from "../harness/operatorConsole.ts";
 import { startServiceProcess } from "../harness/serviceProcess.ts";
 import { cleanUpAfter, databaseForThisTest, waitFor } from "../harness/stores.ts";
@@ -66,9 +66,10 @@ describe.skipIf(!existsSync(NGINX))("the service behind the nginx block of docs/
     cleanUpAfter(() => service.stop());
 
     const [port, hostPort] = [await freePort(), await freePort()];
-    const block = (await documentedBlock())
-      .replace("listen 443 ssl;", `listen 127.0.0.1:${port};`)
-      .replace("proxy_pass http://127.0.0.1:4321;", `proxy_pass http://127.0.0.1:${service.port};`);
+    const block = onLoopback(await documentedBlock(), port).replace(
+      "proxy_pass http://127.0.0.1:4321;",
+      `proxy_pass http://127.0.0.1:${service.port};`,
+    );
     // The same server but for `$host`, which drops the port the browser used.
     const server = block.slice(block.indexOf("server {"));
     expect(server).toContain("proxy_set_header Host $http_host;");

@@ -19,7 +19,7 @@ import { freePort } from "../../../scripts/harness/ports.ts";
 import { builtServiceOrigins } from "../../../scripts/staticHost.ts";
 import { HEADERS_FILE, parseHeadersFile } from "../../../service/http/securityHeaders.ts";
 import { ASSET, ASSET_PATH, buildTestSite, HOME_PAGE, NOT_FOUND_PAGE, type TestSite } from "../harness/builtSite.ts";
-import { NGINX, nginxConfig } from "../harness/nginx.ts";
+import { NGINX, nginxConfig, onLoopback } from "../harness/nginx.ts";
 
 /**
  * A Content-Type as both servers may spell it: parameters spaced either way, JavaScript under
@@ -313,8 +313,7 @@ describe("the nginx snippet of docs/deploying.md", () => {
       await writeHeadersInclude(included);
       // The documented block as written, but for its address, folder and include file.
       const port = await freePort();
-      const block = (/```nginx\n([\s\S]*?)```/.exec(docs)?.[1] ?? "")
-        .replace("listen 443 ssl;", `listen 127.0.0.1:${port};`)
+      const block = onLoopback(/```nginx\n([\s\S]*?)```/.exec(docs)?.[1] ?? "", port)
         .replace("root /srv/nothing-store/dist;", `root ${site.dir};`)
         .replaceAll("/etc/nginx/nothing-store-headers.conf", included);
       const config = join(dir, "nginx.conf");
