@@ -83,7 +83,11 @@ export interface Rekeyed {
 }
 
 /** `all`: every name (an older version recorded); `rowVersions`: the rows record theirs (sql/016). */
-async function rekeyBids(tx: MigrationTransaction, all: boolean, rowVersions: boolean): Promise<number> {
+async function rekeyBids(
+  tx: MigrationTransaction,
+  all: boolean,
+  rowVersions: boolean,
+): Promise<{ changedNames: number; stampedNames: number }> {
   const rows = all
     ? await tx.query(ALL_BID_NAMES_SQL)
     : rowVersions
@@ -102,7 +106,10 @@ async function rekeyBids(tx: MigrationTransaction, all: boolean, rowVersions: bo
     if (rowVersions) await tx.query(SET_BID_KEYS_AND_VERSIONS_SQL, [names, NAME_KEY_VERSION]);
     else await tx.query(SET_BID_KEYS_SQL, [names]);
   }
-  return new Set(changed.map(({ name }) => name)).size;
+  return {
+    changedNames: new Set(changed.map(({ name }) => name)).size,
+    stampedNames: rowVersions ? written.length : 0,
+  };
 }
 
 async function rekeyBlocks(tx: MigrationTransaction): Promise<{ blocks: number; mergedBlocks: number }> {
@@ -147,7 +154,8 @@ export async function rekeyNames(tx: MigrationTransaction, logger: Logger): Prom
   const all = stored < NAME_KEY_VERSION;
   const rowVersions = (await tx.query(HAS_ROW_VERSIONS_SQL))[0]?.present === true;
   await tx.query(LOCK_BIDS_SQL);
-  const bidNames = await rekeyBids(tx, all, rowVersions);
+  const startedAt = performance.now();
+  const { changedNames: bidNames, stampedNames } = await rekeyBids(tx, all, rowVersions);
   const staleBlocks = rowVersions && (await tx.query(HAS_STALE_BLOCKS_SQL, [NAME_KEY_VERSION]))[0]?.present === true;
   const { blocks, mergedBlocks } = all || staleBlocks ? await rekeyBlocks(tx) : { blocks: 0, mergedBlocks: 0 };
   if (rowVersions && (all || staleBlocks)) await tx.query(SET_BLOCK_VERSIONS_SQL, [NAME_KEY_VERSION]);
@@ -164,5 +172,13 @@ export async function rekeyNames(tx: MigrationTransaction, logger: Logger): Prom
   // A new database records the version too (sql/007 starts it at 1), with nothing to re-key.
   if (all) logger[changed ? "info" : "debug"]({ from: stored, to: NAME_KEY_VERSION, ...rekeyed }, "names re-keyed");
   else if (changed) logger.info(rekeyed, "names keyed by older code, or by none, re-keyed");
+  // Rows older code wrote are read and stamped under the bids' lock even when no key changes (the
+  // first start after sql/016 stamps every row): said, so that a slow start has its reason.
+  else if (stampedNames > 0) {
+    logger.info(
+      { names: stampedNames, ms: Math.round(performance.now() - startedAt) },
+      "rows written by older code stamped with the name key version, no key changed",
+    );
+  }
   return rekeyed;
 }

@@ -156,6 +156,24 @@ describe.each(BACKENDS)(
       ]);
     });
 
+    locationTest("says so when it stamps rows older code wrote with the right keys", async ({ location }) => {
+      await (await storeForThisTest(location)).close();
+      // Written as older code writes them: the right keys, no version (the setting is not set).
+      await withDirectSql(location, async (query) => {
+        await query("SELECT * FROM place_auction_bid('Alice', $1, 100, 0, 0)", [nameKey("Alice")]);
+        await query("SELECT * FROM place_auction_bid('Bob', $1, 200, 0, 0)", [nameKey("Bob")]);
+      });
+      const lines: Record<string, unknown>[] = [];
+      await (await storeForThisTest(location, { logger: testLogger((line) => lines.push(line)) })).close();
+      expect(lines.filter((line) => String(line.msg).includes("stamped"))).toEqual([
+        expect.objectContaining({ level: 30, names: 2, ms: expect.any(Number) }),
+      ]);
+      const stamped = await withDirectSql(location, (query) =>
+        query("SELECT count(*)::int AS n FROM auction_bids WHERE key_version IS DISTINCT FROM $1", [NAME_KEY_VERSION]),
+      );
+      expect(stamped[0]?.n).toBe(0);
+    });
+
     locationTest("leaves the keys of a newer release as they are, and says so", async ({ location }) => {
       await withDirectSql(location, storeTheOldWay);
       await withDirectSql(location, (query) =>
