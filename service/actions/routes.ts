@@ -23,6 +23,7 @@ import type {
 } from "@solana/actions-spec";
 import { isAddress } from "@solana/kit";
 import { TIERS, type Tier } from "../../src/data/tiers.ts";
+import { BUY_ACTION_PATH } from "../../src/lib/blink.ts";
 import { PAYMENT_LABEL, PAYMENTS_UNAVAILABLE_TEXT } from "../../src/lib/payments.ts";
 import type { RequestTarget } from "../http/requestTarget.ts";
 import type { Logger } from "../logger.ts";
@@ -33,7 +34,6 @@ import type { StoredPayment } from "../storage/payments.ts";
 import { answerAction, preflightAction, refuseAction, refuseActionMethod } from "./answers.ts";
 
 export const ACTIONS_JSON_PATH = "/actions.json";
-export const BUY_ACTION_PATH = "/api/actions/buy";
 
 /** How long the callback waits for the watcher before answering "waiting": a few of its polls. */
 const CALLBACK_WAIT_MS = 8_000;

@@ -5,8 +5,8 @@
  */
 import { serviceEndpoint } from "./serviceEndpoint.ts";
 
-/** The buy action's path on the service (service/actions/routes.ts, BUY_ACTION_PATH). */
-const BUY_ACTION_PATH = "/api/actions/buy";
+/** The buy action's path on the service: its routes (service/actions/routes.ts) and these links. */
+export const BUY_ACTION_PATH = "/api/actions/buy";
 
 /** Where X users open a blink without Dialect's extension: its interstitial page. */
 const DIAL_TO = "https://dial.to/?action=solana-action:";

@@ -17,8 +17,8 @@ import type { CompletedAction, TransactionResponse } from "@solana/actions-spec"
 import { AccountRole, type Address, type KeyPairSigner } from "@solana/kit";
 import { getTransferCheckedInstructionDataDecoder, TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import { type PaymentShop, startPaymentShop } from "../../scripts/harness/paymentShop.ts";
-import { BUY_ACTION_PATH } from "../../service/actions/routes.ts";
 import { TIERS } from "../../src/data/tiers.ts";
+import { BUY_ACTION_PATH } from "../../src/lib/blink.ts";
 import type { PaymentStatusBody } from "../../src/lib/payments.ts";
 import { parseSiteConfig } from "../../src/lib/siteConfig.ts";
 import { scaled } from "../harness/timeBudgets.ts";

@@ -26,11 +26,12 @@ import {
 } from "@solana/kit";
 import { getTransferCheckedInstructionDataDecoder, TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import { describe, expect, it } from "vitest";
-import { ACTION_REFUSALS, ACTIONS_JSON_PATH, BUY_ACTION_PATH } from "../../../service/actions/routes.ts";
+import { ACTION_REFUSALS, ACTIONS_JSON_PATH } from "../../../service/actions/routes.ts";
 import { PAYMENT_TRANSACTION_REFUSALS } from "../../../service/payments/paymentTransaction.ts";
 import { PAYMENT_REQUEST_REFUSALS } from "../../../service/payments/requestRoutes.ts";
 import type { PaymentSettings } from "../../../service/payments/settings.ts";
 import { TIERS } from "../../../src/data/tiers.ts";
+import { BUY_ACTION_PATH } from "../../../src/lib/blink.ts";
 import type { PaymentStatusBody } from "../../../src/lib/payments.ts";
 import { startAuctionService } from "../harness/auctionService.ts";
 import { openPaymentService, type PaymentService, waitForPaymentsAvailable } from "../harness/paymentChain.ts";
