@@ -75,6 +75,7 @@ export function scriptedStore(reads: Pick<BidStore, "view" | "bidsAfter">) {
       reserveDeviceSignIn: notUsed,
       forgetDeviceSignIn: notUsed,
       revokeEveryDevice: notUsed,
+      pulse: notUsed,
     },
     close: async () => {},
   };
