@@ -96,7 +96,14 @@ export function createMetrics() {
     name: "auction_bids_decided_total",
     help: "Bids the database decided for this instance (accepted, or refused there), by outcome.",
     label: "outcome",
-    values: ["accepted", "too_low", "name_not_allowed"],
+    values: ["accepted", "too_low", "outbid_by_maximum", "name_not_allowed"],
+  });
+  // Outcomes only: a maximum's amount and owner are never a label or a value.
+  const maximums = counterFromZero(registry, {
+    name: "auction_maximums_total",
+    help: "Secret maximum bids the database decided for this instance: set (it now leads), raised (its owner's own, higher), outbid (an earlier, higher or equal maximum answered it).",
+    label: "outcome",
+    values: ["set", "raised", "outbid"],
   });
   return {
     registry,
@@ -156,6 +163,7 @@ export function createMetrics() {
     }),
     moderationActions,
     bidsDecided,
+    maximums,
     bidBatchSize: new Histogram({
       name: "auction_bid_batch_size",
       help: "Bids per placement transaction (group commit: those that arrived while the previous one was in flight).",

@@ -10,24 +10,27 @@
  * PGlite, which runs a query on this thread: without it each bid would be placed before the next
  * socket is even read.
  */
-import type { BidStore, BidToPlace, PlaceBidOutcome } from "../storage/types.ts";
+import type { BidStore, MaximumOutcome, OutcomeOf, PlaceBidOutcome, Placement } from "../storage/types.ts";
 
 /** Most bids in one transaction: bounds a batch's lock hold, its answer's size and what one failure touches. */
 const DEFAULT_MAX_BATCH_SIZE = 100;
 
 export interface BidBatcher {
-  /** Resolves with the bid's outcome as if placed alone; rejects as a lone placement would have. */
-  place(bid: BidToPlace): Promise<PlaceBidOutcome>;
+  /**
+   * Resolves with the bid's (or maximum's) outcome as if placed alone; rejects as a lone placement
+   * would have.
+   */
+  place<T extends Placement>(entry: T): Promise<OutcomeOf<T>>;
 }
 
 interface Waiting {
-  bid: BidToPlace;
-  resolve(outcome: PlaceBidOutcome): void;
+  bid: Placement;
+  resolve(outcome: PlaceBidOutcome | MaximumOutcome): void;
   reject(error: unknown): void;
 }
 
 export interface BidBatcherOptions {
-  store: Pick<BidStore, "placeBid" | "placeBids">;
+  store: Pick<BidStore, "placeEntries">;
   maxBatchSize?: number;
   /** Told the size of every batch sent (for the batch-size metric). */
   onBatch?(size: number): void;
@@ -54,14 +57,17 @@ export function createBidBatcher({
   async function placeAlone(batch: Waiting[]): Promise<void> {
     for (const entry of batch) {
       onBatch?.(1);
-      await store.placeBid(entry.bid.bidderName, entry.bid.amountCents).then(entry.resolve, entry.reject);
+      await store.placeEntries([entry.bid]).then(([outcome]) => {
+        if (outcome) entry.resolve(outcome);
+        else entry.reject(new Error("the placement returned no answer"));
+      }, entry.reject);
     }
   }
 
   async function place(batch: Waiting[]): Promise<void> {
     onBatch?.(batch.length);
     try {
-      const outcomes = await store.placeBids(batch.map((entry) => entry.bid));
+      const outcomes = await store.placeEntries(batch.map((entry) => entry.bid));
       for (const [index, entry] of batch.entries()) {
         const outcome = outcomes[index];
         if (outcome) entry.resolve(outcome);
@@ -84,9 +90,10 @@ export function createBidBatcher({
   }
 
   return {
-    place(bid) {
-      return new Promise<PlaceBidOutcome>((resolve, reject) => {
-        waiting.push({ bid, resolve, reject });
+    place<T extends Placement>(bid: T) {
+      return new Promise<OutcomeOf<T>>((resolve, reject) => {
+        // The store answers each entry by its kind.
+        waiting.push({ bid, resolve: (outcome) => resolve(outcome as OutcomeOf<T>), reject });
         if (inFlight) return;
         inFlight = true;
         setImmediate(() => void sendWaiting());

@@ -1,17 +1,19 @@
 /**
- * Takes one bid from a client to an answer: the bid rules, then the per-address rate limit, then
- * the atomic insert, batched with the bids that arrive meanwhile (bidBatcher.ts). Knows nothing of
- * sockets, so its answers are plain protocol messages.
+ * Takes one bid or secret maximum from a client to an answer: the bid rules, then the per-address
+ * rate limit, then the atomic insert, batched with the bids that arrive meanwhile (bidBatcher.ts).
+ * Knows nothing of sockets, so its answers are plain protocol messages; a maximum's answers go only
+ * to the socket that sent its secret.
  */
+import { createHash } from "node:crypto";
 import { checkAboveHighest, checkAmount, checkBidderName } from "../../src/lib/auction/bidRules.ts";
-import type { ErrorCode, PlaceBidMessage, ServerMessage } from "../../src/lib/auction/protocol.ts";
+import type { ErrorCode, PlaceBidMessage, ServerMessage, SetMaximumMessage } from "../../src/lib/auction/protocol.ts";
 import { REFUSAL_TEXTS, tooLowText } from "../../src/lib/auction/refusalTexts.ts";
 import type { RateLimiter } from "../http/rateLimiter.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { NameFilter } from "../names/nameFilter.ts";
 import { nameKey } from "../names/nameKey.ts";
-import { type BidStore, StoreUnavailableError } from "../storage/types.ts";
+import { type BidStore, type PlacementRound, StoreUnavailableError } from "../storage/types.ts";
 import { type BidBatcher, createBidBatcher } from "./bidBatcher.ts";
 import type { KnownStanding } from "./knownStanding.ts";
 import type { RoundClock } from "./roundClock.ts";
@@ -33,9 +35,16 @@ export interface BidDeskOptions {
 }
 
 export interface BidDesk {
-  place(message: PlaceBidMessage, clientAddress: string): Promise<ServerMessage>;
+  place(message: PlaceBidMessage | SetMaximumMessage, clientAddress: string): Promise<ServerMessage>;
+  /** The secret's maximum in the current round, for the socket that sent the secret alone. */
+  ownMaximum(bidderSecret: string): Promise<ServerMessage>;
   /** From now on every bid is answered unavailable; resolves once the bids already at the store are answered. */
   close(): Promise<void>;
+}
+
+/** A maximum's owner as stored: the bidder secret's SHA-256 in hex, so the secret itself is kept nowhere. */
+export function ownerHashOf(bidderSecret: string): string {
+  return createHash("sha256").update(bidderSecret).digest("hex");
 }
 
 export function createBidDesk(options: BidDeskOptions): BidDesk {
@@ -50,27 +59,76 @@ export function createBidDesk(options: BidDeskOptions): BidDesk {
     return { type: "error", requestId, code, message: message ?? REFUSAL_TEXTS[code], highestCents };
   }
 
-  async function atStore(requestId: string, name: string, amountCents: number): Promise<ServerMessage> {
+  /** A refusal the database decided, with the highest it decided at. */
+  function refuseAtStore(
+    requestId: string,
+    outcome: {
+      code: "too_low" | "outbid_by_maximum" | "maximum_too_low" | "name_not_allowed";
+      highestCents: number | null;
+    },
+  ): ServerMessage {
+    if (outcome.code === "name_not_allowed" || outcome.highestCents === null) {
+      return refuse(requestId, "name_not_allowed", highestCents());
+    }
+    const text = outcome.code === "too_low" ? tooLowText(outcome.highestCents) : undefined;
+    return refuse(requestId, outcome.code, outcome.highestCents, text);
+  }
+
+  /** The store's own answers are news too: a broadcast may not have arrived yet. */
+  function observe(outcome: PlacementRound & { moderation: number }, highest: number | null) {
+    roundClock.observeClosedRound(outcome.closedRoundBids);
+    // A refusal must not name a highest below a bid already acknowledged.
+    if (highest !== null) known.observeHighest(highest, { moderation: outcome.moderation, round: outcome.round });
+  }
+
+  async function bidAtStore(requestId: string, name: string, amountCents: number): Promise<ServerMessage> {
+    const outcome = await batcher.place({ bidderName: name, amountCents });
+    metrics.bidsDecided.inc({ outcome: outcome.accepted ? "accepted" : outcome.code });
+    observe(
+      outcome,
+      outcome.accepted ? (outcome.outbidByMaximumCents ?? outcome.bid.amountCents) : outcome.highestCents,
+    );
+    if (!outcome.accepted) return refuseAtStore(requestId, outcome);
+    metrics.bidsAccepted.inc();
+    const answer: ServerMessage = { type: "accepted", requestId, bid: toWireBid(outcome.bid), round: outcome.round };
+    if (outcome.outbidByMaximumCents !== undefined) answer.outbidByMaximum = true;
+    return answer;
+  }
+
+  async function maximumAtStore(
+    requestId: string,
+    name: string,
+    maximumCents: number,
+    bidderSecret: string,
+  ): Promise<ServerMessage> {
+    const outcome = await batcher.place({ bidderName: name, maximumCents, ownerHash: ownerHashOf(bidderSecret) });
+    if (!outcome.accepted) {
+      if (outcome.code === "outbid_by_maximum") metrics.maximums.inc({ outcome: "outbid" });
+      observe(outcome, outcome.highestCents);
+      return refuseAtStore(requestId, outcome);
+    }
+    metrics.maximums.inc({ outcome: outcome.raised ? "raised" : "set" });
+    if (outcome.bid) metrics.bidsAccepted.inc();
+    observe(outcome, outcome.bid?.amountCents ?? null);
+    return {
+      type: "maximumSet",
+      requestId,
+      maximumCents,
+      leading: true,
+      bid: outcome.bid ? toWireBid(outcome.bid) : null,
+      round: outcome.round,
+    };
+  }
+
+  async function atStore(message: PlaceBidMessage | SetMaximumMessage, name: string, cents: number) {
     try {
-      const outcome = await batcher.place({ bidderName: name, amountCents });
-      metrics.bidsDecided.inc({ outcome: outcome.accepted ? "accepted" : outcome.code });
-      roundClock.observeClosedRound(outcome.closedRoundBids);
-      // The store's own answers are news too: the broadcast of a bid this desk just accepted may not
-      // have arrived yet, and a refusal must not name a highest below a bid already acknowledged.
-      known.observeHighest(outcome.accepted ? outcome.bid.amountCents : outcome.highestCents, {
-        moderation: outcome.moderation,
-        round: outcome.round,
-      });
-      if (!outcome.accepted && outcome.code === "name_not_allowed") {
-        return refuse(requestId, "name_not_allowed", highestCents());
-      }
-      if (!outcome.accepted)
-        return refuse(requestId, "too_low", outcome.highestCents, tooLowText(outcome.highestCents));
-      metrics.bidsAccepted.inc();
-      return { type: "accepted", requestId, bid: toWireBid(outcome.bid), round: outcome.round };
+      return message.type === "bid"
+        ? await bidAtStore(message.requestId, name, cents)
+        : await maximumAtStore(message.requestId, name, cents, message.bidderSecret);
     } catch (error) {
+      // The error's text is the driver's: it never carries the parameters (the secret is hashed anyway).
       if (!(error instanceof StoreUnavailableError)) logger.error({ err: error }, "placing a bid failed");
-      return refuse(requestId, "unavailable", highestCents());
+      return refuse(message.requestId, "unavailable", highestCents());
     }
   }
 
@@ -83,7 +141,7 @@ export function createBidDesk(options: BidDeskOptions): BidDesk {
       if (!nameFilter(name.value).allowed || known.isBlocked(nameKey(name.value))) {
         return refuse(requestId, "name_not_allowed", highestCents());
       }
-      const amount = checkAmount(message.amount);
+      const amount = checkAmount(message.type === "bid" ? message.amount : message.maximum);
       if (!amount.ok) return refuse(requestId, amount.code, highestCents());
       // A quick answer from what this instance knows; the database decides for real, atomically.
       // Not near the round's end: a bid after it opens the next round, whatever the old highest.
@@ -96,12 +154,24 @@ export function createBidDesk(options: BidDeskOptions): BidDesk {
       // the bid wait out the pool's reconnect and land after the visitor was told nothing.
       if (closed || !store.isReady()) return refuse(requestId, "unavailable", knownHighest);
       if (!rateLimiter.take(clientAddress)) return refuse(requestId, "rate_limited", knownHighest);
-      const answer = atStore(requestId, name.value, amount.value);
+      const answer = atStore(message, name.value, amount.value);
       pending.add(answer);
       try {
         return await answer;
       } finally {
         pending.delete(answer);
+      }
+    },
+    async ownMaximum(bidderSecret) {
+      if (closed || !store.isReady()) {
+        return { type: "error", code: "unavailable", message: REFUSAL_TEXTS.unavailable };
+      }
+      try {
+        const own = await store.ownMaximum(ownerHashOf(bidderSecret));
+        return { type: "myMaximum", round: own.round, maximumCents: own.maximumCents, leading: own.leading };
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) logger.error({ err: error }, "reading a maximum failed");
+        return { type: "error", code: "unavailable", message: REFUSAL_TEXTS.unavailable };
       }
     },
     async close() {

@@ -219,7 +219,9 @@ export function createSocketServer(
       return;
     }
     connection.answering++;
-    desk.place(message, connection.address).then(
+    const answering =
+      message.type === "myMaximum" ? desk.ownMaximum(message.bidderSecret) : desk.place(message, connection.address);
+    answering.then(
       (answer) => {
         send(socket, answer);
         answered(socket, connection);

@@ -328,6 +328,11 @@ async function createPgliteStore(db: PGlite, parts: StoreParts): Promise<StoreWi
       analyzer.placed(outcomes.filter((outcome) => outcome.accepted).length);
       return outcomes;
     },
+    async placeEntries(entries) {
+      const outcomes = await space.placing(entries.length, () => queries.placeEntries(entries));
+      analyzer.placed(outcomes.filter((outcome) => outcome.accepted).length);
+      return outcomes;
+    },
     onBid: notices.onBid,
     onModeration: notices.onModeration,
     onRoundClosed: notices.onRoundClosed,

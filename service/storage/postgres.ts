@@ -337,6 +337,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
     placeBid: (bidderName, amountCents): Promise<PlaceBidOutcome> =>
       space.placing(1, () => queries.placeBid(bidderName, amountCents)),
     placeBids: (bids) => space.placing(bids.length, () => queries.placeBids(bids)),
+    placeEntries: (entries) => space.placing(entries.length, () => queries.placeEntries(entries)),
     payments,
     admin,
     onBid: notices.onBid,

@@ -11,12 +11,15 @@ import type {
   BidNotice,
   BidToPlace,
   BlockedName,
+  MaximumOutcome,
   ModeratedBid,
   ModerationNotice,
   ModerationOutcome,
   ModerationRequest,
   ModerationView,
+  OwnMaximum,
   PlaceBidOutcome,
+  Placement,
   RoundClosedNotice,
   RoundSettings,
   RoundSettlement,
@@ -52,21 +55,39 @@ export function placeBidParameters(
 }
 
 /**
- * $1 the bids as JSON [{name, key, cents}] in arrival order, $2 round length, $3 soft close, $4 the
- * bid increment, $5 the first bid's floor. See sql/functions/40_bids.sql.
+ * $1 the bids and maximums as JSON [{name, key, cents} or {name, key, maximum, owner}] in arrival
+ * order, $2 round length, $3 soft close, $4 the bid increment, $5 the first bid's floor; true: this
+ * caller reads the maximums' answers. See sql/functions/40_bids.sql.
  */
-const PLACE_BIDS_SQL = "SELECT * FROM place_auction_bids($1::text, $2::integer, $3::integer, $4::bigint, $5::bigint)";
+const PLACE_BIDS_SQL =
+  "SELECT * FROM place_auction_bids($1::text, $2::integer, $3::integer, $4::bigint, $5::bigint, true)";
 
-/** A batch's bids as place_auction_bids takes them; sent as text, like FILL_KEYS_SQL's JSON. */
+/** A batch's entries as place_auction_bids takes them; sent as text, like FILL_KEYS_SQL's JSON. */
 function placeBidsParameters(
-  bids: readonly BidToPlace[],
+  entries: readonly Placement[],
   rounds: RoundSettings,
 ): [string, number, number, number, number] {
   const json = JSON.stringify(
-    bids.map(({ bidderName, amountCents }) => ({ name: bidderName, key: nameKey(bidderName), cents: amountCents })),
+    entries.map((entry) => {
+      const named = { name: entry.bidderName, key: nameKey(entry.bidderName) };
+      return "ownerHash" in entry
+        ? { ...named, maximum: entry.maximumCents, owner: entry.ownerHash }
+        : { ...named, cents: entry.amountCents };
+    }),
   );
   return [json, rounds.roundSeconds, rounds.softCloseSeconds, BID_INCREMENT_CENTS, FIRST_BID_MIN_CENTS];
 }
+
+/**
+ * $1 the owner's hash: its newest maximum of the current round, if any. Only its owner is answered
+ * (the socket that sent the secret), so the amount may be read.
+ */
+const OWN_MAXIMUM_SQL = `SELECT coalesce(s.round_number, 0) AS round_number, m.maximum_cents, m.ended_at IS NULL AS leading
+FROM auction_state s
+LEFT JOIN LATERAL (
+  SELECT x.maximum_cents, x.ended_at FROM auction_maximums x
+  WHERE x.owner_hash = $1::text AND x.round_number = s.round_number ORDER BY x.id DESC LIMIT 1
+) m ON true`;
 
 /** $1 round length in seconds. */
 const SETTLE_ROUND_SQL = "SELECT * FROM settle_auction_round($1::integer)";
@@ -208,10 +229,19 @@ export function toPlaceBidOutcome(row: Row | undefined): PlaceBidOutcome {
     endsAt: nullableText(row.round_ends_at),
     closedRoundBids: nullableNumber(row.closed_round_bids),
   };
-  if (row.outcome === "accepted") {
-    return { accepted: true, bid: toStoredBid(row), bidders: Number(row.bidders), moderation, ...round };
-  }
   const highestCents = Number(row.highest_cents);
+  if (row.outcome === "accepted") {
+    const outcome: PlaceBidOutcome = {
+      accepted: true,
+      bid: toStoredBid(row),
+      bidders: Number(row.bidders),
+      moderation,
+      ...round,
+    };
+    // Only when it happened: a plain answer stays as it was.
+    if (row.outbid_by_maximum === true) outcome.outbidByMaximumCents = highestCents;
+    return outcome;
+  }
   if (row.outcome === "name_not_allowed") {
     // 0 is the empty auction's state, not a bid.
     return {
@@ -222,7 +252,28 @@ export function toPlaceBidOutcome(row: Row | undefined): PlaceBidOutcome {
       ...round,
     };
   }
-  return { accepted: false, code: "too_low", highestCents, moderation, ...round };
+  const code = row.outcome === "outbid_by_maximum" ? "outbid_by_maximum" : "too_low";
+  return { accepted: false, code, highestCents, moderation, ...round };
+}
+
+function toMaximumOutcome(row: Row): MaximumOutcome {
+  if (row.outcome === "maximum_set" || row.outcome === "maximum_raised") {
+    return {
+      accepted: true,
+      raised: row.outcome === "maximum_raised",
+      bid: row.id === null || row.id === undefined ? null : toStoredBid(row),
+      bidders: Number(row.bidders),
+      moderation: Number(row.moderation),
+      round: Number(row.round_number ?? 0),
+      endsAt: nullableText(row.round_ends_at),
+      closedRoundBids: nullableNumber(row.closed_round_bids),
+    };
+  }
+  if (row.outcome === "maximum_too_low") {
+    const refused = toPlaceBidOutcome({ ...row, outcome: "too_low" });
+    return { ...refused, code: "maximum_too_low" } as MaximumOutcome;
+  }
+  return toPlaceBidOutcome(row) as MaximumOutcome;
 }
 
 function toRoundWinners(value: unknown): RoundWinner[] {
@@ -348,22 +399,48 @@ function parseNotice(payload: string): Notice | null {
 
 type Query = (text: string, params: unknown[]) => Promise<Row[]>;
 
+/**
+ * The drivers' errors carry the statement's parameters (postgres.js `parameters` and `args`,
+ * PGlite `params`), which a logged error would print: a batch's maximums and their owners'
+ * hashes, which no log line may show (docs/decisions/2026-11-28-maximum-bids.md).
+ */
+function withoutParameters(error: unknown): unknown {
+  if (typeof error === "object" && error !== null) {
+    for (const key of ["parameters", "args", "params"]) {
+      if (key in error) Object.defineProperty(error, key, { value: undefined, enumerable: false });
+    }
+  }
+  return error;
+}
+
 /** The reads and writes of BidStore over one backend's query function, with the store's round lengths. */
 export function storeQueries(query: Query, rounds: RoundSettings) {
+  async function placeEntries(entries: readonly Placement[]): Promise<(PlaceBidOutcome | MaximumOutcome)[]> {
+    if (entries.length === 0) return [];
+    const rows = await query(PLACE_BIDS_SQL, placeBidsParameters(entries, rounds)).catch((error: unknown) => {
+      throw withoutParameters(error);
+    });
+    const byOrdinal = new Map(rows.map((row) => [Number(row.ordinal), row]));
+    return entries.map((entry, index) => {
+      const row = byOrdinal.get(index + 1);
+      if (!row) throw new Error(`place_auction_bids returned no row for bid ${index + 1}`);
+      return "ownerHash" in entry ? toMaximumOutcome(row) : toPlaceBidOutcome(row);
+    });
+  }
   return {
     rounds,
     async placeBid(bidderName: string, amountCents: number): Promise<PlaceBidOutcome> {
       return toPlaceBidOutcome((await query(PLACE_BID_SQL, placeBidParameters(bidderName, amountCents, rounds)))[0]);
     },
     async placeBids(bids: readonly BidToPlace[]): Promise<PlaceBidOutcome[]> {
-      if (bids.length === 0) return [];
-      const rows = await query(PLACE_BIDS_SQL, placeBidsParameters(bids, rounds));
-      const byOrdinal = new Map(rows.map((row) => [Number(row.ordinal), row]));
-      return bids.map((_, index) => {
-        const row = byOrdinal.get(index + 1);
-        if (!row) throw new Error(`place_auction_bids returned no row for bid ${index + 1}`);
-        return toPlaceBidOutcome(row);
-      });
+      return (await placeEntries(bids)) as PlaceBidOutcome[];
+    },
+    placeEntries,
+    async ownMaximum(ownerHash: string): Promise<OwnMaximum> {
+      const row = (await query(OWN_MAXIMUM_SQL, [ownerHash]))[0];
+      if (!row) throw new Error("the maximum read returned no row");
+      const maximumCents = nullableNumber(row.maximum_cents);
+      return { round: Number(row.round_number), maximumCents, leading: maximumCents !== null && row.leading === true };
     },
     async settleRound(): Promise<RoundSettlement> {
       return toRoundSettlement((await query(SETTLE_ROUND_SQL, [rounds.roundSeconds]))[0]);

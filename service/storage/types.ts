@@ -67,7 +67,7 @@ export interface ModerationNotice {
 }
 
 /** Of every placement: the bid's round, and the bids of the round it closed on the way (for metrics). */
-interface PlacementRound {
+export interface PlacementRound {
   round: number;
   /** The round's end after the placement; null while endless. */
   endsAt: string | null;
@@ -76,9 +76,11 @@ interface PlacementRound {
 }
 
 export type PlaceBidOutcome = PlacementRound &
+  /** outbidByMaximumCents: the bid was stored, then at once passed by a maximum's automatic bid of that amount. */
   (
-    | { accepted: true; bid: StoredBid; bidders: number; moderation: number }
-    | { accepted: false; code: "too_low"; highestCents: number; moderation: number }
+    | { accepted: true; bid: StoredBid; bidders: number; moderation: number; outbidByMaximumCents?: number }
+    /** outbid_by_maximum: it tied the leading maximum, the earlier, whose automatic bid is now the highest. */
+    | { accepted: false; code: "too_low" | "outbid_by_maximum"; highestCents: number; moderation: number }
     /** highestCents null: no visible bid yet. */
     | { accepted: false; code: "name_not_allowed"; highestCents: number | null; moderation: number }
   );
@@ -87,6 +89,43 @@ export type PlaceBidOutcome = PlacementRound &
 export interface BidToPlace {
   bidderName: string;
   amountCents: number;
+}
+
+/**
+ * A secret maximum (docs/decisions/2026-11-28-maximum-bids.md): the name checked by the rules, the
+ * maximum in cents, its owner the hex SHA-256 of the browser's bidder secret (never the secret).
+ */
+export interface MaximumToPlace {
+  bidderName: string;
+  maximumCents: number;
+  ownerHash: string;
+}
+
+export type Placement = BidToPlace | MaximumToPlace;
+
+export type MaximumOutcome = PlacementRound &
+  /** It leads: set (bid: the bid placed for it, or null when the price did not move) or raised. */
+  (
+    | { accepted: true; raised: boolean; bid: StoredBid | null; bidders: number; moderation: number }
+    | {
+        accepted: false;
+        code: "too_low" | "maximum_too_low" | "outbid_by_maximum";
+        highestCents: number;
+        moderation: number;
+      }
+    | { accepted: false; code: "name_not_allowed"; highestCents: number | null; moderation: number }
+  );
+
+/** The outcome of each kind of placement. */
+export type OutcomeOf<T extends Placement> = T extends MaximumToPlace ? MaximumOutcome : PlaceBidOutcome;
+
+/** An owner's maximum in the current round, for that owner alone. */
+export interface OwnMaximum {
+  /** The current round (0 before round 1). */
+  round: number;
+  /** Null when this owner set none in the round. */
+  maximumCents: number | null;
+  leading: boolean;
 }
 
 /** What settleRound() found or did. */
@@ -184,6 +223,10 @@ export interface BidStore {
    * Throws (StoreUnavailableError when the database cannot be reached): then none is stored.
    */
   placeBids(bids: readonly BidToPlace[]): Promise<PlaceBidOutcome[]>;
+  /** placeBids with maximums among the bids: each entry answered by its kind (OutcomeOf). */
+  placeEntries(entries: readonly Placement[]): Promise<(PlaceBidOutcome | MaximumOutcome)[]>;
+  /** The owner's (hex SHA-256 of a bidder secret) maximum in the current round. */
+  ownMaximum(ownerHash: string): Promise<OwnMaximum>;
   /** Records the current round's end if it has passed (and announces it); says where the round stands. */
   settleRound(): Promise<RoundSettlement>;
   /** The last `limit` winners, newest first. */

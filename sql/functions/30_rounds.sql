@@ -38,6 +38,9 @@ BEGIN
   END IF;
 
   UPDATE auction_rounds r SET closed_at = p_now WHERE r.number = v_round.number;
+  -- A round's end ends its maximums: the next round starts with none.
+  UPDATE auction_maximums m SET ended_at = p_now, ended_reason = 'round_ended'
+  WHERE m.round_number = v_round.number AND m.ended_at IS NULL;
   SELECT count(*) INTO v_bids FROM auction_bids b WHERE b.round_number = v_round.number;
   PERFORM pg_notify('auction_bids', json_build_object(
     'roundClosed', v_round.number,

@@ -82,6 +82,14 @@ BEGIN
     RETURN;
   END IF;
 
+  -- Hiding a bid of the leading maximum's name, or blocking that name, ends the maximum: it would
+  -- otherwise bid again for a name the operator has just taken out.
+  IF p_action IN ('hide', 'block') THEN
+    UPDATE auction_maximums m SET ended_at = auction_clock(), ended_reason = 'moderated'
+    WHERE m.ended_at IS NULL AND m.bidder_key = CASE WHEN p_action = 'block' THEN p_name_key
+      ELSE (SELECT b.bidder_key FROM auction_bids b WHERE b.id = p_bid_id) END;
+  END IF;
+
   v_moderation := auction_recount_after_moderation();
 
   INSERT INTO auction_moderation_log (session_id, action, bid_id, bidder_name, reason)

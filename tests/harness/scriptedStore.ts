@@ -46,6 +46,8 @@ export function scriptedStore(reads: Pick<BidStore, "view" | "bidsAfter">) {
     rounds: ENDLESS_ROUNDS,
     placeBid: notUsed,
     placeBids: notUsed,
+    placeEntries: notUsed,
+    ownMaximum: notUsed,
     settleRound: notUsed,
     winners: notUsed,
     ...reads,

@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { createBidBatcher } from "../../service/auction/bidBatcher.ts";
-import type { BidToPlace, PlaceBidOutcome } from "../../service/storage/types.ts";
+import type { BidToPlace, MaximumOutcome, PlaceBidOutcome, Placement } from "../../service/storage/types.ts";
 
 interface Transaction {
-  bids: BidToPlace[];
-  finish(outcomes: PlaceBidOutcome[]): void;
+  bids: Placement[];
+  finish(outcomes: (PlaceBidOutcome | MaximumOutcome)[]): void;
   fail(error: unknown): void;
 }
 
@@ -19,18 +19,9 @@ function manualStore() {
   const transactions: Transaction[] = [];
   return {
     transactions,
-    placeBids(bids: readonly BidToPlace[]) {
-      return new Promise<PlaceBidOutcome[]>((resolve, reject) => {
+    placeEntries(bids: readonly Placement[]) {
+      return new Promise<(PlaceBidOutcome | MaximumOutcome)[]>((resolve, reject) => {
         transactions.push({ bids: [...bids], finish: resolve, fail: reject });
-      });
-    },
-    placeBid(bidderName: string, amountCents: number) {
-      return new Promise<PlaceBidOutcome>((resolve, reject) => {
-        transactions.push({
-          bids: [{ bidderName, amountCents }],
-          finish: (outcomes) => resolve(outcomes[0] as PlaceBidOutcome),
-          fail: reject,
-        });
       });
     },
   };

@@ -31,6 +31,7 @@ describe("compatible-with", () => {
       ["016_name_key_per_row.sql", 14],
       ["017_payment_client_networks.sql", 16],
       ["018_admin_sign_in_networks.sql", 17],
+      ["019_maximum_bids.sql", 18],
     ]);
   });
 });

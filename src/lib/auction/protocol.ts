@@ -48,6 +48,10 @@ export const ERROR_CODES = [
   "rate_limited",
   "unavailable",
   "bad_message",
+  /** A maximum not above the same secret's own leading maximum. */
+  "maximum_too_low",
+  /** Passed at once by someone's maximum: nothing of yours was stored (docs/protocol.md#maximum-bids). */
+  "outbid_by_maximum",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -100,13 +104,36 @@ const PlaceBidSchema = v.strictObject({
   /** Dollars as a JSON number, at most 2 decimals: the bid rules decide whether it is acceptable. */
   amount: v.number(),
 });
+/**
+ * The browser's bidder secret (docs/design.md#19): 32 random bytes in base64url, kept in
+ * localStorage. It names a maximum's owner; the service stores only its SHA-256.
+ */
+const BidderSecret = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22,128}$/));
+/** A secret maximum bid: the service bids for its owner up to it, by eBay's rule. */
+const SetMaximumSchema = v.strictObject({
+  type: v.literal("maximum"),
+  requestId: RequestId,
+  bidderName: v.string(),
+  /** Dollars, as a bid's amount, under the same rules. */
+  maximum: v.number(),
+  bidderSecret: BidderSecret,
+});
+/** Asks for this secret's maximum in the current round; answered to this socket only. */
+const AskMaximumSchema = v.strictObject({ type: v.literal("myMaximum"), bidderSecret: BidderSecret });
 const PingSchema = v.strictObject({ type: v.literal("ping") });
 /** A Solana Pay reference (docs/design.md#8): 32 bytes in base58. */
 const Reference = v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/));
 /** Asks for the status of a payment request now and at every change ("payment" messages). */
 const WatchPaymentSchema = v.strictObject({ type: v.literal("watchPayment"), reference: Reference });
-const ClientMessageSchema = v.variant("type", [PlaceBidSchema, PingSchema, WatchPaymentSchema]);
+const ClientMessageSchema = v.variant("type", [
+  PlaceBidSchema,
+  SetMaximumSchema,
+  AskMaximumSchema,
+  PingSchema,
+  WatchPaymentSchema,
+]);
 export type PlaceBidMessage = v.InferOutput<typeof PlaceBidSchema>;
+export type SetMaximumMessage = v.InferOutput<typeof SetMaximumSchema>;
 export type ClientMessage = v.InferOutput<typeof ClientMessageSchema>;
 
 // Service to client. Hidden bids (and bids of blocked names) are in no message; the bids, the
@@ -166,6 +193,25 @@ const AcceptedSchema = v.object({
   requestId: RequestId,
   bid: WireBidSchema,
   round: RoundNumber,
+  /** Your bid was stored and at once passed by someone's automatic bid (a "bid" broadcast follows). */
+  outbidByMaximum: v.optional(v.literal(true)),
+});
+/** Only to the socket that sent the maximum: it now leads. */
+const MaximumSetSchema = v.object({
+  type: v.literal("maximumSet"),
+  requestId: RequestId,
+  maximumCents: Cents,
+  leading: v.literal(true),
+  /** The bid placed for you, or null when the maximum was only set or raised. */
+  bid: v.nullable(WireBidSchema),
+  round: RoundNumber,
+});
+/** Only to the socket that asked: the secret's maximum in the current round (null: none). */
+const MyMaximumSchema = v.object({
+  type: v.literal("myMaximum"),
+  round: Count,
+  maximumCents: v.nullable(Cents),
+  leading: v.boolean(),
 });
 const ErrorSchema = v.object({
   type: v.literal("error"),
@@ -201,6 +247,8 @@ const ServerMessageSchema = v.pipe(
     BidBroadcastSchema,
     BidsBroadcastSchema,
     AcceptedSchema,
+    MaximumSetSchema,
+    MyMaximumSchema,
     ErrorSchema,
     PongSchema,
     PaymentSchema,
@@ -222,6 +270,8 @@ export type ResumeMessage = v.InferOutput<typeof ResumeSchema>;
 export type BidMessage = v.InferOutput<typeof BidBroadcastSchema>;
 export type BidsMessage = v.InferOutput<typeof BidsBroadcastSchema>;
 export type ErrorMessage = v.InferOutput<typeof ErrorSchema>;
+export type MaximumSetMessage = v.InferOutput<typeof MaximumSetSchema>;
+export type MyMaximumMessage = v.InferOutput<typeof MyMaximumSchema>;
 
 export type Parsed<T> = { ok: true; message: T } | { ok: false; requestId?: string; reason: string };
 

@@ -14,6 +14,8 @@ export const REFUSAL_TEXTS = {
   rate_limited: "You're bidding too fast. Nothing will still be here in a moment.",
   unavailable: "The auction is unavailable right now. Try again in a moment.",
   bad_message: "The message could not be read.",
+  maximum_too_low: "Your new maximum must be higher than your current one.",
+  outbid_by_maximum: "Outbid by an automatic bid.",
 } as const satisfies Record<ErrorCode, string>;
 
 /**

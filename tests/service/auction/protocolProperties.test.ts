@@ -302,6 +302,8 @@ function observed(outcome: Outcome): ExpectedAnswer | Outcome {
         return { type: "error", code: outcome.code, requestId: outcome.requestId, highestCents: outcome.highestCents };
       }
       return outcome;
+    default:
+      return outcome;
   }
 }
 

@@ -259,3 +259,118 @@ export class AuctionModel {
     this.acceptances++;
   }
 }
+
+/** One entry of a batch as the model takes it: a plain bid, or a maximum with its owner (any text). */
+export type ModelEntry =
+  | { kind: "bid"; name: string; cents: number }
+  | { kind: "maximum"; name: string; maximumCents: number; owner: string };
+
+/** What the rule answers one entry, and the bids it stores (in order: the entry's own, then an automatic one). */
+export interface ModelMaximumAnswer {
+  outcome:
+    | "accepted"
+    | "too_low"
+    | "name_not_allowed"
+    | "outbid_by_maximum"
+    | "maximum_set"
+    | "maximum_raised"
+    | "maximum_too_low";
+  /** The entry's own bid, when stored. */
+  ownCents: number | null;
+  /** An accepted plain bid at once passed by an automatic bid. */
+  outbidByMaximum: boolean;
+  /** The round's highest after the entry (0: none). */
+  highestCents: number;
+  stored: { name: string; cents: number }[];
+}
+
+/**
+ * The secret maximum bids' rule (docs/protocol.md#maximum-bids, eBay's): written from the rule's
+ * text, not from the SQL. One round; names compare by `keyOf` (the tests' names differ plainly).
+ * A plain leader's maximum is its bid; only the round's leading maximum is kept.
+ */
+export class MaximumRuleModel {
+  highest: { name: string; cents: number } | null = null;
+  leading: { name: string; owner: string; maximumCents: number } | null = null;
+  readonly bids: { name: string; cents: number }[] = [];
+  blocked = new Set<string>();
+
+  private readonly keyOf: (name: string) => string;
+
+  constructor(keyOf: (name: string) => string = (name) => name.toLowerCase()) {
+    this.keyOf = keyOf;
+  }
+
+  private sameName(a: string, b: string): boolean {
+    return this.keyOf(a) === this.keyOf(b);
+  }
+
+  private store(name: string, cents: number, into: ModelMaximumAnswer["stored"]) {
+    this.highest = { name, cents };
+    this.bids.push({ name, cents });
+    into.push({ name, cents });
+  }
+
+  place(entry: ModelEntry): ModelMaximumAnswer {
+    const stored: ModelMaximumAnswer["stored"] = [];
+    const answer = (outcome: ModelMaximumAnswer["outcome"], own = false, outbid = false): ModelMaximumAnswer => ({
+      outcome,
+      ownCents: own ? (stored[0]?.cents ?? null) : null,
+      outbidByMaximum: outbid,
+      highestCents: this.highest?.cents ?? 0,
+      stored,
+    });
+    if (this.blocked.has(this.keyOf(entry.name))) return answer("name_not_allowed");
+    const smallest = modelNextWinningCents(this.highest?.cents ?? null);
+    const leader = this.leading;
+    if (entry.kind === "bid") {
+      const a = entry.cents;
+      if (a < smallest) return answer("too_low");
+      if (!leader || this.sameName(leader.name, entry.name)) {
+        this.store(entry.name, a, stored);
+        if (leader && a >= leader.maximumCents) this.leading = null;
+        return answer("accepted", true);
+      }
+      if (a > leader.maximumCents) {
+        this.store(entry.name, a, stored);
+        this.leading = null;
+        return answer("accepted", true);
+      }
+      if (a < leader.maximumCents) {
+        this.store(entry.name, a, stored);
+        this.store(leader.name, Math.min(leader.maximumCents, a + BID_INCREMENT_CENTS), stored);
+        return answer("accepted", true, true);
+      }
+      // A tie: the earlier maximum wins.
+      this.store(leader.name, leader.maximumCents, stored);
+      return answer("outbid_by_maximum");
+    }
+    const m = entry.maximumCents;
+    if (m < smallest) return answer("too_low");
+    if (leader && leader.owner === entry.owner) {
+      if (m <= leader.maximumCents) return answer("maximum_too_low");
+      leader.maximumCents = m;
+      return answer("maximum_raised");
+    }
+    if (!leader && this.highest && this.sameName(this.highest.name, entry.name)) {
+      this.leading = { name: entry.name, owner: entry.owner, maximumCents: m };
+      return answer("maximum_set");
+    }
+    const rival = leader ? leader.maximumCents : (this.highest?.cents ?? null);
+    if (rival === null || m > rival) {
+      const price = rival === null ? smallest : Math.max(smallest, Math.min(m, rival + BID_INCREMENT_CENTS));
+      this.store(entry.name, price, stored);
+      this.leading = { name: entry.name, owner: entry.owner, maximumCents: m };
+      return answer("maximum_set", true);
+    }
+    // Not above the leading maximum (a plain leader's bid is below any maximum that passes too_low).
+    if (!leader) throw new Error("a maximum not above a plain leader cannot pass too_low");
+    this.store(leader.name, Math.min(leader.maximumCents, m + BID_INCREMENT_CENTS), stored);
+    return answer("outbid_by_maximum");
+  }
+
+  /** The operator hides a bid of this name or blocks it: its leading maximum ends. */
+  endMaximumOf(name: string) {
+    if (this.leading && this.sameName(this.leading.name, name)) this.leading = null;
+  }
+}
