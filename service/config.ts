@@ -18,6 +18,11 @@ export interface ServiceConfig {
   metricsHost: string;
   /** Built pages to serve; empty string disables static serving. */
   staticDir: string;
+  /**
+   * Set in code only, by tests: the clock that expires a replaced build's hashed assets
+   * (24 h after a switch, docs/decisions/2026-11-28-old-assets-after-a-switch.md). Unset, Date.now.
+   */
+  staticSiteClock?: () => number;
   logLevel: LogLevel;
   /** PostgreSQL connection string; null runs embedded PGlite in dataDir. */
   databaseUrl: string | null;

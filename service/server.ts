@@ -75,7 +75,7 @@ export function createAppServer(
               : undefined,
         })
       : undefined;
-  const site = config.staticDir ? createStaticSite(config.staticDir, logger) : undefined;
+  const site = config.staticDir ? createStaticSite(config.staticDir, logger, config.staticSiteClock) : undefined;
   const health = auction && { isReady: () => auction.socketServer.isReady() };
   const winners =
     auction && createWinnersRoute({ store: auction.store, allowedOrigins: config.allowedOrigins ?? [], logger });

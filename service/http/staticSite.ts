@@ -23,7 +23,7 @@
  * - A page or file answers GET and HEAD; any other method is 405 with `Allow: GET, HEAD`
  *   (sirv does not look at the method: a POST was served the page).
  */
-import { createReadStream, type ReadStream, readFileSync, realpathSync } from "node:fs";
+import { createReadStream, existsSync, type ReadStream, readFileSync, realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { join } from "node:path";
@@ -61,6 +61,17 @@ interface Chosen {
 
 /** How often the site looks whether STATIC_DIR now leads to another build (a symlink switched). */
 export const BUILD_CHECK_MS = 1_000;
+/** How long a replaced build's hashed assets stay served: a page opened before a switch still loads its islands. */
+export const REPLACED_BUILD_ASSETS_MS = 24 * 60 * 60 * 1_000;
+/** The replaced builds remembered at most, the newest first: each is sirv's index of its files, a few kB. */
+export const REPLACED_BUILDS_KEPT = 3;
+
+/** A build that STATIC_DIR led to before, and when the switch away from it was seen. */
+interface ReplacedBuild {
+  dir: string;
+  lookUp: Lookup;
+  replacedAt: number;
+}
 
 /**
  * The pages of STATIC_DIR, which may be a symlink to one build among several: a rebuild goes into a
@@ -70,10 +81,32 @@ export const BUILD_CHECK_MS = 1_000;
  * link again: once it leads elsewhere, requests from then on are answered from the new build, whole,
  * while those under way finish from the old one. A new target that is no build (no 404.html) is
  * logged and the old build kept. `stop()` ends the timer (the server's close).
+ *
+ * A page opened before a switch asks for its build's hashed assets later (an island loads when it
+ * scrolls into view): a `/_astro/` path the current build lacks is looked up in the builds it
+ * replaced, REPLACED_BUILDS_KEPT of them at most, each for REPLACED_BUILD_ASSETS_MS after the switch
+ * away from it, while its directory is still there. Pages and every other path come from the
+ * current build only. `now` is the clock of that expiry (tests move it).
  */
-export function createStaticSite(staticDir: string, logger: Logger): StaticSite & { stop(): void } {
+export function createStaticSite(
+  staticDir: string,
+  logger: Logger,
+  now: () => number = Date.now,
+): StaticSite & { stop(): void } {
   let realDir = resolvedOrAsIs(staticDir);
-  let site = createBuildSite(realDir, logger);
+  let replaced: ReplacedBuild[] = [];
+  const replacedAsset = (path: string, codings: string): Chosen | null => {
+    const since = now() - REPLACED_BUILD_ASSETS_MS;
+    for (const build of replaced) {
+      if (build.replacedAt <= since) continue;
+      const chosen = build.lookUp(path, codings);
+      // sirv's index is of the files as they were: a directory the operator removed answers nothing.
+      if (chosen && existsSync(chosen.file)) return chosen;
+      chosen?.whole.destroy();
+    }
+    return null;
+  };
+  let current = createBuildSite(realDir, logger, replacedAsset);
   let checking = false;
   const check = async () => {
     if (checking) return;
@@ -91,8 +124,17 @@ export function createStaticSite(staticDir: string, logger: Logger): StaticSite 
       }
       if (next === realDir) return;
       try {
-        site = createBuildSite(next, logger);
-        logger.info({ staticDir, build: next, previous: realDir }, "serving a new build");
+        const site = createBuildSite(next, logger, replacedAsset);
+        const since = now() - REPLACED_BUILD_ASSETS_MS;
+        replaced = [{ dir: current.dir, lookUp: current.lookUp, replacedAt: now() }, ...replaced]
+          // A switch back to a build it replaced (a rollback) serves that build as the current one.
+          .filter((build) => build.dir !== next && build.replacedAt > since && existsSync(build.dir))
+          .slice(0, REPLACED_BUILDS_KEPT);
+        current = site;
+        logger.info(
+          { staticDir, build: next, previous: realDir, replacedKept: replaced.map((build) => build.dir) },
+          "serving a new build",
+        );
       } catch (error) {
         logger.error(
           { staticDir, build: next, err: (error as Error).message },
@@ -107,9 +149,10 @@ export function createStaticSite(staticDir: string, logger: Logger): StaticSite 
   };
   const timer = setInterval(() => void check(), BUILD_CHECK_MS);
   timer.unref();
-  return Object.assign((req: IncomingMessage, res: ServerResponse, target: RequestTarget) => site(req, res, target), {
-    stop: () => clearInterval(timer),
-  });
+  return Object.assign(
+    (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => current.serve(req, res, target),
+    { stop: () => clearInterval(timer) },
+  );
 }
 
 /** The directory a path leads to; the path itself when it leads nowhere (then no build is found there). */
@@ -121,8 +164,15 @@ function resolvedOrAsIs(path: string): string {
   }
 }
 
-/** One build's pages, read from its real directory. */
-function createBuildSite(staticDir: string, logger: Logger): StaticSite {
+/** Which file answers a path given the codings to consider, or null (see createLookup). */
+type Lookup = (path: string, codings: string) => Chosen | null;
+
+/** One build's pages, read from its real directory; a hashed asset it lacks is asked of `replacedAsset`. */
+function createBuildSite(
+  staticDir: string,
+  logger: Logger,
+  replacedAsset: Lookup,
+): { dir: string; lookUp: Lookup; serve: StaticSite } {
   let notFoundPage: Buffer;
   try {
     notFoundPage = readFileSync(join(staticDir, "404.html"));
@@ -135,7 +185,7 @@ function createBuildSite(staticDir: string, logger: Logger): StaticSite {
   };
   const lookUp = createLookup(staticDir);
 
-  return (req, res, target) => {
+  const serve: StaticSite = (req, res, target) => {
     withSecurityHeaders(res);
     const notFound = () => {
       logger.warn({ path: target.path, method: req.method }, "page not found");
@@ -153,7 +203,9 @@ function createBuildSite(staticDir: string, logger: Logger): StaticSite {
       return;
     }
     const ranged = req.method === "GET" && req.headers.range !== undefined;
-    const chosen = lookUp(target.path, ranged ? "identity" : acceptedCodings(req));
+    const codings = ranged ? "identity" : acceptedCodings(req);
+    const hashed = isHashedAsset(target.decodedPath);
+    const chosen = lookUp(target.path, codings) ?? (hashed ? replacedAsset(target.path, codings) : null);
     if (!chosen) {
       notFound();
       return;
@@ -164,7 +216,7 @@ function createBuildSite(staticDir: string, logger: Logger): StaticSite {
     if (!sendsWhole) chosen.whole.destroy();
     // A page or file is only ever read (docs/design.md#9); an unknown path stays a 404 whatever the method.
     if (refuseUnlessRead(req, res)) return;
-    const cacheControl = target.decodedPath.startsWith("/_astro/") ? ASSET_CACHE_CONTROL : REVALIDATE;
+    const cacheControl = hashed ? ASSET_CACHE_CONTROL : REVALIDATE;
     const etag = String(chosen.headers.ETag);
     if (matchesAnyTag(req.headers["if-none-match"], etag)) {
       if (sendsWhole) chosen.whole.destroy();
@@ -204,6 +256,12 @@ function createBuildSite(staticDir: string, logger: Logger): StaticSite {
     res.once("close", () => body.destroy());
     body.pipe(res);
   };
+  return { dir: staticDir, lookUp, serve };
+}
+
+/** Astro's output named by content: the same path never changes, so it is cached for a year and outlives its build. */
+function isHashedAsset(decodedPath: string): boolean {
+  return decodedPath.startsWith("/_astro/");
 }
 
 /**
@@ -212,7 +270,7 @@ function createBuildSite(staticDir: string, logger: Logger): StaticSite {
  * writes the head and pipes a file stream into its response, so a response that records those
  * and drops the stream unread says what it chose without sending anything.
  */
-function createLookup(staticDir: string) {
+function createLookup(staticDir: string): Lookup {
   const serve = sirv(staticDir, { dev: false, etag: true, gzip: true, brotli: true, extensions: ["html"] });
   return (path: string, codings: string): Chosen | null => {
     let found = false;

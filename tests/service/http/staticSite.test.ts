@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -8,12 +8,12 @@ import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SocketServer } from "../../../service/auction/socketServer.ts";
 import { PAGE_HEADERS } from "../../../service/http/securityHeaders.ts";
-import { BUILD_CHECK_MS } from "../../../service/http/staticSite.ts";
+import { BUILD_CHECK_MS, REPLACED_BUILD_ASSETS_MS, REPLACED_BUILDS_KEPT } from "../../../service/http/staticSite.ts";
 import { createLogger } from "../../../service/logger.ts";
 import { createMetrics } from "../../../service/metrics.ts";
 import { createAppServer } from "../../../service/server.ts";
 import type { BidStore } from "../../../service/storage/types.ts";
-import { buildTestSite } from "../harness/builtSite.ts";
+import { buildTestSite, NOT_FOUND_PAGE } from "../harness/builtSite.ts";
 
 interface LogLine {
   level: number;
@@ -243,5 +243,124 @@ describe("a rebuild into a new directory, switched in through a symlink", () => 
       await new Promise((resolve) => app.close(resolve));
       await Promise.all([first.remove(), second.remove(), rm(builds, { recursive: true, force: true })]);
     }
+  }, 60_000);
+});
+
+describe("a page opened before a switch: the replaced builds' hashed assets", () => {
+  let links: string;
+  let link: string;
+  let app: Server;
+  let origin: string;
+  let clock: number;
+  let template: Awaited<ReturnType<typeof buildTestSite>>;
+
+  /** A build of its own: the test site copied, with an island named by this build's hash. */
+  async function makeBuild(hash: string): Promise<string> {
+    const dir = join(links, `dist-${hash}`);
+    await cp(template.dir, dir, { recursive: true });
+    await writeFile(join(dir, `_astro/Auction.${hash}.js`), `console.log(${JSON.stringify(hash)});`);
+    return dir;
+  }
+
+  /** What deploying.md says to run, then a bounded wait until the service answers from the new build. */
+  async function switchTo(dir: string, hash: string) {
+    await symlink(dir, join(links, "dist.next"));
+    await rename(join(links, "dist.next"), link);
+    for (let round = 0; round < 100; round++) {
+      const asset = await fetch(`${origin}/_astro/Auction.${hash}.js`);
+      await asset.arrayBuffer();
+      if (asset.status === 200) return;
+      await new Promise((resolve) => setTimeout(resolve, BUILD_CHECK_MS / 20));
+    }
+    throw new Error(`the switch to ${dir} was not seen in 100 rounds`);
+  }
+
+  const status = async (path: string, init?: RequestInit) => {
+    const response = await fetch(`${origin}${path}`, init);
+    await response.arrayBuffer();
+    return response.status;
+  };
+
+  beforeEach(async () => {
+    links = await realpath(await mkdtemp(join(tmpdir(), "nothing-links-")));
+    link = join(links, "dist");
+    template = await buildTestSite();
+    const first = await makeBuild("old111");
+    // Only the first build has it, and it is no hashed asset: a switch takes it away at once.
+    await writeFile(join(first, "robots.txt"), "User-agent: *\n");
+    await symlink(first, link);
+    clock = Date.now();
+    app = createAppServer(
+      { port: 0, host: "127.0.0.1", staticDir: link, logLevel: "silent", staticSiteClock: () => clock },
+      createLogger("silent"),
+    );
+    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+    origin = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+  });
+
+  afterEach(async () => {
+    app.closeAllConnections();
+    await new Promise((resolve) => app.close(resolve));
+    await Promise.all([rm(links, { recursive: true, force: true }), template.remove()]);
+  });
+
+  it("answers the build before's island throughout a switch, and 404 once 24 h have passed", async () => {
+    const second = await makeBuild("new222");
+    const rounds: string[] = [];
+    let switched = false;
+    let newBuildSince: number | null = null;
+    // Bounded: the switch is picked up within BUILD_CHECK_MS; 20 more rounds once it is.
+    for (let round = 0; round < 400 && (newBuildSince === null || round < newBuildSince + 20); round++) {
+      if (round === 10) {
+        await symlink(second, join(links, "dist.next"));
+        await rename(join(links, "dist.next"), link);
+        switched = true;
+      }
+      const answers = await Promise.all(
+        ["/", "/leaderboard", "/_astro/Auction.old111.js", "/_astro/Auction.new222.js"].map((path) => status(path)),
+      );
+      rounds.push(answers.join(" "));
+      if (switched && answers[3] === 200 && newBuildSince === null) newBuildSince = round;
+      await new Promise((resolve) => setTimeout(resolve, BUILD_CHECK_MS / 20));
+    }
+    expect(newBuildSince).not.toBeNull();
+    // Pages and the old island 200 in every round; the new island from the switch on, never back.
+    expect(rounds.slice(0, newBuildSince ?? 0).every((answers) => answers === "200 200 200 404")).toBe(true);
+    expect(rounds.slice(newBuildSince ?? 0).every((answers) => answers === "200 200 200 200")).toBe(true);
+
+    // Served as any asset: immutable, in ranges; the unhashed file the new build lacks is gone at once.
+    const old = await fetch(`${origin}/_astro/Auction.old111.js`);
+    expect(old.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(await old.text()).toBe('console.log("old111");');
+    const ranged = await fetch(`${origin}/_astro/Auction.old111.js`, { headers: { Range: "bytes=0-6" } });
+    expect([ranged.status, await ranged.text()]).toEqual([206, "console"]);
+    expect(await status("/robots.txt")).toBe(404);
+    expect(await status("/_astro/Auction.none333.js")).toBe(404);
+
+    clock += REPLACED_BUILD_ASSETS_MS - 60_000;
+    expect(await status("/_astro/Auction.old111.js")).toBe(200);
+    clock += 60_000;
+    const expired = await fetch(`${origin}/_astro/Auction.old111.js`);
+    expect([expired.status, await expired.text()]).toEqual([404, NOT_FOUND_PAGE]);
+    expect(await status("/_astro/Auction.new222.js")).toBe(200);
+    expect(await status("/")).toBe(200);
+  }, 60_000);
+
+  it(`keeps the ${REPLACED_BUILDS_KEPT} builds replaced last, and none whose directory is gone`, async () => {
+    const hashes = ["b2", "c3", "d4", "e5"];
+    for (const hash of hashes) await switchTo(await makeBuild(hash), hash);
+    // Serving e5: d4, c3 and b2 are kept; old111, the fourth replaced, is not.
+    expect(await status("/_astro/Auction.old111.js")).toBe(404);
+    for (const hash of ["b2", "c3", "d4"]) expect(await status(`/_astro/Auction.${hash}.js`)).toBe(200);
+
+    // The operator removed a replaced build's directory: a 404, not a broken answer.
+    await rm(join(links, "dist-c3"), { recursive: true });
+    expect(await status("/_astro/Auction.c3.js")).toBe(404);
+    expect(await status("/_astro/Auction.c3.js", { method: "HEAD" })).toBe(404);
+
+    // A rollback to a replaced build serves it whole again, and keeps the one it replaces.
+    await switchTo(join(links, "dist-b2"), "b2");
+    expect(await status("/_astro/Auction.e5.js")).toBe(200);
+    expect(await status("/_astro/Auction.d4.js")).toBe(200);
   }, 60_000);
 });
