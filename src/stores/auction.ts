@@ -24,6 +24,9 @@ export const {
   $won,
   connect: connectAuction,
   placeBid,
+  send: sendToAuction,
+  listen: listenToAuction,
+  claimBid,
   watchPayment,
   resync: resyncAuction,
 } = connection;

@@ -9,6 +9,7 @@ import { atom, map } from "nanostores";
 import type { BidFailureCode } from "../lib/auction/bidToasts.ts";
 import type {
   BidMessage,
+  ClientMessage,
   ServerMessage,
   StateMessage,
   WireBid,
@@ -83,7 +84,10 @@ type LeaderNote = "removed" | null;
 /** What a broadcast says besides its bids: the round they are of, its end and the bidder count after the newest. */
 type BroadcastStanding = Pick<BidMessage, "bidders" | "round" | "endsAt">;
 
-export type BidOutcome = { ok: true; bid: WireBid } | { ok: false; code: BidFailureCode; highestCents?: number | null };
+/** outbidByMaximum: the bid was stored and at once passed by someone's automatic bid. */
+export type BidOutcome =
+  | { ok: true; bid: WireBid; outbidByMaximum?: boolean }
+  | { ok: false; code: BidFailureCode; highestCents?: number | null };
 
 export interface AuctionConnectionOptions {
   /** ws: or wss: URL of the service's socket, or how to find it when connect() is first called. */
@@ -129,7 +133,10 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
    * watched again on every (re)connection.
    */
   const watchedPayments = new Map<string, (status: PaymentMessage) => void>();
-  const sendWatch = (reference: string) => client?.send({ type: "watchPayment", reference });
+  const send = (message: ClientMessage) => client?.send(message) ?? false;
+  const sendWatch = (reference: string) => send({ type: "watchPayment", reference });
+  /** Code loaded later (the maximum bid, src/stores/maximumBid.ts) hears every message through these. */
+  const listeners = new Set<(message: ServerMessage) => void>();
 
   const openClient = () =>
     createRealtimeClient({
@@ -150,6 +157,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       onMessage(message) {
         receive(message);
         options.observe?.message?.(message);
+        for (const listener of listeners) listener(message);
       },
     });
   /** Null until connect(): the page's URL is known only in the browser. */
@@ -297,7 +305,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
         ownBidIds.add(message.bid.id);
         // A bid that opened the next round joins its list with that round's first message.
         if (message.round === ($auction.get().round?.number ?? 0)) addBid(message.bid);
-        settleBid(message.requestId, { ok: true, bid: message.bid });
+        settleBid(message.requestId, { ok: true, bid: message.bid, outbidByMaximum: message.outbidByMaximum });
         break;
       case "error":
         if (message.requestId) {
@@ -350,11 +358,20 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       client = openClient();
       client.start();
     },
+    /** Sends a message as it is; false when there is no open connection. */
+    send,
+    /** Counts a bid as this page's own (its maximum's automatic bid): outbid and won toasts follow it. */
+    claimBid: (id: number) => ownBidIds.add(id),
+    /** Hears every message after the stores have taken it; returns the call that stops. */
+    listen(listener: (message: ServerMessage) => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     /** Sends a bid the island has already checked; resolves with the service's verdict. */
     placeBid(bidderName: string, amountCents: number): Promise<BidOutcome> {
       const requestId = `bid-${++lastRequestNumber}`;
-      const sent = client?.send({ type: "bid", requestId, bidderName, amount: amountCents / 100 }) ?? false;
-      if (!sent) return Promise.resolve({ ok: false, code: "no_connection" });
+      if (!send({ type: "bid", requestId, bidderName, amount: amountCents / 100 }))
+        return Promise.resolve({ ok: false, code: "no_connection" });
       return new Promise((resolve) => {
         const timer = timers.setTimeout(() => settleBid(requestId, { ok: false, code: "timeout" }), BID_ACK_TIMEOUT_MS);
         pendingBids.set(requestId, { settle: resolve, timer });

@@ -313,6 +313,34 @@ describe("rounds over a real socket", () => {
     expect(connection.$won.get()).toBeNull();
   });
 
+  it("counts a claimed bid (the page's maximum's automatic bid) as its own: outbid and won follow it", async () => {
+    const { connection, toasts, send, received } = await openRoundWithOwnBid();
+    const heard: string[] = [];
+    const stop = connection.listen((message) => heard.push(message.type));
+    // Grace passes Lin's bid; Lin's maximum answers in Lin's name, a bid this page did not place.
+    send(broadcast(bid(6, "Grace", 300_000), 3));
+    await until(() => connection.$auction.get().highest?.id === 6, "Grace's bid");
+    connection.claimBid(7);
+    send(broadcast(bid(7, "Lin", 300_001), 3));
+    await until(() => heard.includes("bid") && connection.$auction.get().highest?.id === 7, "the automatic bid");
+    send(broadcast(bid(8, "Grace", 400_000), 3));
+    await until(() => connection.$auction.get().highest?.id === 8, "Grace's second bid");
+    expect(toasts.map((toast) => toast.title)).toEqual([
+      "You've been outbid by Grace — $3,000.00",
+      "New Bid!",
+      "You've been outbid by Grace — $4,000.00",
+    ]);
+    send(endOfRound1(bid(7, "Lin", 300_001), [bid(7, "Lin", 300_001), bid(6, "Grace", 300_000)]));
+    await until(() => connection.$auction.get().round?.ended === true, "the end");
+    expect(sold(toasts).map((toast) => toast.title)).toEqual(["You won for $3,000.01!"]);
+    stop();
+    expect(heard).toEqual(["bid", "bid", "bid", "roundEnded"]);
+
+    // What it sends goes as it is.
+    expect(connection.send({ type: "ping" })).toBe(true);
+    await until(() => received.at(-1)?.type === "ping", "the ping");
+  });
+
   it("announces each end once: a later snapshot, resume or next round showing it raises no second toast", async () => {
     const { connection, toasts, send } = await openRoundWithOwnBid();
     const winner = bid(5, "Lin", 250_000);
