@@ -6,8 +6,11 @@ import {
   bidTooLow,
   INVALID_BID,
   INVALID_NAME,
+  maximumSet,
+  maximumTooLow,
   NAME_NOT_ALLOWED,
   NAME_REQUIRED,
+  OUTBID_BY_MAXIMUM,
   SLOW_DOWN,
 } from "../../src/lib/auction/bidToasts.ts";
 import { ERROR_CODES } from "../../src/lib/auction/protocol.ts";
@@ -50,9 +53,32 @@ describe("bid toasts", () => {
     }
   });
 
-  it("has a toast for every error code of the protocol, all destructive", () => {
+  it("has a toast for every error code of the protocol, destructive but for the personal outbid by a maximum", () => {
     for (const code of ERROR_CODES) {
-      expect(bidRefusedToast(code, { typedName: "Ada", highestCents: null }).variant).toBe("destructive");
+      expect(bidRefusedToast(code, { typedName: "Ada", highestCents: null }).variant, code).toBe(
+        code === "outbid_by_maximum" ? "personal" : "destructive",
+      );
     }
+  });
+
+  it("says what a maximum did, and why one was refused (docs/product-behaviour.md#maximum-bids)", () => {
+    const context = { typedName: "Ada", highestCents: 5_000 };
+    expect(maximumSet(123_450)).toEqual({
+      title: "Maximum Set",
+      description: "We bid for you up to $1,234.50. Nobody else sees it.",
+      variant: "default",
+    });
+    expect(bidRefusedToast("outbid_by_maximum", context)).toEqual({
+      title: "Outbid by an automatic bid",
+      description: "Someone's secret maximum is higher. Bid again to go above it.",
+      variant: "personal",
+    });
+    expect(bidRefusedToast("outbid_by_maximum", context)).toBe(OUTBID_BY_MAXIMUM);
+    expect(bidRefusedToast("maximum_too_low", context)).toEqual({
+      title: "Maximum Too Low",
+      description: "Your new maximum must be higher than your current one.",
+      variant: "destructive",
+    });
+    expect(maximumTooLow(5_000).description).toBe("Your new maximum must be higher than your current one, $50.00.");
   });
 });

@@ -10,7 +10,7 @@ import { REFUSAL_TEXTS, tooLowText } from "./refusalTexts.ts";
 export interface BidToast {
   title: string;
   description: string;
-  variant: "default" | "destructive";
+  variant: "default" | "destructive" | "personal";
 }
 
 const failure = (title: string, description: string): BidToast => ({ title, description, variant: "destructive" });
@@ -21,6 +21,33 @@ export const INVALID_NAME = failure("Invalid Name", REFUSAL_TEXTS.invalid_name);
 export const NAME_NOT_ALLOWED = failure("Name Not Allowed", REFUSAL_TEXTS.name_not_allowed);
 export const INVALID_BID = failure("Invalid Bid", "Please enter a valid bid amount");
 export const SLOW_DOWN = failure("Slow Down", REFUSAL_TEXTS.rate_limited);
+
+/**
+ * A bid (or a maximum) that someone's secret maximum passed at once (docs/product-behaviour.md#maximum-bids):
+ * personal, like being outbid by a bid, news for this visitor alone.
+ */
+export const OUTBID_BY_MAXIMUM: BidToast = {
+  title: "Outbid by an automatic bid",
+  description: "Someone's secret maximum is higher. Bid again to go above it.",
+  variant: "personal",
+};
+
+export function maximumSet(maximumCents: number): BidToast {
+  return {
+    title: "Maximum Set",
+    description: `We bid for you up to ${formatCents(maximumCents)}. Nobody else sees it.`,
+    variant: "default",
+  };
+}
+
+export function maximumTooLow(currentCents: number | null): BidToast {
+  return failure(
+    "Maximum Too Low",
+    currentCents === null
+      ? REFUSAL_TEXTS.maximum_too_low
+      : `Your new maximum must be higher than your current one, ${formatCents(currentCents)}.`,
+  );
+}
 
 export function bidTooLow(highestCents: number | null): BidToast {
   return failure("Bid Too Low", tooLowText(highestCents ?? 0));
@@ -54,6 +81,10 @@ export function bidRefusedToast(
       return INVALID_BID;
     case "too_low":
       return bidTooLow(context.highestCents);
+    case "maximum_too_low":
+      return maximumTooLow(null);
+    case "outbid_by_maximum":
+      return OUTBID_BY_MAXIMUM;
     case "rate_limited":
       return SLOW_DOWN;
     case "unavailable":
