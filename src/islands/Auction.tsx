@@ -10,18 +10,24 @@ import {
 } from "../lib/auction/bidRules.ts";
 import {
   BID_FAILED,
+  type BidFailureCode,
   bidPlaced,
   bidRefusedToast,
   bidTooLow,
   INVALID_BID,
   INVALID_NAME,
+  maximumSet,
+  maximumTooLow,
   NAME_REQUIRED,
+  OUTBID_BY_MAXIMUM,
 } from "../lib/auction/bidToasts.ts";
 import { highestToBeat, type RoundPhase, readRound } from "../lib/auction/countdown.ts";
 import type { WireBid } from "../lib/auction/protocol.ts";
 import { formatCents, formatCount } from "../lib/format.ts";
 import { $auction, $typedBidderName, connectAuction, placeBid } from "../stores/auction.ts";
 import { BID_FORM_ANCHOR } from "../stores/auctionConnection.ts";
+import { $maximum, setMaximum } from "../stores/auctionMaximum.ts";
+import type { MaximumState } from "../stores/maximumBid.ts";
 import { showToast } from "../stores/toasts.ts";
 import { RoundStatus, useRoundClock } from "./AuctionRound.tsx";
 import { withErrorBoundary } from "./IslandErrorBoundary.tsx";
@@ -34,12 +40,36 @@ const RECENT_BIDS_SHOWN = 10;
 // Hydrate with the server-rendered state, then show the live one: the socket often connects first.
 const HYDRATE_FROM_SERVER_HTML = { ssr: "initial" } as const;
 
+/** The form's text fields: one look, and a visible focus ring. */
+const FIELD_CLASS =
+  "min-h-11 rounded-lg border border-void-600 bg-void px-3 text-ink focus-visible:outline-2 focus-visible:outline-accent-strong";
+
 const STATUS_TEXT = { idle: "Connecting…", connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…" };
 
 function leaderLine(phase: RoundPhase, highest: WireBid | null): string {
   if (!highest) return "No bids yet";
   if (phase === "ended") return `Sold to ${highest.bidderName} for ${formatCents(highest.amountCents)}`;
   return `Leading: ${highest.bidderName}`;
+}
+
+/** The owner's line about their maximum (docs/product-behaviour.md#maximum-bids). */
+function maximumLine(maximum: MaximumState): string {
+  const amount = formatCents(maximum.maximumCents);
+  return maximum.leading ? `Your maximum ${amount} — you lead` : `Your maximum ${amount} was outbid`;
+}
+
+/** The name typed, checked as a bid's; null after a toast says what is wrong with it. */
+function checkedName(typedName: string): string | null {
+  const name = typedName.trim() === "" ? null : checkBidderName(typedName);
+  if (name?.ok) return name.value;
+  showToast(name ? INVALID_NAME : NAME_REQUIRED);
+  return null;
+}
+
+/** The toast for a bid or maximum the service (or the connection) refused. */
+function refusedToast(refusal: { code: BidFailureCode; highestCents?: number | null }, typedName: string) {
+  const highestCents = refusal.highestCents === undefined ? currentHighestToBeat() : refusal.highestCents;
+  return bidRefusedToast(refusal.code, { typedName, highestCents });
 }
 
 /** The highest the form checks a bid against right now, by the service's clock. */
@@ -57,6 +87,9 @@ function Auction() {
   const typedName = useStore($typedBidderName, HYDRATE_FROM_SERVER_HTML);
   const [amount, setAmount] = useState("");
   const [placing, setPlacing] = useState(false);
+  const maximum = useStore($maximum, HYDRATE_FROM_SERVER_HTML);
+  const [maximumAmount, setMaximumAmount] = useState("");
+  const [settingMaximum, setSettingMaximum] = useState(false);
   /** A big jump's amount the bidder has been asked to confirm: the next press places it. */
   const [confirming, setConfirming] = useState<number | null>(null);
   const ids = useId();
@@ -69,9 +102,8 @@ function Auction() {
   async function submit(event: SubmitEvent<HTMLFormElement>) {
     event.preventDefault();
     if (placing) return;
-    if (typedName.trim() === "") return showToast(NAME_REQUIRED);
-    const name = checkBidderName(typedName);
-    if (!name.ok) return showToast(INVALID_NAME);
+    const name = checkedName(typedName);
+    if (name === null) return;
     const cents = parseAmountInput(amount);
     if (!cents.ok) return showToast(INVALID_BID);
     // Read now, not at the last render: the round may have run out since.
@@ -82,19 +114,44 @@ function Auction() {
 
     setPlacing(true);
     try {
-      const outcome = await placeBid(name.value, cents.value);
+      const outcome = await placeBid(name, cents.value);
       if (outcome.ok) {
         setAmount("");
-        showToast(bidPlaced(outcome.bid.amountCents));
-      } else {
-        const current = outcome.highestCents === undefined ? currentHighestToBeat() : outcome.highestCents;
-        showToast(bidRefusedToast(outcome.code, { typedName, highestCents: current }));
-      }
+        showToast(outcome.outbidByMaximum ? OUTBID_BY_MAXIMUM : bidPlaced(outcome.bid.amountCents));
+      } else showToast(refusedToast(outcome, typedName));
     } catch (error) {
       console.error("Auction: placing a bid failed", error);
       showToast(BID_FAILED);
     } finally {
       setPlacing(false);
+    }
+  }
+
+  async function submitMaximum(event: SubmitEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (settingMaximum) return;
+    const name = checkedName(typedName);
+    if (name === null) return;
+    const cents = parseAmountInput(maximumAmount);
+    if (!cents.ok) return showToast(INVALID_BID);
+    const toBeat = currentHighestToBeat();
+    if (!checkAboveHighest(cents.value, toBeat).ok) return showToast(bidTooLow(toBeat));
+    // Raising one's own maximum only: the service refuses a lower one (maximum_too_low).
+    const current = $maximum.get();
+    if (current && cents.value <= current.maximumCents) return showToast(maximumTooLow(current.maximumCents));
+
+    setSettingMaximum(true);
+    try {
+      const outcome = await setMaximum(name, cents.value);
+      if (outcome.ok) {
+        setMaximumAmount("");
+        showToast(maximumSet(outcome.maximumCents));
+      } else showToast(refusedToast(outcome, typedName));
+    } catch (error) {
+      console.error("Auction: setting a maximum failed", error);
+      showToast(BID_FAILED);
+    } finally {
+      setSettingMaximum(false);
     }
   }
 
@@ -145,7 +202,7 @@ function Auction() {
               autoComplete="nickname"
               value={typedName}
               onChange={(event) => $typedBidderName.set(event.target.value)}
-              className="min-h-11 rounded-lg border border-void-600 bg-void px-3 text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"
+              className={FIELD_CLASS}
             />
           </div>
           <div className="flex flex-col gap-1.5">
@@ -166,7 +223,7 @@ function Auction() {
                 setAmount(event.target.value);
                 setConfirming(null);
               }}
-              className="min-h-11 rounded-lg border border-void-600 bg-void px-3 text-ink focus-visible:outline-2 focus-visible:outline-accent-strong"
+              className={FIELD_CLASS}
             />
           </div>
           {confirming !== null && (
@@ -184,6 +241,40 @@ function Auction() {
             aria-disabled={placing}
           >
             {placing ? "Placing Bid..." : "Place Bid"}
+          </button>
+        </form>
+        <form noValidate onSubmit={submitMaximum} className="mt-6 flex flex-col gap-4 border-t border-void-600 pt-4">
+          <div className="flex flex-col gap-1.5">
+            <label htmlFor={`${ids}-maximum`} className="text-sm font-semibold">
+              Maximum Bid (pretend $)
+            </label>
+            <input
+              id={`${ids}-maximum`}
+              name="maximum"
+              type="number"
+              inputMode="decimal"
+              step="0.01"
+              min="0"
+              aria-describedby={`${ids}-maximum-rule`}
+              value={maximumAmount}
+              onChange={(event) => setMaximumAmount(event.target.value)}
+              className={FIELD_CLASS}
+            />
+            <p id={`${ids}-maximum-rule`} className="text-sm text-ink-muted">
+              We bid for you, one step at a time, only as high as it takes to lead and never above your maximum. Nobody
+              else sees it.
+            </p>
+          </div>
+          <p role="status" className="text-sm font-semibold empty:hidden">
+            {maximum ? maximumLine(maximum) : ""}
+          </p>
+          <button
+            type="submit"
+            className="btn-outline aria-disabled:cursor-progress aria-disabled:opacity-70"
+            disabled={!hydrated}
+            aria-disabled={settingMaximum}
+          >
+            {settingMaximum ? "Setting Maximum..." : "Set Maximum"}
           </button>
         </form>
       </section>
