@@ -52,13 +52,19 @@
  *    reading its answer.
  *
  * Usage: npm run bench:realtime [-- --quick] [--backend postgres|pglite] [--only slow|conflation]
- *          [--watchers N] [--bidders N] [--seconds S]
+ *          [--watchers N] [--bidders N] [--seconds S] [--baseline REV] [--current REV]
+ *          [--without-index NAME] [--rounds N]
  * The phases live one to a module in scripts/bench-realtime/phases/; this file runs them and writes the results.
  *   --only slow: the slow-consumer phase alone (results in realtime-<date>[-quick]-slow.json).
  *   --only conflation: the conflation phase alone (realtime-<date>[-quick]-conflation.json);
  *   --watchers, --bidders, --seconds: its size (2,000 watchers, 100 bidders, 10 s per load; --quick
  *   200, 20, 2 s).
- *   (before the npm script exists: npx node scripts/bench-realtime.ts --quick)
+ *   --baseline REV: the throughput phase alone (bench-realtime/againstBaseline.ts), this tree's
+ *   service against REV's (a copy from git archive), alternating, on one database kind (postgres
+ *   unless --backend), --rounds times (5; --quick 2), with the plain-insert ceiling; results in
+ *   realtime-<date>[-quick]-baseline.json. --current REV measures REV's files instead of the
+ *   working tree's (others' uncommitted work stays out); --without-index NAME adds this tree with
+ *   that index dropped (postgres only).
  * Prints one line per measurement; writes everything to bench/results/realtime-<date>.json
  * (realtime-<date>-quick.json with --quick, small counts for a smoke test of about a minute).
  * All traffic goes to 127.0.0.1. Every wait is bounded; every child process is killed on exit.
@@ -67,6 +73,7 @@ import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
+import { baselineTable, type Contender, runAgainstBaseline } from "./bench-realtime/againstBaseline.ts";
 import { thousands } from "./bench-realtime/format.ts";
 import {
   BARE_SERVER_DESCRIPTION,
@@ -96,14 +103,24 @@ import { startDurableCluster } from "./bench-realtime/service.ts";
 import { errorMessage } from "./harness/childProcess.ts";
 import { codeState, packageVersion } from "./harness/codeState.ts";
 import { readCommandLine } from "./harness/commandLine.ts";
+import { checkoutRevision, describeRevision } from "./harness/gitRevision.ts";
 import { describeMachine } from "./harness/machine.ts";
 import type { PostgresCluster } from "./harness/postgresCluster.ts";
 
 const USAGE =
   "usage: npm run bench:realtime -- [--quick] [--backend postgres|pglite] [--only slow|conflation] " +
-  "[--watchers N] [--bidders N] [--seconds S]";
+  "[--watchers N] [--bidders N] [--seconds S] [--baseline REV] [--without-index NAME] [--rounds N]";
 
 type Only = "slow" | "conflation" | null;
+
+/** --baseline / --without-index: the throughput phase alone, this tree against other contenders. */
+interface Comparison {
+  baseline: string | null;
+  /** The revision measured as "this tree" instead of the working tree (others' uncommitted work stays out). */
+  current: string | null;
+  withoutIndex: string | null;
+  rounds: number;
+}
 
 /** A whole number of at least 1 from the command line, or the plan's own when not given. */
 function positiveOption(name: string, value: string | undefined, fallback: number): number {
@@ -115,7 +132,12 @@ function positiveOption(name: string, value: string | undefined, fallback: numbe
 }
 
 /** The command line, through node:util's parseArgs: an unknown or malformed option is an error. */
-function readOptions(args: string[]): { plan: Plan; backends: Backend[]; only: Only } {
+function readOptions(args: string[]): {
+  plan: Plan;
+  backends: Backend[];
+  only: Only;
+  comparison: Comparison | null;
+} {
   const { values } = parseArgs({
     args,
     options: {
@@ -125,6 +147,10 @@ function readOptions(args: string[]): { plan: Plan; backends: Backend[]; only: O
       watchers: { type: "string" },
       bidders: { type: "string" },
       seconds: { type: "string" },
+      baseline: { type: "string" },
+      current: { type: "string" },
+      "without-index": { type: "string" },
+      rounds: { type: "string" },
     },
     strict: true,
     allowPositionals: false,
@@ -145,19 +171,42 @@ function readOptions(args: string[]): { plan: Plan; backends: Backend[]; only: O
     conflationBidders: positiveOption("bidders", values.bidders, base.conflationBidders),
     conflationMs: positiveOption("seconds", values.seconds, base.conflationMs / 1000) * 1000,
   };
+  const comparing = values.baseline !== undefined || values["without-index"] !== undefined;
+  if (comparing && only) throw new Error("--baseline and --without-index run the throughput phase alone, not --only");
+  if ((values.rounds !== undefined || values.current !== undefined) && !comparing) {
+    throw new Error("--rounds and --current go with --baseline or --without-index");
+  }
+  if (values["without-index"] !== undefined && values.backend === "pglite") {
+    throw new Error("--without-index runs on postgres only");
+  }
+  const comparison: Comparison | null = comparing
+    ? {
+        baseline: values.baseline ?? null,
+        current: values.current ?? null,
+        withoutIndex: values["without-index"] ?? null,
+        rounds: positiveOption("rounds", values.rounds, plan.quick ? 2 : 5),
+      }
+    : null;
   return {
     plan,
-    backends: values.backend ? [values.backend] : only === "conflation" ? ["postgres"] : ["postgres", "pglite"],
+    // A comparison runs every contender on the same database kind: PostgreSQL unless told.
+    backends: values.backend
+      ? [values.backend]
+      : only === "conflation" || comparing
+        ? ["postgres"]
+        : ["postgres", "pglite"],
     only,
+    comparison,
   };
 }
 
-async function writeResults(results: object, isoDate: string, quick: boolean, only: Only): Promise<string> {
+/** `part`: a run of one part (--only's phase, or "baseline"), kept beside the full run's file. */
+async function writeResults(results: object, isoDate: string, quick: boolean, part: string | null): Promise<string> {
   await mkdir(RESULTS_DIR, { recursive: true });
   // A smoke test or a single phase never overwrites the figures of a full run.
   const file = join(
     RESULTS_DIR,
-    `realtime-${isoDate.slice(0, 10)}${quick ? "-quick" : ""}${only ? `-${only}` : ""}.json`,
+    `realtime-${isoDate.slice(0, 10)}${quick ? "-quick" : ""}${part ? `-${part}` : ""}.json`,
   );
   await writeFile(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
   await rename(`${file}.tmp`, file);
@@ -290,7 +339,7 @@ function printBars(backends: BackendReport[]): void {
 
 async function main(): Promise<void> {
   const options = readCommandLine("bench:realtime", USAGE, readOptions);
-  const { plan, backends, only } = options;
+  const { plan, backends, only, comparison } = options;
   const onlySlow = only === "slow";
   const startedAt = Date.now();
   const loadAverageAtStart = os.loadavg();
@@ -308,15 +357,75 @@ async function main(): Promise<void> {
   await chmod(tempDir, 0o755);
   let cluster: PostgresCluster | null = null;
   let ceiling: Ceiling | null = null;
+  /** Revisions' copies (--baseline, --current), removed at the end. */
+  const checkouts: string[] = [];
   const cleanUp = async () => {
     await ceiling?.stop();
     await cluster?.destroy();
     await rm(tempDir, { recursive: true, force: true });
+    for (const checkout of checkouts) await rm(checkout, { recursive: true, force: true });
   };
   process.once("SIGINT", () => {
     void cleanUp().finally(() => process.exit(130));
   });
   try {
+    if (comparison) {
+      const backend = backends[0] ?? "postgres";
+      const current: Contender = comparison.current
+        ? {
+            label: `current ${comparison.current}`,
+            commit: await describeRevision(comparison.current),
+            root: await checkoutRevision(comparison.current, "bench-realtime-current-"),
+          }
+        : { label: "this tree", commit: `${code.commit}${code.modified.length > 0 ? "+changes" : ""}`, root: ROOT };
+      if (comparison.current) checkouts.push(current.root);
+      const contenders: Contender[] = [current];
+      if (comparison.withoutIndex) {
+        contenders.push({
+          ...current,
+          label: `without ${comparison.withoutIndex}`,
+          withoutIndex: comparison.withoutIndex,
+        });
+      }
+      if (comparison.baseline) {
+        const root = await checkoutRevision(comparison.baseline, "bench-realtime-baseline-");
+        checkouts.push(root);
+        contenders.push({
+          label: `baseline ${comparison.baseline}`,
+          commit: await describeRevision(comparison.baseline),
+          root,
+        });
+      }
+      let postgresInfo: { version: string; settings: Record<string, string> } | null = null;
+      if (backend === "postgres") {
+        const started = await startDurableCluster(tempDir);
+        cluster = started.cluster;
+        postgresInfo = { version: started.version, settings: started.settings };
+        console.log(`PostgreSQL ${started.version} cluster: ${JSON.stringify(started.settings)}`);
+      }
+      const report = await runAgainstBaseline(backend, plan, comparison.rounds, contenders, tempDir, cluster);
+      for (const line of baselineTable(report)) console.log(line);
+      const date = new Date().toISOString();
+      const results = {
+        date,
+        quick: plan.quick,
+        durationSeconds: Math.round((Date.now() - startedAt) / 1000),
+        machine: {
+          ...describeMachine(),
+          postgres: postgresInfo?.version ?? null,
+          postgresSettings: postgresInfo?.settings ?? null,
+          loadAverageAtStart,
+          loadAverageAtEnd: os.loadavg(),
+        },
+        code,
+        plan,
+        comparison,
+        ...report,
+      };
+      const file = await writeResults(results, date, plan.quick, "baseline");
+      console.log(`results written to ${relative(ROOT, file)} (${results.durationSeconds} s)`);
+      return;
+    }
     let postgresInfo: { version: string; settings: Record<string, string> } | null = null;
     const reports: BackendReport[] = [];
     const slowOnly: (SlowConsumerReport & { backend: Backend })[] = [];

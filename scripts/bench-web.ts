@@ -20,22 +20,22 @@
  * with --form-factor mobile, so a quick run never replaces a full one). Every Chromium here can
  * only resolve 127.0.0.1, so no request leaves the machine.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { cp, mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import os from "node:os";
 import { join, relative, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import { chromium, type Page, type Request, type Response } from "@playwright/test";
 import * as chromeLauncher from "chrome-launcher";
 import lighthouse, { type Result as LighthouseResult } from "lighthouse";
 import desktopConfig from "lighthouse/core/config/desktop-config.js";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.ts";
-import { errorMessage, exitStatus, hasExited, waitForOk, withTimeout } from "./harness/childProcess.ts";
+import { errorMessage, exitStatus, hasExited, run, waitForOk, withTimeout } from "./harness/childProcess.ts";
+import { checkoutRevision, describeRevision } from "./harness/gitRevision.ts";
 import { describeMachine } from "./harness/machine.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -196,8 +196,6 @@ function bytes(count: number): string {
 // ---------------------------------------------------------------------------------------------
 // Build and server
 
-const git = promisify(execFile);
-
 /** Builds the site in `root` (this tree, or a baseline's copy) into `outDir`. */
 async function runBuild(root: string, outDir: string): Promise<void> {
   // Through npm, as a person would: the script's PATH (set by `npm run`) puts the pinned Node 24 first.
@@ -213,36 +211,11 @@ async function runBuild(root: string, outDir: string): Promise<void> {
   if (code !== 0) throw new Error(`${what} exited with code ${code}`);
 }
 
-/** The commit a revision names, and whether this tree has changes not committed (for the results). */
-async function describeRevision(rev: string): Promise<string> {
-  const { stdout } = await git("git", ["rev-parse", "--short", `${rev}^{commit}`], { cwd: ROOT });
-  return stdout.trim();
-}
-
+/** The commit measured, and whether this tree has changes not committed (for the results). */
 async function describeTree(): Promise<string> {
   const commit = await describeRevision("HEAD");
-  const { stdout } = await git("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: ROOT });
+  const { stdout } = await run("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: ROOT });
   return stdout.trim() === "" ? commit : `${commit} with changes not committed`;
-}
-
-/**
- * The files of `rev` in a temporary directory (git archive: no work tree registered, nothing in
- * this checkout touched), sharing this tree's node_modules. The revision must build with the
- * packages installed here; the previous release does.
- */
-async function checkoutBaseline(rev: string): Promise<string> {
-  const dir = await mkdtemp(join(os.tmpdir(), "bench-web-baseline-"));
-  try {
-    const archive = join(dir, ".baseline.tar");
-    await git("git", ["archive", "--format=tar", `--output=${archive}`, rev], { cwd: ROOT });
-    await git("tar", ["-xf", archive, "-C", dir]);
-    await rm(archive);
-    await symlink(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
-    return dir;
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw new Error(`could not check out ${rev}: ${errorMessage(error)}`);
-  }
 }
 
 async function findFreePort(): Promise<number> {
@@ -858,7 +831,7 @@ async function stopTarget(target: Target): Promise<void> {
 
 async function main(): Promise<void> {
   const { build, runs, bytesOnly, baseline, formFactors } = parseArgs(process.argv.slice(2));
-  const baselineRoot = baseline ? await checkoutBaseline(baseline) : null;
+  const baselineRoot = baseline ? await checkoutRevision(baseline, "bench-web-baseline-") : null;
   const targets: Target[] = [];
   try {
     if (build) await runBuild(ROOT, BUILD_DIR);

@@ -1,7 +1,7 @@
 /** The service under test (service/main.ts as `npm run serve` runs it), the bare ws ceiling server and the durable cluster. */
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { openSync } from "node:fs";
+import { existsSync, openSync } from "node:fs";
 import { appendFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -59,12 +59,20 @@ export interface ServiceOptions {
   inspector?: boolean;
   /** Called with the process as soon as it is spawned, before it is ready (to watch it start). */
   onSpawn?: (child: ChildProcess) => void;
+  /** The checkout whose service runs: this tree, or an earlier revision's copy (--baseline). */
+  root?: string;
+}
+
+/** The service's entry point in a checkout: service/ since the layout's renaming, realtime/ before. */
+function serviceEntry(root: string): string {
+  const current = join(root, "service", "main.ts");
+  return existsSync(current) ? current : join(root, "realtime", "main.ts");
 }
 
 export async function startService(
   tempDir: string,
   databaseUrl: string | null,
-  { label = "", extraEnv = {}, inspector = true, onSpawn }: ServiceOptions = {},
+  { label = "", extraEnv = {}, inspector = true, onSpawn, root = ROOT }: ServiceOptions = {},
 ): Promise<Service> {
   const port = await freePort();
   // /metrics has a listener of its own (docs/design.md#9): two services side by side need two.
@@ -72,8 +80,8 @@ export async function startService(
   const inspectorPort = await freePort();
   const logFile = join(tempDir, `service-${databaseUrl ? "postgres" : "pglite"}${label}.log`);
   const log = openSync(logFile, "a");
-  const child = spawnNode(join(ROOT, "service", "main.ts"), [], {
-    cwd: ROOT,
+  const child = spawnNode(serviceEntry(root), [], {
+    cwd: root,
     env: {
       ...process.env,
       PORT: String(port),
