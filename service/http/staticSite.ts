@@ -93,7 +93,8 @@ export function createStaticSite(
   logger: Logger,
   now: () => number = Date.now,
 ): StaticSite & { stop(): void } {
-  let realDir = resolvedOrAsIs(staticDir);
+  // The target last judged (served or refused), so that each switch of the link is judged once.
+  let judgedDir = resolvedOrAsIs(staticDir);
   let replaced: ReplacedBuild[] = [];
   const replacedAsset = (path: string, codings: string): Chosen | null => {
     const since = now() - REPLACED_BUILD_ASSETS_MS;
@@ -106,7 +107,7 @@ export function createStaticSite(
     }
     return null;
   };
-  let current = createBuildSite(realDir, logger, replacedAsset);
+  let current = createBuildSite(judgedDir, logger, replacedAsset);
   let checking = false;
   const check = async () => {
     if (checking) return;
@@ -122,9 +123,10 @@ export function createStaticSite(
         );
         return;
       }
-      if (next === realDir) return;
+      if (next === judgedDir) return;
       try {
         const site = createBuildSite(next, logger, replacedAsset);
+        const previous = current.dir;
         const since = now() - REPLACED_BUILD_ASSETS_MS;
         replaced = [{ dir: current.dir, lookUp: current.lookUp, replacedAt: now() }, ...replaced]
           // A switch back to a build it replaced (a rollback) serves that build as the current one.
@@ -132,17 +134,17 @@ export function createStaticSite(
           .slice(0, REPLACED_BUILDS_KEPT);
         current = site;
         logger.info(
-          { staticDir, build: next, previous: realDir, replacedKept: replaced.map((build) => build.dir) },
+          { staticDir, build: next, previous, replacedKept: replaced.map((build) => build.dir) },
           "serving a new build",
         );
       } catch (error) {
         logger.error(
-          { staticDir, build: next, err: (error as Error).message },
+          { staticDir, build: next, serving: current.dir, err: (error as Error).message },
           "STATIC_DIR leads to no build: serving the build before",
         );
       }
       // Judged once: the next switch of the link is looked at, not this target again.
-      realDir = next;
+      judgedDir = next;
     } finally {
       checking = false;
     }

@@ -236,8 +236,21 @@ describe("a rebuild into a new directory, switched in through a symlink", () => 
       await new Promise((resolve) => setTimeout(resolve, BUILD_CHECK_MS + 100));
       expect((await fetch(`${origin}${newAsset}`)).status).toBe(200);
       expect(lines).toContainEqual(
-        expect.objectContaining({ level: 50, msg: "STATIC_DIR leads to no build: serving the build before" }),
+        expect.objectContaining({
+          level: 50,
+          msg: "STATIC_DIR leads to no build: serving the build before",
+          serving: await realpath(second.dir),
+        }),
       );
+
+      // Then back to a build: the build replaced is the one served, never the refused target.
+      await symlink(first.dir, join(builds, "dist.next"));
+      await rename(join(builds, "dist.next"), link);
+      await new Promise((resolve) => setTimeout(resolve, BUILD_CHECK_MS + 100));
+      expect(lines.filter((line) => line.msg === "serving a new build").at(-1)).toMatchObject({
+        build: await realpath(first.dir),
+        previous: await realpath(second.dir),
+      });
     } finally {
       app.closeAllConnections();
       await new Promise((resolve) => app.close(resolve));
