@@ -105,7 +105,7 @@ const PlaceBidSchema = v.strictObject({
   amount: v.number(),
 });
 /**
- * The browser's bidder secret (docs/design.md#19): 32 random bytes in base64url, kept in
+ * The browser's bidder secret (docs/design.md#6e): 32 random bytes in base64url, kept in
  * localStorage. It names a maximum's owner; the service stores only its SHA-256.
  */
 const BidderSecret = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22,128}$/));
