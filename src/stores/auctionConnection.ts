@@ -302,7 +302,8 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
         receiveBids(message.bids, message);
         break;
       case "accepted":
-        ownBidIds.add(message.bid.id);
+        // A bid passed at once by an automatic bid never led: its answer says so, and no "outbid" toast follows.
+        if (!message.outbidByMaximum) ownBidIds.add(message.bid.id);
         // A bid that opened the next round joins its list with that round's first message.
         if (message.round === ($auction.get().round?.number ?? 0)) addBid(message.bid);
         settleBid(message.requestId, { ok: true, bid: message.bid, outbidByMaximum: message.outbidByMaximum });

@@ -235,6 +235,24 @@ describe("auction store over a real socket", () => {
     await expect(refused).resolves.toEqual({ ok: false, code: "too_low", highestCents: 300_000 });
   });
 
+  it("says when a bid was passed at once by an automatic bid, and then raises no outbid toast for it", async () => {
+    const { connection, toasts, received, send, goLive } = await openAuction();
+    await goLive();
+    connection.$typedBidderName.set("Lin");
+    send(state("snapshot", { bids: [bid(4, "Mo", 100_000)], highest: bid(4, "Mo", 100_000), bidders: 1 }));
+    await until(() => connection.$auction.get().bids.length === 1, "snapshot");
+    const placed = connection.placeBid("Lin", 250_000);
+    await until(() => received.some((message) => message.type === "bid"), "the bid message");
+    const { requestId } = received.find((message) => message.type === "bid") as { requestId: string };
+    send({ type: "accepted", requestId, bid: bid(5, "Lin", 250_000), round: 1, outbidByMaximum: true });
+    await expect(placed).resolves.toEqual({ ok: true, bid: bid(5, "Lin", 250_000), outbidByMaximum: true });
+    // Mo's maximum answers: the page's own bid never led, so this is news like any bid.
+    send(broadcast(bid(5, "Lin", 250_000), 2));
+    send(broadcast(bid(6, "Mo", 250_001), 2));
+    await until(() => connection.$auction.get().highest?.id === 6, "the automatic bid");
+    expect(toasts).toEqual([{ title: "New Bid!", description: "Mo bid $2,500.01" }]);
+  });
+
   it("gives up on a bid that gets no acknowledgement within 10 s", async () => {
     const { connection, goLive } = await openAuction();
     await goLive();
