@@ -33,11 +33,11 @@ export default defineConfig({
   // console's too: it bids, then hides its bid): the auction project's files run one after the
   // other (one worker), and the CSP walk-through waits for them instead of bidding in the middle of one.
   projects: [
-    { name: "chromium", use: devices["Desktop Chrome"], testIgnore: /(auction(-clock)?|admin|csp)\.spec\.ts/ },
+    { name: "chromium", use: devices["Desktop Chrome"], testIgnore: /(auction(-clock|-maximum)?|admin|csp)\.spec\.ts/ },
     {
       name: "auction",
       use: devices["Desktop Chrome"],
-      testMatch: /(auction(-clock)?|admin)\.spec\.ts/,
+      testMatch: /(auction(-clock|-maximum)?|admin)\.spec\.ts/,
       workers: 1,
     },
     { name: "csp", use: devices["Desktop Chrome"], testMatch: /csp\.spec\.ts/, dependencies: ["auction"] },

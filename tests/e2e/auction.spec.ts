@@ -4,7 +4,7 @@ import WebSocket from "ws";
 import { nextWinningCents } from "../../src/lib/auction/bidRules.ts";
 import { bidPlaced } from "../../src/lib/auction/bidToasts.ts";
 import { REFUSAL_TEXTS, tooLowText } from "../../src/lib/auction/refusalTexts.ts";
-import { auctionForm, openPage, openWithPausedClock, toast } from "./fixtures.ts";
+import { auctionForm, nextBidCents, openAuction, openWithPausedClock, toast } from "./fixtures.ts";
 
 // Every test here shares the one auction of the e2e server (a fresh PGlite directory per run), so each
 // bids above whatever is highest when it starts and uses its own bidder names. The tests of this file
@@ -13,22 +13,6 @@ test.describe.configure({ mode: "default" });
 
 const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"];
 const money = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
-
-/** Opens the home page at the auction, once the island is hydrated and its socket is live. */
-async function openAuction(page: Page) {
-  const opened = await openPage(page, "/");
-  const form = auctionForm(page);
-  await form.section.scrollIntoViewIfNeeded();
-  await expect(form.submit).toBeEnabled();
-  await expect(form.live).toBeVisible();
-  return { ...form, assertNoErrors: opened.assertNoErrors };
-}
-
-/** The smallest winning bid, in cents, read from the amount field's placeholder ("$12.35"). */
-async function nextBidCents(page: Page) {
-  const placeholder = (await auctionForm(page).amount.getAttribute("placeholder")) ?? "";
-  return Math.round(Number(placeholder.replace(/[$,]/g, "")) * 100);
-}
 
 const dollars = (cents: number) => (cents / 100).toFixed(2);
 const unique = (prefix: string) => `${prefix} ${test.info().workerIndex}-${Date.now() % 1_000_000}`;

@@ -38,11 +38,29 @@ export function auctionForm(page: Page) {
     name: section.getByLabel("Your Name"),
     amount: section.getByLabel("Bid Amount"),
     submit: section.getByRole("button", { name: "Place Bid" }),
+    maximum: section.getByLabel("Maximum Bid"),
+    setMaximum: section.getByRole("button", { name: "Set Maximum" }),
     recent: section.getByRole("list", { name: "Recent Bids" }),
     /** The connection indicator; its data-connection says live or reconnecting. */
     connection: section.locator("[data-connection]"),
     live: section.locator('[data-connection="live"]'),
   };
+}
+
+/** Opens the home page at the auction, once the island is hydrated and its socket is live. */
+export async function openAuction(page: Page) {
+  const opened = await openPage(page, "/");
+  const form = auctionForm(page);
+  await form.section.scrollIntoViewIfNeeded();
+  await expect(form.submit).toBeEnabled();
+  await expect(form.live).toBeVisible();
+  return { ...form, assertNoErrors: opened.assertNoErrors };
+}
+
+/** The smallest winning bid, in cents, read from the amount field's placeholder ("$12.35"). */
+export async function nextBidCents(page: Page) {
+  const placeholder = (await auctionForm(page).amount.getAttribute("placeholder")) ?? "";
+  return Math.round(Number(placeholder.replace(/[$,]/g, "")) * 100);
 }
 
 /** The toasts on screen with this title. */
