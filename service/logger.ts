@@ -1,8 +1,14 @@
 import { type DestinationStream, pino } from "pino";
+import { attachRepeatedWarnings, createRepeatedWarnings } from "./repeatedWarnings.ts";
 
-/** Structured JSON lines (stdout unless a destination is given, as tests do), one logger for the whole service. */
+/**
+ * Structured JSON lines (stdout unless a destination is given, as tests do), one logger for the
+ * whole service, carrying the memory of its repeated warnings (repeatedWarnings.ts).
+ */
 export function createLogger(level: string, destination?: DestinationStream) {
-  return pino({ level, base: { service: "nothing-store" } }, destination);
+  const logger = pino({ level, base: { service: "nothing-store" } }, destination);
+  attachRepeatedWarnings(logger, createRepeatedWarnings());
+  return logger;
 }
 
 export type Logger = ReturnType<typeof createLogger>;

@@ -13,9 +13,11 @@
  */
 import { RESUME_LIMIT } from "../../src/lib/auction/protocol.ts";
 import { type Logger, loggedError } from "../logger.ts";
+import { endRepeated, logRepeated } from "../repeatedWarnings.ts";
 import type { AuctionView, BidNotice, BidStore } from "../storage/types.ts";
 
 const CATCH_UP_RETRY_MS = 1_000;
+const CATCH_UP_FAILED = "catching up after the database outage failed; retrying";
 
 export interface NoticeFeedOptions {
   store: BidStore;
@@ -125,9 +127,10 @@ export function createNoticeFeed(options: NoticeFeedOptions): NoticeFeed {
         }
       } while (catchUpAgain && !stopped);
       logger.info({ lastBroadcastId: lastId }, "caught up with the bids placed while the database was away");
+      endRepeated(logger, CATCH_UP_FAILED, "catching up succeeded");
     } catch (error) {
       failed = true;
-      logger.warn({ err: loggedError(error) }, "catching up after the database outage failed; retrying");
+      logRepeated(logger, "warn", { err: loggedError(error) }, CATCH_UP_FAILED);
     } finally {
       catchingUp = false;
     }

@@ -18,6 +18,7 @@
 import { SNAPSHOT_SIZE } from "../../src/lib/auction/protocol.ts";
 import type { Coalesce } from "../coalescedReads.ts";
 import { type Logger, loggedError } from "../logger.ts";
+import { endRepeated, logRepeated } from "../repeatedWarnings.ts";
 import type { AuctionView, BidStore } from "../storage/types.ts";
 import type { KnownStanding } from "./knownStanding.ts";
 import { snapshot, standingKey } from "./opening.ts";
@@ -25,6 +26,7 @@ import { INITIAL_STANDING, isBehind, newest, type Standing } from "./standing.ts
 import { encodeMessage } from "./wire.ts";
 
 const RESYNC_RETRY_MS = 1_000;
+const RESYNC_FAILED = "reading the list after a moderation action failed; retrying";
 
 /** What the resync asks of the side that keeps the sockets; `S` is that side's handle for one. */
 export interface ResyncSockets<S> {
@@ -114,8 +116,9 @@ export function createResync<S>(options: ResyncOptions<S>): Resync<S> {
         let view: AuctionView;
         try {
           view = await coalesce("view", () => store.view(SNAPSHOT_SIZE));
+          endRepeated(logger, RESYNC_FAILED, "the list after a moderation action is read again");
         } catch (error) {
-          logger.warn({ err: loggedError(error) }, "reading the list after a moderation action failed; retrying");
+          logRepeated(logger, "warn", { err: loggedError(error) }, RESYNC_FAILED);
           for (const socket of reading) waiting.add(socket);
           reading.clear();
           await new Promise((resolve) => setTimeout(resolve, RESYNC_RETRY_MS).unref());

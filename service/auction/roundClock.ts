@@ -9,11 +9,13 @@
 import type { Timers } from "../../src/lib/timers.ts";
 import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
+import { endRepeated, logRepeated } from "../repeatedWarnings.ts";
 import type { BidStore, RoundSettlement, RoundStanding } from "../storage/types.ts";
 
 /** Within this long of the end (or past it) the instance's known highest may belong to an ending round. */
 const NEAR_END_MS = 1_000;
 const SETTLE_RETRY_MS = 1_000;
+const SETTLE_FAILED = "settling the auction round failed; retrying";
 
 export interface RoundClock {
   /** Settles the round as it stands now (an end passed while no instance ran) and starts listening. */
@@ -82,10 +84,11 @@ export function createRoundClock({ store, logger, metrics, timers, now = Date.no
         settleAgain = false;
         learn(await store.settleRound());
       } while (settleAgain && !stopped);
+      endRepeated(logger, SETTLE_FAILED, "the auction round is settled again");
       arm();
     } catch (error) {
       // The database is away: try again shortly (its return also settles, see start()).
-      logger.warn({ err: loggedError(error) }, "settling the auction round failed; retrying");
+      logRepeated(logger, "warn", { err: loggedError(error) }, SETTLE_FAILED);
       timers.clearTimeout(timer);
       if (!stopped) timer = timers.setTimeout(settle, SETTLE_RETRY_MS);
     } finally {

@@ -22,13 +22,13 @@ import { createFairShares } from "../http/fairShares.ts";
 
 import { isOriginAllowed } from "../http/originPolicy.ts";
 import { createRateLimiter } from "../http/rateLimiter.ts";
-import { createRefusalLog, MAX_LOGGED_CHARS } from "../http/refusalLog.ts";
 import { refuseUpgrade } from "../http/requestGuard.ts";
 import type { RequestTarget } from "../http/requestTarget.ts";
 import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { createNameFilter } from "../names/nameFilter.ts";
 import type { PaymentSocketLink } from "../payments/sockets.ts";
+import { createRepeatedWarnings, MAX_LOGGED_CHARS, visitorAnswered, visitorUnanswered } from "../repeatedWarnings.ts";
 import type { BidStore } from "../storage/types.ts";
 import { createBidDesk } from "./bidDesk.ts";
 import { createBroadcaster } from "./broadcaster.ts";
@@ -138,8 +138,8 @@ export function createSocketServer(
   metrics.health.ready = () => !draining && store.isReady();
   metrics.health.databaseUp = () => store.isReady();
   // Apart, so a flood of made-up paths cannot push a real origin's refusal out of memory.
-  const wrongPaths = createRefusalLog({ now });
-  const foreignOrigins = createRefusalLog({ now });
+  const wrongPaths = createRepeatedWarnings({ now });
+  const foreignOrigins = createRepeatedWarnings({ now });
   const allowed = config.allowedOrigins.length > 0 ? config.allowedOrigins : "same origin";
 
   function send(socket: WebSocket, message: ServerMessage) {
@@ -173,12 +173,13 @@ export function createSocketServer(
 
     readOpening(store, readResumePoint(query), coalesce).then(
       ({ message, coveredId, standing }) => {
+        visitorAnswered(logger);
         if (socket.readyState === socket.OPEN) {
           broadcaster.goLive(socket, encodeMessage(message), coveredId, standing);
         }
       },
       (error: unknown) => {
-        logger.warn({ err: loggedError(error) }, "could not read the opening snapshot");
+        visitorUnanswered(logger, "the opening snapshot", loggedError(error));
         send(socket, { type: "error", code: "unavailable", message: REFUSAL_TEXTS.unavailable });
         socket.close(CLOSE_CODES.tryAgainLater, "Auction unavailable");
       },
@@ -296,13 +297,13 @@ export function createSocketServer(
       const origin = req.headers.origin?.slice(0, MAX_LOGGED_CHARS) ?? null;
       if (target.path !== PROTOCOL_PATH) {
         const path = target.path.slice(0, MAX_LOGGED_CHARS);
-        wrongPaths.note(`${path} ${origin}`, (unlogged) =>
+        wrongPaths.note(`${path} ${origin}`, (repeated) =>
           logger.warn(
             {
               path,
               origin,
               client: maskAddress(limitKey(clientAddress(req, config.trustProxy, config.trustedProxies))),
-              unlogged,
+              repeated,
             },
             `refused a socket on a path other than ${PROTOCOL_PATH}: the pages' PUBLIC_REALTIME_URL must end in ${PROTOCOL_PATH} (logged once a minute per path and origin)`,
           ),
@@ -317,9 +318,9 @@ export function createSocketServer(
       // The limit key, not the address: the cap and the bid limit hold an IPv6 client by its /64.
       const address = limitKey(clientAddress(req, config.trustProxy, config.trustedProxies));
       if (!isOriginAllowed(req, config.allowedOrigins)) {
-        foreignOrigins.note(String(origin), (unlogged) =>
+        foreignOrigins.note(String(origin), (repeated) =>
           logger.warn(
-            { origin, allowed, client: maskAddress(address), unlogged },
+            { origin, allowed, client: maskAddress(address), repeated },
             "refused a socket from a foreign origin: if its pages are yours, add it to ALLOWED_ORIGINS (logged once a minute per origin)",
           ),
         );

@@ -11,6 +11,7 @@ import { answerJson, refuseUnlessRead } from "../http/answers.ts";
 import { isOriginAllowed } from "../http/originPolicy.ts";
 import type { RequestTarget } from "../http/requestTarget.ts";
 import { type Logger, loggedError } from "../logger.ts";
+import { visitorAnswered, visitorUnanswered } from "../repeatedWarnings.ts";
 import type { BidStore } from "../storage/types.ts";
 
 export interface WinnersRouteOptions {
@@ -50,11 +51,12 @@ export function createWinnersRoute({ store, allowedOrigins, logger }: WinnersRou
             endedAt,
           })),
         };
+        visitorAnswered(logger);
         answerJson(res, 200, body, { "Cache-Control": CACHE_CONTROL });
       },
       (error: unknown) => {
         // The database is down or the store closed: the page says so; the service carries on.
-        logger.warn({ err: loggedError(error) }, "could not read the auction winners");
+        visitorUnanswered(logger, "the auction winners", loggedError(error));
         answerJson(res, 503, { error: "unavailable" });
       },
     );

@@ -43,6 +43,7 @@ import { type AddressGroups, addressGroups } from "../http/fairShares.ts";
 import type { RequestTarget } from "../http/requestTarget.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
+import { visitorUnanswered } from "../repeatedWarnings.ts";
 import type { PaymentStore } from "../storage/payments.ts";
 import { type BidStore, StoreUnavailableError } from "../storage/types.ts";
 import { DEVICE_MS, deviceKey, deviceToken, newDeviceId, readDevice } from "./device.ts";
@@ -508,7 +509,7 @@ export function createAdminConsole({
     } catch (error) {
       // Sessions and sign-ins live in the database: without it the console opens for nobody.
       if (!(error instanceof StoreUnavailableError) || res.headersSent) throw error;
-      logger.warn({ err: error.message }, "the operator console cannot reach the database");
+      visitorUnanswered(logger, "the operator console", error.message);
       send(res, 503, messagePage("The console cannot reach its database right now. Try again in a moment."), {
         "Retry-After": UNAVAILABLE_RETRY_AFTER_SECONDS,
       });

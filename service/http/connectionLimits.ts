@@ -18,16 +18,16 @@
  *   for the database, the metrics listener and the pages being read; past it Node closes a new
  *   connection as soon as it is accepted.
  *
- * Refusals are counted by reason and logged once a minute per client (refusalLog.ts).
+ * Refusals are counted by reason and logged once a minute per client (repeatedWarnings.ts).
  */
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../logger.ts";
+import { createRepeatedWarnings } from "../repeatedWarnings.ts";
 import { clientAddress, isTrustedProxy, LOOPBACK_PROXIES, maskAddress } from "./clientAddress.ts";
 import { addressGroups, createFairShares, type ShareRefusal } from "./fairShares.ts";
-import { createRefusalLog } from "./refusalLog.ts";
 import { refuseUpgrade } from "./requestGuard.ts";
 
 export interface ConnectionLimits {
@@ -108,14 +108,14 @@ export function guardConnections(
     perClient: limits.maxConnectionsPerClient,
     wideShare: limits.networkSharePercent / 100,
   });
-  const refusalLog = createRefusalLog({ now });
+  const refusalLines = createRepeatedWarnings({ now });
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
 
   function serverFull() {
     refusals?.inc({ reason: "server_full" });
-    refusalLog.note("server", (unlogged) =>
+    refusalLines.note("server", (repeated) =>
       logger.warn(
-        { maxConnections: limits.maxConnections, unlogged },
+        { maxConnections: limits.maxConnections, repeated },
         "refused a connection: the listener holds MAX_CONNECTIONS already",
       ),
     );
@@ -126,9 +126,9 @@ export function guardConnections(
     const groups = addressGroups(address);
     if (refusal === "client") {
       refusals?.inc({ reason: "per_client" });
-      refusalLog.note(`c ${groups.client}`, (unlogged) =>
+      refusalLines.note(`c ${groups.client}`, (repeated) =>
         logger.warn(
-          { client: maskAddress(groups.client), cap: shares.budgets.client, unlogged },
+          { client: maskAddress(groups.client), cap: shares.budgets.client, repeated },
           "refused a client over MAX_CONNECTIONS_PER_CLIENT",
         ),
       );
@@ -136,9 +136,9 @@ export function guardConnections(
     }
     refusals?.inc({ reason: "per_network" });
     const network = (refusal === "mid" ? groups.mid : groups.wide) ?? groups.client;
-    refusalLog.note(`${refusal} ${network}`, (unlogged) =>
+    refusalLines.note(`${refusal} ${network}`, (repeated) =>
       logger.warn(
-        { network: maskAddress(network), share: refusal, held: shares.held(address), unlogged },
+        { network: maskAddress(network), share: refusal, held: shares.held(address), repeated },
         "refused a client over its network's share of MAX_CONNECTIONS",
       ),
     );

@@ -12,6 +12,7 @@ import { createRateLimiter } from "../http/rateLimiter.ts";
 import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import { createNameFilter } from "../names/nameFilter.ts";
+import { logRepeated, visitorAnswered, visitorUnanswered } from "../repeatedWarnings.ts";
 import type { PaymentStore, RpcState, StoredPayment } from "../storage/payments.ts";
 import {
   type ChainClient,
@@ -134,9 +135,10 @@ export function startPayments(options: PaymentsOptions): Payments {
     if (outcomeListeners.size === 0) return;
     store.payments.find(reference).then(
       (payment) => {
+        visitorAnswered(logger);
         if (payment) for (const listener of outcomeListeners) listener(payment);
       },
-      (error: unknown) => logger.warn({ err: loggedError(error), reference }, "could not read a payment's outcome"),
+      (error: unknown) => visitorUnanswered(logger, "a payment's outcome", loggedError(error)),
     );
   });
 
@@ -181,10 +183,15 @@ export function startPayments(options: PaymentsOptions): Payments {
           ? SETUP_RETRY_MS
           : Math.min(MAX_BACKOFF_MS, settings.pollMs * 2 ** Math.min(attempt, 16));
       if (error instanceof ChainSetupError)
-        logger.error({ retryInMs: delay }, `payments are unavailable: ${error.message}`);
+        logRepeated(logger, "error", { retryInMs: delay }, `payments are unavailable: ${error.message}`);
       else if (error instanceof RpcFault)
-        logger.warn({ kind: error.kind, retryInMs: delay }, "could not read the mint from the Solana RPC");
-      else logger.warn({ err: loggedError(error), retryInMs: delay }, "could not read the mint");
+        logRepeated(
+          logger,
+          "warn",
+          { kind: error.kind, retryInMs: delay },
+          "could not read the mint from the Solana RPC",
+        );
+      else logRepeated(logger, "warn", { err: loggedError(error), retryInMs: delay }, "could not read the mint");
       setupTimer = timers.setTimeout(() => void setUp(attempt + 1), delay);
     } finally {
       firstRead.resolve();

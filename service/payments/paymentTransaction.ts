@@ -8,6 +8,7 @@
 import { type Address, isAddress } from "@solana/kit";
 import type { Tier } from "../../src/data/tiers.ts";
 import type { PaymentErrorBody, PaymentStatus } from "../../src/lib/payments.ts";
+import { logRepeated } from "../repeatedWarnings.ts";
 import type { StoredPayment } from "../storage/payments.ts";
 import { formatUnits, toBaseUnits } from "./amounts.ts";
 import { type BlockhashLifetime, type ChainInfo, RpcFault } from "./chain.ts";
@@ -95,7 +96,13 @@ export function createPaymentTransactions(
   function rpcUnavailable(error: RpcFault): PaymentRefusal {
     const retryAfterS =
       error.retryAfterMs === null ? RPC_RETRY_AFTER_S : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
-    logger.warn({ method: error.method, kind: error.kind }, "a transaction request could not reach the Solana RPC");
+    logRepeated(
+      logger,
+      "warn",
+      { method: error.method, kind: error.kind },
+      "a transaction request could not reach the Solana RPC",
+      error.kind,
+    );
     return refusal(503, COMMON_REFUSALS.unavailable, { "Retry-After": String(retryAfterS) });
   }
 

@@ -25,8 +25,8 @@ import { answerJson, refuseMethod } from "../http/answers.ts";
 import { clientAddress, limitKey, maskAddress } from "../http/clientAddress.ts";
 import { DEFAULT_CONNECTION_LIMITS } from "../http/connectionLimits.ts";
 import { addressGroups, shareBudgets, shareRefusal } from "../http/fairShares.ts";
-import { createRefusalLog } from "../http/refusalLog.ts";
 import type { NameFilter } from "../names/nameFilter.ts";
+import { createRepeatedWarnings, logRepeated } from "../repeatedWarnings.ts";
 import type { StoredPayment } from "../storage/payments.ts";
 import { formatUnits, toBaseUnits, transferRequestUrl } from "./amounts.ts";
 import {
@@ -177,7 +177,7 @@ export function createRequestRoutes(options: RequestRoutesOptions, shared: Route
     perClient: settings.rateLimit,
     wideShare: (options.networkSharePercent ?? DEFAULT_CONNECTION_LIMITS.networkSharePercent) / 100,
   });
-  const networkRefusals = createRefusalLog({ now: performance.now.bind(performance) });
+  const networkRefusals = createRepeatedWarnings({ now: performance.now.bind(performance) });
   // The share check and the insert, one request at a time in this instance, so that requests
   // asked at once cannot all pass the check; another instance may add at most its own one.
   let creating: Promise<unknown> = Promise.resolve();
@@ -236,13 +236,18 @@ export function createRequestRoutes(options: RequestRoutesOptions, shared: Route
       const { refusal, held } = outcome;
       if (refusal === "full") {
         count("busy");
-        logger.warn({ cap: settings.maxOpenRequests }, "payment request refused: the open-request cap is reached");
+        logRepeated(
+          logger,
+          "warn",
+          { cap: settings.maxOpenRequests },
+          "payment request refused: the open-request cap is reached",
+        );
         return { ok: false, status: 503, error: PAYMENT_REQUEST_REFUSALS.busy, headers: retryAfter };
       }
       count("network_busy");
-      networkRefusals.note(`${refusal} ${networks.wide ?? networks.client}`, (unlogged) =>
+      networkRefusals.note(`${refusal} ${networks.wide ?? networks.client}`, (repeated) =>
         logger.warn(
-          { network: maskAddress(networks.wide ?? networks.client), share: refusal, held, unlogged },
+          { network: maskAddress(networks.wide ?? networks.client), share: refusal, held, repeated },
           "payment request refused: its network holds its share of the open requests",
         ),
       );

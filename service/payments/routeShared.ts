@@ -18,6 +18,7 @@ import type { RequestTarget } from "../http/requestTarget.ts";
 import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { NameFilter } from "../names/nameFilter.ts";
+import { visitorUnanswered } from "../repeatedWarnings.ts";
 import type { PaymentStore } from "../storage/payments.ts";
 import { StoreUnavailableError } from "../storage/types.ts";
 import type { ChainInfo } from "./chain.ts";
@@ -169,7 +170,7 @@ export function createRouteShared(logger: Logger): RouteShared {
     unavailable,
     failed(res, what, error) {
       if (!(error instanceof StoreUnavailableError)) logger.error({ err: error }, `${what} failed`);
-      else logger.warn({ err: loggedError(error) }, `${what}: the database is unavailable`);
+      else visitorUnanswered(logger, what, loggedError(error));
       if (!res.headersSent) unavailable(res);
     },
   };

@@ -10,6 +10,7 @@ import type { WebSocket } from "ws";
 import type { ServerMessage } from "../../src/lib/auction/protocol.ts";
 import { createRateLimiter } from "../http/rateLimiter.ts";
 import { type Logger, loggedError } from "../logger.ts";
+import { visitorUnanswered } from "../repeatedWarnings.ts";
 import type { PaymentStore, StoredPayment } from "../storage/payments.ts";
 import { statusBody } from "./requestRoutes.ts";
 
@@ -96,8 +97,7 @@ export function createPaymentSockets(options: PaymentSocketsOptions): PaymentSoc
         (payment) => {
           if (payment && lastSent.get(reference) !== `${payment.status} ${payment.signature}`) tell(payment);
         },
-        (error: unknown) =>
-          logger.warn({ err: loggedError(error), reference }, "could not read a watched payment again"),
+        (error: unknown) => visitorUnanswered(logger, "a watched payment, again", loggedError(error)),
       );
     }
   });
@@ -130,7 +130,7 @@ export function createPaymentSockets(options: PaymentSocketsOptions): PaymentSoc
         (payment) => {
           if (payment && watchedBy.get(socket)?.has(reference)) tell(payment, socket);
         },
-        (error: unknown) => logger.warn({ err: loggedError(error), reference }, "could not read a watched payment"),
+        (error: unknown) => visitorUnanswered(logger, "a watched payment", loggedError(error)),
       );
     },
   };

@@ -27,6 +27,7 @@ import type { Address, Signature } from "@solana/kit";
 import type { Timers } from "../../src/lib/timers.ts";
 import { type Logger, loggedError } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
+import { endRepeated, logRepeated } from "../repeatedWarnings.ts";
 import type { LookupTarget, PaymentStore, RecordOutcome, RpcState, WatcherLease } from "../storage/payments.ts";
 import { type ChainClient, RpcFault, type SignatureInfo } from "./chain.ts";
 import type { RpcBudget } from "./rpcBudget.ts";
@@ -109,6 +110,11 @@ const CONFIRMATION_OUTCOMES = [
   "expired",
 ] as const satisfies readonly (JudgedLogOutcome["outcome"] | "expired")[];
 
+/** The watcher's warnings that repeat while the database or the chain is out of reach (repeatedWarnings.ts). */
+const LEASE_TRY_FAILED = "could not try for the payment watcher lease";
+const RECORD_FAILED = "the payment watcher could not record: backing off";
+const RPC_CALL_FAILED = "a Solana RPC call failed: backing off";
+
 export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWatcher {
   const { store, chain, budget, account, pollMs, unreachableAfterMs, retentionMs, metrics, timers } = options;
   const now = options.now ?? Date.now;
@@ -141,7 +147,8 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     if (!lease) return;
     lease = null;
     metrics.paymentWatcherActive.set(0);
-    logger.warn({ reason }, "payment watcher stopped: the lease is gone");
+    // Not ended by a new lease: a database that flaps still gives one line an interval.
+    logRepeated(logger, "warn", { reason }, "payment watcher stopped: the lease is gone");
   }
 
   async function claim(): Promise<boolean> {
@@ -153,8 +160,8 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     lastHeartbeat = Number.NEGATIVE_INFINITY;
     accountMark = null;
     unsettledReferences.clear();
-    claimed.onLost(() => {
-      if (lease === claimed) dropLease("lost");
+    claimed.onLost((reason) => {
+      if (lease === claimed) dropLease(reason);
     });
     publishedState = await store.rpcState(tokenAccount);
     metrics.paymentWatcherActive.set(1);
@@ -392,14 +399,18 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
     const held = lease;
     if (!held) {
       try {
-        return (await claim()) ? 0 : LEASE_RETRY_MS;
+        const claimed = await claim();
+        endRepeated(logger, LEASE_TRY_FAILED, "the payment watcher tries for its lease again");
+        return claimed ? 0 : LEASE_RETRY_MS;
       } catch (error) {
-        logger.warn({ err: loggedError(error) }, "could not try for the payment watcher lease");
+        logRepeated(logger, "warn", { err: loggedError(error) }, LEASE_TRY_FAILED);
         return LEASE_RETRY_MS;
       }
     }
     try {
       await poll(held);
+      endRepeated(logger, RECORD_FAILED, "the payment watcher records again");
+      endRepeated(logger, RPC_CALL_FAILED, "the payment watcher's Solana RPC calls succeed again");
       failures = 0;
       unreachableSince = null;
       await publish(held, "ok");
@@ -411,10 +422,7 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
       }
       if (error instanceof RpcFault) {
         const delay = backoff(error);
-        logger.warn(
-          { method: error.method, kind: error.kind, retryInMs: delay },
-          "a Solana RPC call failed: backing off",
-        );
+        logRepeated(logger, "warn", { method: error.method, kind: error.kind, retryInMs: delay }, RPC_CALL_FAILED);
         if (error.kind === "rate_limited") {
           // A 429 is an answer: the chain is reachable, only slower.
           unreachableSince = null;
@@ -427,7 +435,7 @@ export function createPaymentWatcher(options: PaymentWatcherOptions): PaymentWat
       }
       // The database: the lookups are repeated once it answers; what was recorded stays recorded.
       const delay = backoff(null);
-      logger.warn({ err: loggedError(error), retryInMs: delay }, "the payment watcher could not record: backing off");
+      logRepeated(logger, "warn", { err: loggedError(error), retryInMs: delay }, RECORD_FAILED);
       return delay;
     }
   }

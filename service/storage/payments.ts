@@ -156,8 +156,8 @@ export interface WatcherLease {
   forgetUnpaid(endedBefore: Date, limit: number): Promise<number>;
   /** Whether the lease is still held (false once its connection is lost). */
   isHeld(): boolean;
-  /** Fires once, when the lease is lost. */
-  onLost(listener: () => void): void;
+  /** Fires once, when the lease is lost, with why. */
+  onLost(listener: (reason: string) => void): void;
   release(): Promise<void>;
 }
 
@@ -172,7 +172,7 @@ export interface PaymentBackend {
 export interface LeaseConnection {
   transaction<T>(work: (query: Query) => Promise<T>): Promise<T>;
   isHeld(): boolean;
-  onLost(listener: () => void): void;
+  onLost(listener: (reason: string) => void): void;
   release(): Promise<void>;
 }
 

@@ -285,10 +285,10 @@ async function createPgliteStore(db: PGlite, parts: StoreParts): Promise<StoreWi
 
   // One process holds the directory, so it is the deployment's one watcher; the lease only keeps a
   // second watcher in this process from running beside the first.
-  let lease: { lost: boolean; listeners: Set<() => void> } | null = null;
+  let lease: { lost: boolean; listeners: Set<(reason: string) => void> } | null = null;
   function claimLease(): Promise<LeaseConnection | null> {
     if (closed || lease) return Promise.resolve(null);
-    const held = { lost: false, listeners: new Set<() => void>() };
+    const held = { lost: false, listeners: new Set<(reason: string) => void>() };
     lease = held;
     return Promise.resolve({
       async transaction(work) {
@@ -301,7 +301,7 @@ async function createPgliteStore(db: PGlite, parts: StoreParts): Promise<StoreWi
       },
       isHeld: () => !held.lost && !closed,
       onLost(listener) {
-        if (held.lost) listener();
+        if (held.lost) listener("lost before it was watched");
         else held.listeners.add(listener);
       },
       async release() {
@@ -359,7 +359,7 @@ async function createPgliteStore(db: PGlite, parts: StoreParts): Promise<StoreWi
       adminNotices.clear();
       if (lease) {
         lease.lost = true;
-        for (const listener of lease.listeners) listener();
+        for (const listener of lease.listeners) listener("the store closed");
       }
       try {
         // An aborted engine is never called again: its close would spin like any other call.

@@ -11,6 +11,7 @@
 import postgres from "postgres";
 import type { Logger } from "../logger.ts";
 import { NAME_KEY_VERSION } from "../names/nameKey.ts";
+import { logRepeated } from "../repeatedWarnings.ts";
 import { ADMIN_SESSIONS_CHANNEL, createAdminNotices, createAdminStore } from "./admin.ts";
 import { type FunctionSet, readFunctions } from "./functions.ts";
 import { applyMigrations, type Migration, readMigrations } from "./migrations.ts";
@@ -234,7 +235,8 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
     if (listening === value || (closing && value)) return;
     listening = value;
     if (value) logger.info("auction store ready: LISTEN active");
-    else logger.warn("auction store not ready: the LISTEN connection to PostgreSQL is lost");
+    // Not ended by the next LISTEN: a database that flaps still gives one line an interval.
+    else logRepeated(logger, "warn", {}, "auction store not ready: the LISTEN connection to PostgreSQL is lost");
     showReadiness();
   }
 
@@ -312,7 +314,7 @@ async function createPostgresStore(sql: postgres.Sql, options: ListenOptions): P
     ]);
     clearTimeout(timer);
     if (answered || closing || probed !== listenSql) return;
-    logger.warn({ waitedMs: heartbeatMs }, "the LISTEN connection stopped answering: replacing it");
+    logRepeated(logger, "warn", { waitedMs: heartbeatMs }, "the LISTEN connection stopped answering: replacing it");
     listenSql = connectListener();
     listenConnectionCloses++;
     setReady(false);
@@ -392,7 +394,7 @@ class LeaseLostError extends Error {
  */
 function createWatcherLease(databaseUrl: string, logger: Logger) {
   let connection: postgres.Sql | null = null;
-  let held: { lost: boolean; listeners: Set<() => void>; check: NodeJS.Timeout } | null = null;
+  let held: { lost: boolean; listeners: Set<(reason: string) => void>; check: NodeJS.Timeout } | null = null;
   let closed = false;
 
   function lose(reason: string) {
@@ -401,12 +403,13 @@ function createWatcherLease(databaseUrl: string, logger: Logger) {
     lease.lost = true;
     held = null;
     clearInterval(lease.check);
-    logger.warn({ reason }, "payment watcher lease lost");
+    // The watcher says so, with this reason: one line for one loss.
+    logger.debug({ reason }, "payment watcher lease lost");
     const lost = connection;
     connection = null;
     // Its session may still hold the lock: end it so another instance can take over.
     lost?.end({ timeout: 0 }).catch(() => {});
-    for (const listener of lease.listeners) listener();
+    for (const listener of lease.listeners) listener(reason);
   }
 
   function connect(): postgres.Sql {
@@ -449,7 +452,7 @@ function createWatcherLease(databaseUrl: string, logger: Logger) {
     }
     const lease = {
       lost: false,
-      listeners: new Set<() => void>(),
+      listeners: new Set<(reason: string) => void>(),
       check: setInterval(() => {
         holdsLock(run).then(
           (stillHeld) => {
@@ -479,7 +482,7 @@ function createWatcherLease(databaseUrl: string, logger: Logger) {
       },
       isHeld: () => !lease.lost,
       onLost(listener) {
-        if (lease.lost) listener();
+        if (lease.lost) listener("lost before it was watched");
         else lease.listeners.add(listener);
       },
       async release() {

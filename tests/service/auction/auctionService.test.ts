@@ -377,16 +377,16 @@ describe("auction service limits", () => {
       msg: "refused a socket from a foreign origin: if its pages are yours, add it to ALLOWED_ORIGINS (logged once a minute per origin)",
     };
     expect(refusals()).toEqual([
-      expect.objectContaining({ ...origin, origin: "https://elsewhere.example", unlogged: 0 }),
+      expect.objectContaining({ ...origin, origin: "https://elsewhere.example", repeated: 0 }),
       expect.objectContaining({
         level: 40,
         path: "/realtime/",
         origin: "https://nothing.example",
-        unlogged: 0,
+        repeated: 0,
         msg: "refused a socket on a path other than /realtime: the pages' PUBLIC_REALTIME_URL must end in /realtime (logged once a minute per path and origin)",
       }),
-      expect.objectContaining({ ...origin, origin: "https://other.example", unlogged: 0 }),
-      expect.objectContaining({ ...origin, origin: "https://elsewhere.example", unlogged: 3 }),
+      expect.objectContaining({ ...origin, origin: "https://other.example", repeated: 0 }),
+      expect.objectContaining({ ...origin, origin: "https://elsewhere.example", repeated: 4 }),
     ]);
   });
 

@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../../service/config.ts";
 import { SERVICE_HEADERS } from "../../../service/http/securityHeaders.ts";
 import type { Logger } from "../../../service/logger.ts";
+import { VISITORS_UNANSWERED } from "../../../service/repeatedWarnings.ts";
 import type { BidStore, PlaceBidOutcome, StoredBid } from "../../../service/storage/types.ts";
 import { parseWinners, WINNERS_PATH } from "../../../src/lib/auctionWinners.ts";
 import { type AuctionService, serviceForThisTest } from "../harness/auctionService.ts";
@@ -145,7 +146,9 @@ describe.each(BACKENDS)("GET /auction/winners on %s", (backend) => {
     expect(response.status).toBe(503);
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(await response.json()).toEqual({ error: "unavailable" });
-    expect(lines).toContainEqual(expect.objectContaining({ level: 40, msg: "could not read the auction winners" }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 40, what: "the auction winners", msg: VISITORS_UNANSWERED }),
+    );
     // The process is still there to answer.
     expect((await fetch(`${service.httpUrl}/healthz`)).status).toBe(200);
   });

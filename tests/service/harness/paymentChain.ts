@@ -11,6 +11,7 @@ import { type ChainRpcServer, startChainRpcServer } from "../../../scripts/harne
 import { LocalChain, type TokenProgramName } from "../../../scripts/harness/localChain.ts";
 import type { MintExtension } from "../../../scripts/harness/token2022Extensions.ts";
 import type { ServiceConfig } from "../../../service/config.ts";
+import type { Logger } from "../../../service/logger.ts";
 import type { PaymentsOptions } from "../../../service/payments/index.ts";
 import type { PaymentSettings } from "../../../service/payments/settings.ts";
 import type { StoreWithPayments } from "../../../service/storage/types.ts";
@@ -80,8 +81,10 @@ export interface PaymentService extends LocalPaymentChain {
   url: string;
   store: StoreWithPayments;
   service: AuctionService;
-  /** The service's log lines so far. */
+  /** The service's log lines so far, its store's among them. */
   logs: Record<string, unknown>[];
+  /** The logger of both (a test gives it a clock for its repeated warnings). */
+  logger: Logger;
   get(path: string, headers?: Record<string, string>): Promise<Response>;
   /** POSTs `body` (JSON, or a string sent as it is) with Content-Type application/json unless `headers` say otherwise. */
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
@@ -103,15 +106,16 @@ export async function openPaymentService(
     prepare?: (local: LocalPaymentChain) => Promise<void>;
   },
 ): Promise<PaymentService> {
-  const store = await openTestStore(location);
+  const logs: Record<string, unknown>[] = [];
+  const logger = testLogger((line) => logs.push(line));
+  const store = await openTestStore(location, { logger });
   cleanUpAfter(() => store.close());
   const local = await localPaymentChain(options.decimals, options.mint);
   await options.prepare?.(local);
-  const logs: Record<string, unknown>[] = [];
   const service = await startAuctionService(
     store,
     { allowedOrigins: [], ...options.config, payments: paymentSettingsOver(local, options.settings) },
-    testLogger((line) => logs.push(line)),
+    logger,
     { paymentOptions: options.paymentOptions },
   );
   cleanUpAfter(() => service.stop());
@@ -122,6 +126,7 @@ export async function openPaymentService(
     store,
     service,
     logs,
+    logger,
     get: (path, headers = {}) => fetch(`${url}${path}`, { headers }),
     post: (path, body, headers = {}) =>
       fetch(`${url}${path}`, {
