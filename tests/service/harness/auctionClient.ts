@@ -21,6 +21,9 @@ import {
 import { waitFor } from "./stores.ts";
 
 type Accepted = Extract<ServerMessage, { type: "accepted" }>;
+type MaximumSet = Extract<ServerMessage, { type: "maximumSet" }>;
+export type MaximumAnswer = MaximumSet | ErrorMessage;
+export type MyMaximum = Extract<ServerMessage, { type: "myMaximum" }>;
 /** What a socket gets first: the snapshot, or the resume it asked for. */
 export type OpeningMessage = SnapshotMessage | ResumeMessage;
 export type BidAnswer = Accepted | ErrorMessage;
@@ -29,6 +32,8 @@ export interface TestClient {
   socket: WebSocket;
   /** Every message received, parsed and checked against the protocol's schemas. */
   messages: ServerMessage[];
+  /** Every text frame as received, before parsing (which drops fields the schemas do not name). */
+  frames: string[];
   /** Resolves with the close code and reason, whoever closes. */
   closed: Promise<{ code: number; reason: string }>;
   opening(): Promise<OpeningMessage>;
@@ -41,6 +46,10 @@ export interface TestClient {
   /** Sends without waiting: for floods and races. */
   sendBid(bidderName: string, amount: number): string;
   answerTo(requestId: string): Promise<BidAnswer>;
+  /** Sends a secret maximum (dollars) with a fresh requestId; resolves with the answer to it. */
+  maximum(bidderName: string, maximum: number, bidderSecret: string): Promise<MaximumAnswer>;
+  /** Asks where the secret's maximum stands; resolves with the next myMaximum answer. */
+  myMaximum(bidderSecret: string): Promise<MyMaximum>;
   close(): Promise<void>;
 }
 
@@ -80,7 +89,9 @@ export function connectClient(url: string, options: ConnectOptions = {}): Promis
     handshakeTimeout: WAIT_MS,
   });
   const messages: ServerMessage[] = [];
+  const frames: string[] = [];
   const malformed: string[] = [];
+  socket.on("message", (data) => frames.push(String(data)));
   onServerMessages(
     socket,
     (message) => messages.push(message),
@@ -128,9 +139,36 @@ export function connectClient(url: string, options: ConnectOptions = {}): Promis
     );
   }
 
+  async function maximum(bidderName: string, amount: number, bidderSecret: string): Promise<MaximumAnswer> {
+    requestCounter += 1;
+    const requestId = `max-${process.pid}-${requestCounter}`;
+    socket.send(JSON.stringify({ type: "maximum", requestId, bidderName, maximum: amount, bidderSecret }));
+    return waitForMessage(
+      `the answer to ${requestId}`,
+      (message): message is MaximumAnswer =>
+        (message.type === "maximumSet" || message.type === "error") && message.requestId === requestId,
+    );
+  }
+
+  async function myMaximum(bidderSecret: string): Promise<MyMaximum> {
+    const before = messages.length;
+    socket.send(JSON.stringify({ type: "myMaximum", bidderSecret }));
+    let found: MyMaximum | undefined;
+    await waitFor(
+      "the myMaximum answer",
+      () => {
+        found = messages.slice(before).find((message): message is MyMaximum => message.type === "myMaximum");
+        return found !== undefined;
+      },
+      WAIT_MS,
+    );
+    return found as MyMaximum;
+  }
+
   const client: TestClient = {
     socket,
     messages,
+    frames,
     closed,
     opening: () =>
       waitForMessage(
@@ -150,6 +188,8 @@ export function connectClient(url: string, options: ConnectOptions = {}): Promis
     bid: (bidderName, amount) => answerTo(sendBid(bidderName, amount)),
     sendBid,
     answerTo,
+    maximum,
+    myMaximum,
     close: () => closeSocket(socket),
   };
 

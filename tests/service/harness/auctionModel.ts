@@ -369,6 +369,16 @@ export class MaximumRuleModel {
     return answer("outbid_by_maximum");
   }
 
+  /** A copy to try an order on, leaving this one as it is. */
+  clone(): MaximumRuleModel {
+    const copy = new MaximumRuleModel(this.keyOf);
+    copy.highest = this.highest && { ...this.highest };
+    copy.leading = this.leading && { ...this.leading };
+    copy.bids.push(...this.bids);
+    copy.blocked = new Set(this.blocked);
+    return copy;
+  }
+
   /** The operator hides a bid of this name or blocks it: its leading maximum ends. */
   endMaximumOf(name: string) {
     if (this.leading && this.sameName(this.leading.name, name)) this.leading = null;

@@ -8,8 +8,9 @@
  * Reproducible: the seeds are fixed and printed; FC_SEED=<n> runs another one.
  */
 import { createHash } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { describe, expect } from "vitest";
+import { describe, expect, it } from "vitest";
 import { storeQueries } from "../../../service/storage/queries.ts";
 import {
   type BidStore,
@@ -27,7 +28,15 @@ import {
   type ModelMaximumAnswer,
   modelNextWinningCents,
 } from "../harness/auctionModel.ts";
-import { BACKENDS, type DirectQuery, migratedLocationTestOn, storeTestOn, withDirectSql } from "../harness/stores.ts";
+import {
+  BACKENDS,
+  type DirectQuery,
+  locationForThisTest,
+  migratedLocationTestOn,
+  storeForThisTest,
+  storeTestOn,
+  withDirectSql,
+} from "../harness/stores.ts";
 
 const INC = BID_INCREMENT_CENTS;
 const ownerOf = (secret: string) => createHash("sha256").update(secret).digest("hex");
@@ -361,3 +370,114 @@ async function emptyAuction(query: DirectQuery): Promise<void> {
   );
   await query("INSERT INTO auction_state DEFAULT VALUES");
 }
+
+// ---- Two instances at once ---------------------------------------------------------------------
+
+/** A caller's batches, amounts fixed in advance and rising, so that they meet near the price. */
+const NAMES_AT_ONCE = ["Ann", "Bob", "Cy", "Dee"] as const;
+const concurrentEntry = (step: number) =>
+  fc.record({
+    kind: fc.constantFrom("bid" as const, "maximum" as const),
+    name: fc.nat({ max: NAMES_AT_ONCE.length - 1 }),
+    // A second browser under the same name now and then.
+    otherBrowser: fc.boolean(),
+    cents: fc.integer({ min: step * 20 + 1, max: step * 20 + 80 }),
+  });
+const callerBatches = fc
+  .array(fc.nat({ max: 4 }), { minLength: 12, maxLength: 12 })
+  .chain((sizes) =>
+    fc.tuple(
+      ...sizes.map((size, step) => fc.array(concurrentEntry(step), { minLength: size + 1, maxLength: size + 1 })),
+    ),
+  );
+
+function fixedEntries(batch: { kind: "bid" | "maximum"; name: number; otherBrowser: boolean; cents: number }[]) {
+  return batch.map((spec): ModelEntry => {
+    const name = NAMES_AT_ONCE[spec.name] as string;
+    return spec.kind === "bid"
+      ? { kind: "bid", name, cents: spec.cents }
+      : {
+          kind: "maximum",
+          name,
+          maximumCents: spec.cents * 3,
+          owner: ownerOf(`${name}-${spec.otherBrowser ? "phone" : "laptop"}`),
+        };
+  });
+}
+
+/** Most orders of the two callers' batches tried before giving up: every search is bounded. */
+const MAX_ORDERS_TRIED = 200_000;
+
+/**
+ * Whether some order of the two callers' batches (each caller's in its own order) gives exactly
+ * the answers each got and the bids stored, by the model.
+ */
+function someOrderExplains(
+  callers: { entries: ModelEntry[][]; answers: unknown[][] }[],
+  stored: { name: string; cents: number }[],
+): boolean {
+  let tried = 0;
+  const search = (at: number[], model: MaximumRuleModel): boolean => {
+    if (++tried > MAX_ORDERS_TRIED) throw new Error(`no order found within ${MAX_ORDERS_TRIED} tries`);
+    if (callers.every((caller, index) => at[index] === caller.entries.length)) {
+      return isDeepStrictEqual(model.bids, stored);
+    }
+    return callers.some((caller, index) => {
+      const batch = caller.entries[at[index] as number];
+      if (!batch) return false;
+      const next = model.clone();
+      const expected = batch.map((entry) => expectedOf(next.place(entry), entry));
+      if (!isDeepStrictEqual(expected, caller.answers[at[index] as number])) return false;
+      return search(
+        at.map((value, other) => (other === index ? value + 1 : value)),
+        next,
+      );
+    });
+  };
+  return search(
+    callers.map(() => 0),
+    new MaximumRuleModel(),
+  );
+}
+
+describe.each(BACKENDS)("maximum bids from two instances at once on %s", (backend) => {
+  it("answers and stores each entry once, as some order of the batches would", async () => {
+    const location = await locationForThisTest(backend);
+    // PostgreSQL: two instances, each its own pool. PGlite is one process: two callers of one store.
+    const first = await storeForThisTest(location);
+    const second = backend === "postgres" ? await storeForThisTest(location) : first;
+    const [batchesA, batchesB] = fc.sample(
+      fc.tuple(callerBatches, callerBatches),
+      seededRuns(20_261_129, 1, backend),
+    )[0] as [Parameters<typeof fixedEntries>[0][], Parameters<typeof fixedEntries>[0][]];
+    const callers = [batchesA, batchesB].map((batches) => ({
+      entries: batches.map(fixedEntries),
+      answers: [] as unknown[][],
+    }));
+    await Promise.all(
+      [first, second].map(async (store, index) => {
+        const caller = callers[index] as (typeof callers)[number];
+        for (const entries of caller.entries) {
+          const placements = entries.map(toPlacement);
+          const outcomes: (PlaceBidOutcome | MaximumOutcome)[] = await store.placeEntries(placements);
+          caller.answers.push(outcomes.map((outcome, at) => answerOf(outcome, placements[at] as Placement)));
+        }
+      }),
+    );
+    await first.close();
+    if (second !== first) await second.close();
+    const stored = await withDirectSql(location, storedBids);
+    expect(stored.length).toBeGreaterThan(10);
+    // The run met the rule's branches, not only plain bids.
+    const outcomes = new Set(
+      callers.flatMap((caller) => caller.answers.flat().map((answer) => (answer as { outcome: string }).outcome)),
+    );
+    expect([...outcomes].sort()).toEqual(
+      expect.arrayContaining(["accepted", "maximum_set", "outbid_by_maximum", "too_low"]),
+    );
+    expect(someOrderExplains(callers, stored)).toBe(true);
+    // At most one maximum open, and it is the leader's: the model's at the end of that order.
+    const open = (await withDirectSql(location, maximumRows)).filter((row) => row.ended === null);
+    expect(open.length).toBeLessThanOrEqual(1);
+  });
+});
