@@ -5,6 +5,7 @@
  * and moves the tarball it writes into DATA_DIR to the file named. With no service running this
  * takes the lock and dumps the directory itself. Either way the file is written 0600 and its entries
  * recorded 0600 (files) and 0700 (directories). PostgreSQL (DATABASE_URL) is pg_dump's.
+ * A file inside DATA_DIR is refused: the next backup would carry it.
  * Exits 0 with the backup written, 2 for a mistake of the operator's, 1 when the backup failed.
  */
 import { chmod, copyFile, readFile, realpath, rename, rm, stat } from "node:fs/promises";
@@ -17,8 +18,10 @@ import {
   BACKUP_FILE_NAME,
   backUpStoppedDataDir,
   RestoreRefusedError,
+  refuseBackupInside,
 } from "../service/storage/pgliteBackup.ts";
 import { PRIVATE_FILE_MODE } from "../service/storage/privateFiles.ts";
+import { IncompleteRestoreError } from "../service/storage/restoreLeftovers.ts";
 
 /** How long the service may take; its dump of a directory of 100,000 bids took about a second. */
 const SERVICE_TIMEOUT_MS = Number(env.BACKUP_TIMEOUT_MS) || 10 * 60_000;
@@ -42,13 +45,14 @@ if (env.DATABASE_URL?.trim()) {
 const file = resolve(target);
 const dataDir = resolve(env.DATA_DIR?.trim() || "data");
 if (!(await exists(dataDir))) fail(2, `The data directory ${dataDir} does not exist (set DATA_DIR).`);
+await refuseBackupInside(file, dataDir).catch((error: Error) => fail(2, error.message));
 
 try {
   const figures = await backUpStoppedDataDir(dataDir, file);
   console.log(`Backed up ${dataDir} (no service running) to ${file}: ${figures.bytes} bytes in ${figures.totalMs} ms.`);
   exit(0);
 } catch (error) {
-  if (error instanceof RestoreRefusedError) fail(2, error.message);
+  if (error instanceof RestoreRefusedError || error instanceof IncompleteRestoreError) fail(2, error.message);
   if (!(error instanceof DataDirLockedError)) fail(1, `The backup failed: ${(error as Error).message}`);
   await backUpThroughService(error);
 }

@@ -75,6 +75,11 @@ export function storeFailure(error: unknown, databaseUrl: string | null, dataDir
       fields: databaseUrl ? { database: databaseLocation(databaseUrl), migrations } : { dataDir, migrations },
     };
   }
+  // A restore cut short (restoreLeftovers.ts): running it again, or removing what it left, helps.
+  if (error instanceof Error && error.name === "IncompleteRestoreError") {
+    const leftover = (error as Error & { leftover?: string }).leftover;
+    return { exitCode: 2, msg: `refusing to start: ${error.message}`, fields: { dataDir, leftover } };
+  }
   if (!databaseUrl) {
     const refusal = dataDirRefusal(error, dataDir);
     if (refusal) return refusal;

@@ -242,6 +242,8 @@ function hold(
   onLost: ((reason: string) => void) | undefined,
 ): DataDirLock {
   installExitHook();
+  const isMine = (owner: Awaited<ReturnType<typeof readOwner>>) =>
+    typeof owner === "object" && owner.pid === me.pid && owner.hostname === me.hostname && owner.since === me.since;
   let released = false;
   /** Another process's file now: never unlinked by this one. */
   let lost = false;
@@ -249,9 +251,7 @@ function hold(
   const heartbeat = setInterval(async () => {
     const now = new Date();
     const owner = await readOwner(lockFile);
-    const ours =
-      typeof owner === "object" && owner.pid === me.pid && owner.hostname === me.hostname && owner.since === me.since;
-    if (ours || owner === "unreadable") {
+    if (isMine(owner) || owner === "unreadable") {
       await utimes(lockFile, now, now).catch(() => {});
       return;
     }
@@ -273,7 +273,10 @@ function hold(
       released = true;
       clearInterval(heartbeat);
       heldByThisProcess.delete(dir);
-      if (!lost) await unlink(lockFile).catch(() => {});
+      if (lost) return;
+      // The directory may have been renamed away meanwhile (a restore swaps it): whatever lock file
+      // its path holds now is another's.
+      if (isMine(await readOwner(lockFile))) await unlink(lockFile).catch(() => {});
     },
   };
 }

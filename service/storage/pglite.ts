@@ -29,6 +29,7 @@ import { openPglite } from "./pgliteDatabase.ts";
 import { prepareDataDir } from "./pgliteTemplate.ts";
 import { makePrivate } from "./privateFiles.ts";
 import { createNoticeListeners, NOTIFY_CHANNEL, storeQueries } from "./queries.ts";
+import { refuseIncompleteRestore } from "./restoreLeftovers.ts";
 import type { InTransaction } from "./schemaTransaction.ts";
 import { createSpaceWatch, isEngineAbortLine, type SpaceWatch, storageFaultOf } from "./storageFaults.ts";
 import {
@@ -157,6 +158,8 @@ export async function openPgliteStore(options: PgliteStoreOptions): Promise<Stor
   const engine = createEngine(faults);
   let db: PGlite | undefined;
   try {
+    // Before anything is written: an empty or unfinished directory must not become an empty store.
+    await refuseIncompleteRestore(dataDir);
     await tightenAtStart(dataDir, logger);
     await prepareDataDir(dataDir, logger, options.templateDir);
     db = await openPglite(dataDir, (line) => {

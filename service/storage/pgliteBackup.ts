@@ -5,23 +5,23 @@
  * between two queries (dumpDataDir, after a CHECKPOINT) and leaves it in the directory as
  * nothing-store-backup.tar.gz; `npm run backup` sends the signal and moves the file where it was
  * asked. With no service running the script takes the directory's lock and dumps it itself.
- * `npm run restore` loads a tarball into an empty or new directory only, under that directory's
- * lock, and moves the files into place with PG_VERSION last: a restore cut short leaves no database.
- * The lock file, earlier backups and staging directories never go into a tarball. A backup is
+ * `npm run restore` is pgliteRestore.ts's. The lock file, earlier backups (the script refuses a
+ * destination inside DATA_DIR), a restore's marker and staging directories never go into a tarball. A backup is
  * written 0600 and records every entry owner-only (0700 directories, 0600 files), whatever the
  * files' modes were; a restored directory is private (privateFiles.ts).
  */
 import { randomUUID } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { realpath, rename, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { promisify } from "node:util";
-import { gunzip, gzip } from "node:zlib";
-import { PGlite } from "@electric-sql/pglite";
+import { gzip } from "node:zlib";
+import type { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../logger.ts";
 import { LOCK_FILE_NAME, lockDataDir } from "./dataDirLock.ts";
 import { openPglite } from "./pgliteDatabase.ts";
-import { hasDatabase, moveInto, STAGING_PREFIX } from "./pgliteTemplate.ts";
+import { hasDatabase, STAGING_PREFIX } from "./pgliteTemplate.ts";
 import { makePrivate, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "./privateFiles.ts";
+import { RESTORE_MARKER_NAME, refuseIncompleteRestore } from "./restoreLeftovers.ts";
 import type { BidStore } from "./types.ts";
 
 /** What the service writes into its data directory on SIGUSR2 (renamed into place when whole). */
@@ -30,7 +30,10 @@ export const BACKUP_FILE_NAME = "nothing-store-backup.tar.gz";
 export const BACKUP_FAILED_FILE_NAME = "nothing-store-backup.failed";
 const BACKUP_PREFIX = "nothing-store-backup";
 
-/** Thrown when a restore's target is not empty: the operator chose the wrong directory. */
+/**
+ * A backup or restore refused for the operator's mistake (exit 2): a target not empty, a file that
+ * is not a PGlite backup, a backup into the directory it backs up.
+ */
 export class RestoreRefusedError extends Error {
   override name = "RestoreRefusedError";
 }
@@ -51,10 +54,15 @@ function entryName(header: Uint8Array): string {
   return prefix ? `${prefix}/${name}` : name;
 }
 
-/** Files of the store's, not the database's: the lock, backups, staging directories. */
+/** Files of the store's, not the database's: the lock, backups, a restore's marker, staging directories. */
 function isServiceFile(name: string): boolean {
   const top = name.replace(/^(\.?\/)+/, "").split("/")[0] ?? "";
-  return top === LOCK_FILE_NAME || top.startsWith(BACKUP_PREFIX) || top.startsWith(STAGING_PREFIX);
+  return (
+    top === LOCK_FILE_NAME ||
+    top === RESTORE_MARKER_NAME ||
+    top.startsWith(BACKUP_PREFIX) ||
+    top.startsWith(STAGING_PREFIX)
+  );
 }
 
 const MODE_FIELD = { from: 100, length: 8 };
@@ -74,21 +82,40 @@ function privateHeader(header: Uint8Array): Buffer {
   return copy;
 }
 
+interface TarEntry {
+  header: Uint8Array;
+  name: string;
+  /** The entry's header and content, padded to whole blocks. */
+  bytes: Uint8Array;
+}
+
+/** The entries of an uncompressed tarball, up to its end blocks. */
+function* tarEntries(tar: Uint8Array): Generator<TarEntry> {
+  let offset = 0;
+  while (offset + BLOCK <= tar.length) {
+    const header = tar.subarray(offset, offset + BLOCK);
+    if (header.every((byte) => byte === 0)) return;
+    const size = Number.parseInt(field(header, 124, 12).trim() || "0", 8);
+    if (!Number.isFinite(size)) throw new Error(`The tarball has an unreadable entry at byte ${offset}.`);
+    const end = offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK;
+    yield { header, name: entryName(header), bytes: tar.subarray(offset, end) };
+    offset = end;
+  }
+}
+
+/** The paths an uncompressed tarball names. */
+export function tarEntryNames(tar: Uint8Array): string[] {
+  return [...tarEntries(tar)].map((entry) => entry.name);
+}
+
 /**
  * The entries of an uncompressed tarball (PGlite's dumpDataDir("none")), the store's own files left
  * out and every entry recorded owner-only.
  */
-function privateDatabaseEntries(tar: Uint8Array): Buffer {
+export function privateDatabaseEntries(tar: Uint8Array): Buffer {
   const kept: Uint8Array[] = [];
-  let offset = 0;
-  while (offset + BLOCK <= tar.length) {
-    const header = tar.subarray(offset, offset + BLOCK);
-    if (header.every((byte) => byte === 0)) break;
-    const size = Number.parseInt(field(header, 124, 12).trim() || "0", 8);
-    if (!Number.isFinite(size)) throw new Error(`The tarball has an unreadable entry at byte ${offset}.`);
-    const end = offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK;
-    if (!isServiceFile(entryName(header))) kept.push(privateHeader(header), tar.subarray(offset + BLOCK, end));
-    offset = end;
+  for (const { header, name, bytes } of tarEntries(tar)) {
+    if (!isServiceFile(name)) kept.push(privateHeader(header), bytes.subarray(BLOCK));
   }
   kept.push(new Uint8Array(2 * BLOCK));
   return Buffer.concat(kept);
@@ -99,6 +126,38 @@ export async function dumpPglite(db: PGlite): Promise<Buffer> {
   await db.exec("CHECKPOINT");
   const tarball = await db.dumpDataDir("none");
   return privateDatabaseEntries(new Uint8Array(await tarball.arrayBuffer()));
+}
+
+/** `path` with its symbolic links and `..` resolved, as far as it exists (a file about to be written). */
+async function realLocation(path: string): Promise<string> {
+  const absolute = resolve(path);
+  try {
+    return await realpath(absolute);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT" || dirname(absolute) === absolute) throw error;
+    return join(await realLocation(dirname(absolute)), basename(absolute));
+  }
+}
+
+/** Whether `path` is `dir` or below it, both real locations. */
+export function isWithin(path: string, dir: string): boolean {
+  const below = relative(dir, path);
+  return below === "" || (below !== ".." && !below.startsWith(`..${sep}`) && !isAbsolute(below));
+}
+
+/**
+ * Refuses a backup written inside the directory it backs up: the next backup would carry it (and
+ * every one before it), each time larger.
+ */
+export async function refuseBackupInside(file: string, dataDir: string): Promise<void> {
+  const [realFile, realDir] = await Promise.all([realLocation(file), realLocation(dataDir)]);
+  if (isWithin(realFile, realDir)) {
+    throw new RestoreRefusedError(
+      `Refusing to back up into ${file}: it is inside the data directory ${realDir}` +
+        `${realFile === resolve(file) ? "" : ` (as ${realFile})`}, so every later backup would carry it. ` +
+        "Write the backup outside DATA_DIR.",
+    );
+  }
 }
 
 /** Writes `bytes` to `file` whole or not at all. */
@@ -179,6 +238,7 @@ export function backupOnSignal(options: {
 export async function backUpStoppedDataDir(dataDir: string, file: string): Promise<BackupFigures> {
   const lock = await lockDataDir(dataDir);
   try {
+    await refuseIncompleteRestore(dataDir);
     if (!(await hasDatabase(dataDir))) throw new RestoreRefusedError(`The data directory ${dataDir} has no database.`);
     const db = await openPglite(dataDir);
     try {
@@ -187,58 +247,6 @@ export async function backUpStoppedDataDir(dataDir: string, file: string): Promi
       await db.close();
       // PGlite rewrote pg_internal.init (0644) as it opened.
       await makePrivate(dataDir);
-    }
-  } finally {
-    await lock.release();
-  }
-}
-
-/**
- * Loads the tarball `file` (gzipped or not) into `dataDir`, which must be empty or absent and is
- * locked meanwhile: DataDirLockedError when a live process holds it, RestoreRefusedError when it
- * has anything in it. Says how many bids the restored directory holds.
- */
-export async function restoreDataDir(file: string, dataDir: string): Promise<{ bids: number; migrations: number }> {
-  const tarball = await readFile(file);
-  const lock = await lockDataDir(dataDir);
-  try {
-    const entries = await readdir(dataDir);
-    const present = entries.filter((entry) => entry !== LOCK_FILE_NAME && !entry.startsWith(STAGING_PREFIX));
-    if (present.length > 0) {
-      throw new RestoreRefusedError(
-        `The data directory ${dataDir} is not empty (${present.slice(0, 3).join(", ")}${present.length > 3 ? ", …" : ""}): ` +
-          "restore only into an empty or new directory.",
-      );
-    }
-    // What an interrupted restore or first start left.
-    for (const entry of entries) {
-      if (entry.startsWith(STAGING_PREFIX)) await rm(join(dataDir, entry), { recursive: true, force: true });
-    }
-    const tar = tarball[0] === 0x1f && tarball[1] === 0x8b ? await promisify(gunzip)(tarball) : tarball;
-    const staging = join(dataDir, `${STAGING_PREFIX}${randomUUID()}`);
-    await mkdir(staging, { mode: PRIVATE_DIR_MODE });
-    try {
-      const db = await PGlite.create({
-        dataDir: staging,
-        loadDataDir: new Blob([new Uint8Array(privateDatabaseEntries(tar))], { type: "application/x-tar" }),
-      });
-      let counts: { bids: number; migrations: number };
-      try {
-        const { rows } = await db.query<{ bids: number; migrations: number }>(
-          "SELECT (SELECT count(*) FROM auction_bids)::int AS bids, (SELECT count(*) FROM schema_migrations)::int AS migrations",
-        );
-        counts = rows[0] ?? { bids: 0, migrations: 0 };
-      } finally {
-        await db.close();
-      }
-      // PGlite gives the files it loads and writes modes of its own (pg_internal.init 0644).
-      await makePrivate(staging);
-      await moveInto(staging, dataDir);
-      // The directory itself, if it existed before.
-      await makePrivate(dataDir);
-      return counts;
-    } finally {
-      await rm(staging, { recursive: true, force: true });
     }
   } finally {
     await lock.release();
