@@ -89,6 +89,8 @@ interface ModerationDeskOptions {
   isLive: (session: Session) => Promise<boolean>;
   /** The payments' store while payments are on: the patron actions exist only then. */
   payments?: PaymentStore | undefined;
+  /** What else the console shows that may change (the pulse): each subscribed while a stream is open. */
+  otherChanges?: ((listener: () => void) => () => void)[];
 }
 
 export function createModerationDesk({
@@ -99,6 +101,7 @@ export function createModerationDesk({
   now,
   isLive,
   payments,
+  otherChanges = [],
 }: ModerationDeskOptions) {
   const isAction = (path: string) =>
     BID_ACTION.test(path) ||
@@ -219,6 +222,7 @@ export function createModerationDesk({
       const unsubscribes = [
         store.onBid(change),
         store.onModeration(change),
+        ...otherChanges.map((subscribe) => subscribe(change)),
         store.admin.onSessionRevoked((id) => {
           if (id === null || id === session.id) end();
         }),

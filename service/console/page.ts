@@ -6,7 +6,8 @@
  *
  * The forms work without script. One inline script (allowed by its hash, like the style) keeps
  * the lists live: it listens to /admin/events and, on each change, fetches this page again and
- * swaps the three lists in, keeping what the operator is typing and where the focus is.
+ * swaps the pulse (pulse.ts) and the lists in, keeping what the operator is typing, where the focus is
+ * and which details are open.
  */
 import { createHash } from "node:crypto";
 import { TIERS } from "../../src/data/tiers.ts";
@@ -27,7 +28,7 @@ function escapeHtml(value: string): string {
 }
 
 /** Markup that is already safe: what `html` returns, and what it inserts without escaping. */
-class Html {
+export class Html {
   readonly text: string;
   constructor(text: string) {
     this.text = text;
@@ -40,7 +41,7 @@ class Html {
 type Interpolated = string | number | Html | Html[] | null | undefined | false;
 
 /** A template whose interpolations are escaped, unless they are Html themselves. */
-function html(strings: TemplateStringsArray, ...values: Interpolated[]): Html {
+export function html(strings: TemplateStringsArray, ...values: Interpolated[]): Html {
   let text = strings[0] ?? "";
   values.forEach((value, i) => {
     const part = Array.isArray(value)
@@ -62,13 +63,14 @@ label,button{font:inherit}input{font:inherit;padding:.4rem}button{padding:.4rem 
 form.stack label,form.stack input,form.stack button{display:block;margin:.25rem 0}form.stack input{width:100%;box-sizing:border-box;max-width:24rem}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem;border-bottom:1px solid;vertical-align:middle}
 td form{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}[role=alert],[role=status]{font-weight:bold}
-.hidden-bid{opacity:.75}.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}header{display:flex;justify-content:space-between;align-items:center;gap:1rem;flex-wrap:wrap}.sign-out{display:flex;gap:.5rem;flex-wrap:wrap}`;
+.hidden-bid{opacity:.75}.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}.pulse-axis{display:flex;justify-content:space-between;margin:0;font-size:.875rem}figure{margin:1rem 0}header{display:flex;justify-content:space-between;align-items:center;gap:1rem;flex-wrap:wrap}.sign-out{display:flex;gap:.5rem;flex-wrap:wrap}`;
 
 const LIVE_SCRIPT = `(()=>{
-const LISTS=["bids","blocked","audit","payments"];let busy=false,again=false;
+const LISTS=["pulse","bids","blocked","audit","payments"];let busy=false,again=false;
 function swap(next,id){const now=document.getElementById(id),fresh=next.getElementById(id);if(!now||!fresh)return;
 const active=now.contains(document.activeElement)?document.activeElement.id:null;
 for(const input of now.querySelectorAll("input[id]")){const twin=fresh.querySelector("#"+CSS.escape(input.id));if(twin)twin.value=input.value;}
+for(const details of now.querySelectorAll("details[id]")){const twin=fresh.querySelector("#"+CSS.escape(details.id));if(twin)twin.open=details.open;}
 now.replaceWith(document.adoptNode(fresh));if(active)document.getElementById(active)?.focus();}
 async function refresh(){if(busy){again=true;return;}busy=true;
 try{do{again=false;const response=await fetch(location.href,{cache:"no-store"});if(!response.ok)return;
@@ -232,9 +234,11 @@ export interface ConsolePageInput {
   /** The page's `before` (null: the newest bids). */
   before: number | null;
   notice: Notice | null;
+  /** The shop's pulse (pulse.ts), drawn first; absent: none. */
+  pulse?: Html | null;
 }
 
-export function consolePage({ view, before, notice, payments = null }: ConsolePageInput): string {
+export function consolePage({ view, before, notice, payments = null, pulse = null }: ConsolePageInput): string {
   const noticeHtml = notice
     ? html`<p role="${PROBLEMS.has(notice.kind) ? "alert" : "status"}" id="notice" tabindex="-1" autofocus>${noticeText(notice)}</p>`
     : "";
@@ -262,6 +266,7 @@ export function consolePage({ view, before, notice, payments = null }: ConsolePa
         )}</tbody></table>`;
   return page(
     html`<header><h1>Operator console</h1><div class="sign-out"><form method="post" action="/admin/logout"><button type="submit">Sign out</button></form><form method="post" action="/admin/logout/everywhere"><button type="submit">Sign out everywhere</button></form></div></header>${noticeHtml}
+${pulse}
 <section id="bids" aria-labelledby="bids-heading"><h2 id="bids-heading">Bids</h2>${bids}${paging}</section>
 <section aria-labelledby="block-heading"><h2 id="block-heading">Block a name</h2><form class="stack" method="post" action="/admin/blocks"><label for="block-name">Name to block</label><input id="block-name" name="name" required maxlength="40" autocomplete="off"><label for="block-reason">Reason <span class="optional">(optional)</span></label><input id="block-reason" name="reason" maxlength="200" autocomplete="off"><button type="submit">Block</button></form></section>
 <section id="blocked" aria-labelledby="blocked-heading"><h2 id="blocked-heading">Blocked names</h2>${blocked}</section>

@@ -51,6 +51,7 @@ import { readCookie, readForm } from "./forms.ts";
 import { createModerationDesk, readBefore, readNotice } from "./moderation.ts";
 import { CONSOLE_POLICY, consolePage, messagePage, signInPage } from "./page.ts";
 import { verifyPassword } from "./password.ts";
+import { createPulse, pulseSection } from "./pulse.ts";
 import { newSessionId, readSession, SESSION_MS, type Session, sessionKey, sessionToken } from "./session.ts";
 import {
   createCheckSlots,
@@ -150,6 +151,13 @@ export function createAdminConsole({
   metrics.signInLimit.held = () => held;
   /** Whether the database has the session neither revoked nor expired (the signature is checked before). */
   const isLive = (session: Session) => store.admin.isSessionLive(session.id, at());
+  // One series for every console of this instance, at the console's time (the database's unless a test set one).
+  const pulse = createPulse({
+    read: () => store.admin.pulse(at(), payments !== undefined),
+    now,
+    changes: [(listener) => store.onBid(listener)],
+    invalidations: [(listener) => store.onModeration(listener)],
+  });
   const moderation = createModerationDesk({
     store,
     logger,
@@ -158,6 +166,7 @@ export function createAdminConsole({
     now,
     isLive,
     payments: payments?.store,
+    otherChanges: [pulse.onChange],
   });
 
   /** The Origin a form posted from this console carries, as far as the service can tell. */
@@ -469,14 +478,19 @@ export function createAdminConsole({
       send(res, 200, signInPage(undefined, everywhere ? "Every session is signed out." : undefined));
     } else if (route === "GET /admin" || route === "HEAD /admin") {
       const before = readBefore(query.get("before"));
-      const [view, latest, setAside] = await Promise.all([
+      const [view, latest, setAside, series] = await Promise.all([
         store.moderationView(before, CONSOLE_PAGE_SIZE),
         payments?.store.latest(CONSOLE_PAYMENTS),
         payments?.store.setAside(CONSOLE_PAYMENTS),
+        pulse.current(),
       ]);
       const paymentList =
         payments && latest && setAside ? { latest, setAside, explorerTxUrl: payments.explorerTxUrl } : null;
-      send(res, 200, consolePage({ view, before, notice: readNotice(query), payments: paymentList }));
+      send(
+        res,
+        200,
+        consolePage({ view, before, notice: readNotice(query), payments: paymentList, pulse: pulseSection(series) }),
+      );
     } else if (req.method === "POST" && !sameOrigin(req) && (path === "/admin/login" || session)) {
       logForeignForm(req, path);
       send(res, 403, messagePage("Refused: this form was not sent from this console."));

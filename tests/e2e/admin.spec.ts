@@ -1,5 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test } from "@playwright/test";
+import { REFRESH_MS } from "../../service/console/pulse.ts";
+import { E2E_EXPECT_MS } from "../harness/timeBudgets.ts";
 import { auctionForm } from "./fixtures.ts";
 
 /** The password whose hash playwright.config.ts gives the e2e server. */
@@ -109,6 +111,64 @@ test("the operator hides a bid by keyboard from the live console: its HTML name 
     await expect(form.section.getByRole("status")).toHaveText("The leading bid was removed by a moderator");
     await expectNoAxeViolations(console);
     expect(violations).toEqual([]);
+  } finally {
+    await operatorContext.close();
+    await visitorContext.close();
+  }
+});
+
+test("the console's pulse charts the bids with a text equivalent, axe-clean, and follows new bids live", async ({
+  browser,
+}) => {
+  const operatorContext = await browser.newContext();
+  const visitorContext = await browser.newContext();
+  try {
+    const console = await operatorContext.newPage();
+    await console.goto("/admin");
+    await console.getByLabel("Password").fill(ADMIN_E2E_PASSWORD);
+    await console.getByRole("button", { name: "Sign in" }).click();
+    const pulse = console.locator("#pulse");
+    await expect(pulse.getByRole("heading", { level: 2, name: "Pulse" })).toBeVisible();
+    await expect(
+      pulse.getByRole("img", { name: /^Bar chart of bids per minute over the last 24 hours/ }),
+    ).toBeVisible();
+    // The e2e server has payments off: said in words, no empty chart.
+    await expect(pulse.getByText("Sales per hour: payments are off.")).toBeVisible();
+    await expect(pulse.getByRole("img", { name: /sales/ })).toHaveCount(0);
+
+    // The text equivalent: a summary under the chart, and every clock hour in a table.
+    const lastHour = pulse.locator("#pulse-bids-hour");
+    const bidsInLastHour = async () =>
+      Number(/^(\d+) in the last hour$/.exec((await lastHour.textContent()) ?? "")?.[1] ?? 0);
+    const before = await bidsInLastHour();
+    await pulse.getByText("Hour by hour").click();
+    const hours = pulse.getByRole("table", { name: /^Bids per hour/ });
+    await expect(hours.locator("tbody tr")).toHaveCount(24);
+    await expectNoAxeViolations(console);
+
+    // Two bids from a visitor reach the open console without a reload, within the pulse's refresh.
+    await console.evaluate(() => {
+      (window as { notReloaded?: boolean }).notReloaded = true;
+    });
+    const visitor = await visitorContext.newPage();
+    await visitor.goto("/");
+    const form = auctionForm(visitor);
+    await form.section.scrollIntoViewIfNeeded();
+    await expect(form.live).toBeVisible();
+    for (const n of [1, 2]) {
+      const name = `Pulse ${n} ${test.info().workerIndex}-${Date.now() % 100_000}`;
+      const placeholder = (await form.amount.getAttribute("placeholder")) ?? "";
+      await form.name.fill(name);
+      await form.amount.fill(placeholder.replace(/[$,]/g, ""));
+      await form.submit.click();
+      await expect(form.recent).toContainText(name);
+    }
+    await expect.poll(bidsInLastHour, { timeout: REFRESH_MS + E2E_EXPECT_MS }).toBeGreaterThanOrEqual(before + 2);
+    await expect(lastHour).toHaveText(/^\d+ in the last hour$/);
+    expect(await console.evaluate(() => (window as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    // The swap keeps the table open as the operator left it.
+    await expect(pulse.locator("details#pulse-hours")).toHaveAttribute("open", "");
+    await expectNoAxeViolations(console);
   } finally {
     await operatorContext.close();
     await visitorContext.close();
