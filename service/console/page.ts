@@ -160,7 +160,7 @@ const PROBLEMS = new Set<Notice["kind"]>(["no_such_bid", "invalid_name", "invali
 
 const when = (iso: string) => html`<time datetime="${iso}">${iso.replace("T", " ").replace(/\.\d+Z$/, " UTC")}</time>`;
 
-function bidRow(bid: ModeratedBid, before: number | null): Html {
+function bidRow(bid: ModeratedBid, before: number | null, automaticBidId: number | null): Html {
   const returnTo = before === null ? "" : html`<input type="hidden" name="before" value="${before}">`;
   let state: string;
   let action: Html;
@@ -174,7 +174,9 @@ function bidRow(bid: ModeratedBid, before: number | null): Html {
     action = html`<form method="post" action="/admin/bids/${bid.id}/${verb}">${returnTo}<label class="sr-only" for="reason-${bid.id}">Reason for bid ${bid.id} (optional)</label><input id="reason-${bid.id}" name="reason" maxlength="200" autocomplete="off" placeholder="Reason (optional)"><button type="submit" id="${verb}-${bid.id}">${label}</button></form>`;
   }
   const rowClass = bid.hidden || bid.nameBlocked ? "hidden-bid" : "";
-  return html`<tr id="bid-${bid.id}" class="${rowClass}"><td>${bid.id}</td><td>${bid.bidderName}</td><td>${formatCents(bid.amountCents)}</td><td>${when(bid.createdAt)}</td><td>${state}</td><td>${action}</td></tr>`;
+  // Whether the leader bids for itself, never how far (docs/decisions/2026-11-28-maximum-bids.md).
+  const automatic = bid.id === automaticBidId ? html` <span class="automatic">bids automatically</span>` : "";
+  return html`<tr id="bid-${bid.id}" class="${rowClass}"><td>${bid.id}</td><td>${bid.bidderName}${automatic}</td><td>${formatCents(bid.amountCents)}</td><td>${when(bid.createdAt)}</td><td>${state}</td><td>${action}</td></tr>`;
 }
 
 /** A signature is 87 or 88 characters: its ends tell it apart. */
@@ -249,7 +251,7 @@ export function consolePage({ view, before, notice, payments = null, pulse = nul
   const bids =
     view.bids.length === 0
       ? html`<p>No bids${before === null ? " yet" : " here"}.</p>`
-      : html`<table><caption>Bids, newest first</caption><thead><tr><th scope="col">Bid</th><th scope="col">Name</th><th scope="col">Amount</th><th scope="col">Placed</th><th scope="col">State</th><th scope="col">Action</th></tr></thead><tbody>${view.bids.map((bid) => bidRow(bid, before))}</tbody></table>`;
+      : html`<table><caption>Bids, newest first</caption><thead><tr><th scope="col">Bid</th><th scope="col">Name</th><th scope="col">Amount</th><th scope="col">Placed</th><th scope="col">State</th><th scope="col">Action</th></tr></thead><tbody>${view.bids.map((bid) => bidRow(bid, before, view.automaticBidId))}</tbody></table>`;
   const blocked =
     view.blockedNames.length === 0
       ? html`<p>No names are blocked.</p>`

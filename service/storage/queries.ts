@@ -175,6 +175,14 @@ const AUDIT_LIST_SIZE = 100;
 /** $1 list bids below this id (null: from the newest), $2 page size. One more is read to tell if older ones exist. */
 const MODERATION_VIEW_SQL = `SELECT
   s.moderation_version AS moderation,
+  -- The current round's highest visible bid when its name bids automatically (a leading maximum of
+  -- its key): the console says so beside it, never the amount.
+  (SELECT b.id FROM auction_bids b
+    JOIN auction_maximums m ON m.round_number = b.round_number AND m.ended_at IS NULL AND m.bidder_key = b.bidder_key
+    WHERE b.id = (
+      SELECT h.id FROM auction_bids h WHERE h.round_number = s.round_number AND h.hidden_at IS NULL AND NOT h.name_blocked
+      ORDER BY h.amount DESC, h.id LIMIT 1
+    )) AS automatic_bid_id,
   coalesce(
     (SELECT json_agg(b ORDER BY b.id DESC) FROM (
       SELECT ${WIRE_COLUMNS}, hidden, name_blocked FROM auction_bids_wire
@@ -353,6 +361,7 @@ function toModerationView(row: Row | undefined, limit: number): ModerationView {
     blockedNames,
     audit,
     moderation: Number(row.moderation),
+    automaticBidId: nullableNumber(row.automatic_bid_id),
   };
 }
 

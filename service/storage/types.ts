@@ -201,6 +201,8 @@ export interface ModerationView {
   bids: ModeratedBid[];
   /** Whether bids older than the last listed exist. */
   olderBids: boolean;
+  /** The round's highest visible bid when its name bids automatically (a leading maximum), else null. */
+  automaticBidId: number | null;
   blockedNames: BlockedName[];
   audit: AuditEntry[];
   moderation: number;

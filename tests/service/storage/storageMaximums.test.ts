@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { consolePage } from "../../../service/console/page.ts";
 import { storeQueries } from "../../../service/storage/queries.ts";
 import {
   type BidStore,
@@ -189,6 +190,24 @@ describe.each(BACKENDS)("maximum bids on %s", (backend) => {
     const [free] = await store.placeBids([{ bidderName: "Bob", amountCents: 2_001 }]);
     expect(free).not.toHaveProperty("outbidByMaximumCents");
     expect(await store.ownMaximum(ownerOf(ALICE_SECRET))).toEqual({ round: 1, maximumCents: 2_000, leading: false });
+  });
+
+  storeTest("the console's view marks the leader's highest bid as automatic, never its amount", async ({ store }) => {
+    const [set] = await store.placeEntries([maximum("Alice", 98_765, ALICE_SECRET)]);
+    const first = (set as MaximumOutcome & { accepted: true }).bid?.id;
+    expect((await store.moderationView(null, 50)).automaticBidId).toBe(first);
+    await store.placeBids([{ bidderName: "Bob", amountCents: 500 }]);
+    const view = await store.moderationView(null, 50);
+    const answer = view.bids[0];
+    expect(answer).toMatchObject({ bidderName: "Alice", amountCents: 500 + INC });
+    expect(view.automaticBidId).toBe(answer?.id);
+    const page = consolePage({ view, before: null, notice: null });
+    expect(page).toContain(`<td>Alice <span class="automatic">bids automatically</span></td>`);
+    expect(page.match(/bids automatically/g)).toHaveLength(1);
+    expect(page).not.toContain("987.65");
+    // Beaten: nothing bids automatically any more.
+    await store.placeBids([{ bidderName: "Bob", amountCents: 98_766 }]);
+    expect((await store.moderationView(null, 50)).automaticBidId).toBeNull();
   });
 
   storeTest("a maximum below the smallest winning bid is too low", async ({ store }) => {
