@@ -44,7 +44,7 @@ const PG_RESTORE = "restore it with pg_restore into PostgreSQL (docs/deploying.m
  * The uncompressed tarball of a PGlite backup in `bytes`, or RestoreRefusedError saying what the
  * file is instead (judged by its content: a pg_dump archive or script, another tarball, anything).
  */
-export async function pgliteTarball(file: string, bytes: Buffer): Promise<Buffer> {
+async function pgliteTarball(file: string, bytes: Buffer): Promise<Buffer> {
   const notOne = (what: string) => new RestoreRefusedError(`${file} is not a PGlite backup (${what}).`);
   let tar = bytes;
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
