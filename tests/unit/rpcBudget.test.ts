@@ -8,7 +8,7 @@ import {
   READ_BATCH_WINDOW_MS,
   RpcBudgetSpent,
 } from "../../service/payments/requestReads.ts";
-import { createRpcBudget } from "../../service/payments/rpcBudget.ts";
+import { createRpcBudget, REQUEST_FLOOR } from "../../service/payments/rpcBudget.ts";
 import { ManualTimers } from "../harness/manualTimers.ts";
 
 describe("the RPC budget", () => {
@@ -32,13 +32,48 @@ describe("the RPC budget", () => {
     expect(budget.tryRequest(1)).toBe(true);
     // 2 of 4 left: that half is the watcher's.
     expect(budget.tryRequest(1)).toBe(false);
-    expect(budget.requestRetryAfterMs(1)).toBe(250);
+    // From the level, at the two thirds of the rate the floor leaves it: 1 call in 375 ms.
+    expect(budget.requestRetryAfterMs(1)).toBe(375);
     expect(budget.grantWatcher(5)).toBe(2);
     clock.ms += 250;
     expect(budget.tryRequest(1)).toBe(false);
+    // The floor set aside a third of a call in 250 ms: the rest comes in 500 ms more.
     expect(budget.requestRetryAfterMs(1)).toBe(500);
     clock.ms += 500;
     expect(budget.tryRequest(1)).toBe(true);
+  });
+
+  it("keeps a third of the rate for transaction requests while a watcher catching up takes every whole call", () => {
+    const clock = { ms: 0 };
+    const budget = createRpcBudget(3, () => clock.ms);
+    const answered = { watcher: 0, requests: 0, refused: 0 };
+    // A minute of the watcher asking for 50 lookups every 100 ms, and a request every 100 ms.
+    for (let tick = 0; tick < 600; tick++) {
+      clock.ms += 100;
+      answered.watcher += budget.grantWatcher(50);
+      if (budget.tryRequest(1)) answered.requests++;
+      else answered.refused++;
+    }
+    // Before the floor: requests 0, watcher 183. Now a third of 180 calls, less the first wait.
+    expect(answered.requests).toBeGreaterThanOrEqual(60 * 3 * REQUEST_FLOOR - 2);
+    expect(answered.watcher).toBeGreaterThanOrEqual(60 * 3 * (1 - REQUEST_FLOOR) - 2);
+    expect(answered.watcher + answered.requests).toBeLessThanOrEqual(3 * 60 + 3);
+  });
+
+  it("gives the watcher the whole rate again once no request has asked for a while", () => {
+    const clock = { ms: 0 };
+    const budget = createRpcBudget(3, () => clock.ms);
+    expect(budget.tryRequest(1)).toBe(true);
+    expect(budget.grantWatcher(50)).toBe(2);
+    // Requests wait 2 s from the last ask (the floor sets a call aside in 1 s); then nothing is set aside.
+    clock.ms += 10_000;
+    let watcher = 0;
+    for (let tick = 0; tick < 100; tick++) {
+      clock.ms += 100;
+      watcher += budget.grantWatcher(50);
+    }
+    // 10 s at 3 a second, after a bucket the floor kept a call of (2 s of waiting: 2 calls set aside, 1 kept).
+    expect(watcher).toBeGreaterThanOrEqual(3 * 10 + 3 - 1 - 1);
   });
 
   it("lets the watcher owe at most one bucket, repaid before it is granted again", () => {
@@ -160,7 +195,8 @@ describe("the transaction requests' reads", () => {
     const refused = shared.accounts([address(9)]);
     timers.advance(READ_BATCH_WINDOW_MS);
     await expect(refused).rejects.toBeInstanceOf(RpcBudgetSpent);
-    await expect(refused).rejects.toMatchObject({ retryAfterMs: 500 - READ_BATCH_WINDOW_MS });
+    // The level's call at two thirds of the rate (750 ms), less what came in the batch's window.
+    await expect(refused).rejects.toMatchObject({ retryAfterMs: 730 });
     expect(calls.accounts).toHaveLength(0);
   });
 });
