@@ -32,6 +32,7 @@ describe("compatible-with", () => {
       ["017_payment_client_networks.sql", 16],
       ["018_admin_sign_in_networks.sql", 17],
       ["019_maximum_bids.sql", 18],
+      ["020_stale_key_rows_index.sql", 19],
     ]);
   });
 });
