@@ -410,14 +410,18 @@ type Query = (text: string, params: unknown[]) => Promise<Row[]>;
 
 /**
  * The drivers' errors carry the statement's parameters (postgres.js `parameters` and `args`,
- * PGlite `params`), which a logged error would print: a batch's maximums and their owners'
- * hashes, which no log line may show (docs/decisions/2026-11-28-maximum-bids.md).
+ * PGlite `params`) and PostgreSQL's `detail` ("Failing row contains (…)" for a refused row), which a
+ * logged error would print: a batch's maximums and their owners' hashes, which no log line may show
+ * (docs/decisions/2026-11-28-maximum-bids.md). The code, message and constraint stay.
  */
 function withoutParameters(error: unknown): unknown {
-  if (typeof error === "object" && error !== null) {
-    for (const key of ["parameters", "args", "params"]) {
-      if (key in error) Object.defineProperty(error, key, { value: undefined, enumerable: false });
-    }
+  if (typeof error !== "object" || error === null) return error;
+  for (const key of ["parameters", "args", "params", "detail"]) {
+    // A logger prints enumerable properties only; postgres.js already hides its own outside debug.
+    const property = Object.getOwnPropertyDescriptor(error, key);
+    if (!property?.enumerable) continue;
+    if (property.configurable) Object.defineProperty(error, key, { value: undefined, enumerable: false });
+    else if (property.writable) (error as Record<string, unknown>)[key] = undefined;
   }
   return error;
 }

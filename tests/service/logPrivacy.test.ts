@@ -1,10 +1,12 @@
+import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { LIFTED_LIMITS } from "../../scripts/harness/liftedLimits.ts";
 import { connectClient, UpgradeRefused } from "./harness/auctionClient.ts";
 import { serviceForThisTest } from "./harness/auctionService.ts";
-import { cleanUpAfter, freshStoreForThisTest, testLogger, waitFor } from "./harness/stores.ts";
+import { cleanUpAfter, freshStoreForThisTest, testLogger, waitFor, withDirectSql } from "./harness/stores.ts";
 
 // Documentation addresses (RFC 5737, RFC 3849), as the one trusted proxy reports them.
 const IPV4_CLIENT = "203.0.113.7";
@@ -52,4 +54,34 @@ it("logs client addresses only masked to their network, at every level, whatever
   for (const full of [IPV4_CLIENT, IPV6_CLIENT, "8a2e", "10.9.8.7", "127.0.0.1"]) {
     expect(everything).not.toContain(full);
   }
+});
+
+it("never logs a maximum, its bidder secret or its owner's hash, even when the database refuses it", async () => {
+  const lines: Record<string, unknown>[] = [];
+  const { location, store } = await freshStoreForThisTest("postgres");
+  const service = await serviceForThisTest(
+    store,
+    LIFTED_LIMITS,
+    testLogger((line) => lines.push(line)),
+  );
+  const secret = "Never-logged_secret-0123456789abcdefghij";
+  const ownerHash = createHash("sha256").update(secret).digest("hex");
+  const client = await connectClient(service.socketUrl);
+  cleanUpAfter(() => client.close());
+  await client.opening();
+  expect(await client.maximum("Alice", 987.65, secret)).toMatchObject({ type: "maximumSet" });
+  // Every new maximum now breaks a constraint: the batch fails, is placed alone, fails again, and
+  // the driver's error, parameters and all, reaches the desk's error line.
+  await withDirectSql(location, (query) =>
+    query("ALTER TABLE auction_maximums ADD CONSTRAINT refuse_all CHECK (maximum_cents < 0) NOT VALID"),
+  );
+  expect(await client.maximum("Bob", 4_321.09, `${secret}-bob`)).toMatchObject({ code: "unavailable" });
+  await waitFor("the error line", () => lines.some((line) => line.msg === "placing a bid failed"));
+  const failure = lines.find((line) => line.msg === "placing a bid failed");
+  expect(JSON.stringify(failure)).toContain("refuse_all");
+  const everything = JSON.stringify(lines);
+  for (const leak of [secret, ownerHash, createHash("sha256").update(`${secret}-bob`).digest("hex")]) {
+    expect(everything).not.toContain(leak);
+  }
+  for (const amount of ["987.65", "98765", "4321.09", "432109"]) expect(everything).not.toContain(amount);
 });
