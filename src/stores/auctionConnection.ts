@@ -124,6 +124,8 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
   const $won = atom<WireWinner | null>(null);
   /** Bids this page placed and had accepted: a winner among them is this page's win. */
   const ownBidIds = new Set<number>();
+  /** Bids this page's leading maximum answers at once (set by src/stores/maximumBid.ts): not an outbid. */
+  let answeredByMaximum: (bid: WireBid) => boolean = () => false;
   /** The newest round whose end this page has announced: each end is announced once. */
   let announcedRound = 0;
   const pendingBids = new Map<string, { settle: (outcome: BidOutcome) => void; timer: unknown }>();
@@ -261,7 +263,9 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       const isNew = opening || addBid(bid);
       const leader = $auction.get().highest;
       // The page that led and was passed hears it personally (docs/product-behaviour.md#4-auction).
-      if (wasLeading && leader && !ownBidIds.has(leader.id)) toast = outbidToast(leader);
+      // A bid below this page's leading maximum is answered in its own transaction by an automatic
+      // bid, which may come in the next frame: news, not an outbid.
+      if (wasLeading && leader && !ownBidIds.has(leader.id) && !answeredByMaximum(leader)) toast = outbidToast(leader);
       else if (isNew && bid.bidderName !== typedName)
         toast = { title: "New Bid!", description: `${bid.bidderName} bid ${formatCents(bid.amountCents)}` };
     }
@@ -363,6 +367,10 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     send,
     /** Counts a bid as this page's own (its maximum's automatic bid): outbid and won toasts follow it. */
     claimBid: (id: number) => ownBidIds.add(id),
+    /** Which bids this page's maximum answers at once with an automatic bid (no outbid toast for them). */
+    answerWithMaximum(answers: (bid: WireBid) => boolean) {
+      answeredByMaximum = answers;
+    },
     /** Hears every message after the stores have taken it; returns the call that stops. */
     listen(listener: (message: ServerMessage) => void): () => void {
       listeners.add(listener);

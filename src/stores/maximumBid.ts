@@ -37,6 +37,7 @@ interface MaximumConnection {
   send(message: ClientMessage): boolean;
   listen(listener: (message: ServerMessage) => void): () => void;
   claimBid(id: number): void;
+  answerWithMaximum(answers: (bid: WireBid) => boolean): void;
 }
 
 export interface MaximumBidOptions {
@@ -194,6 +195,13 @@ export function createMaximumBid(options: MaximumBidOptions) {
   }
 
   connection.listen(receive);
+  // Another name's bid below the maximum is stored with the automatic bid that passes it. (Not
+  // `leading`: the page's stores have taken the bid, and counted it as passing, before this is asked;
+  // a maximum already passed is below every later bid anyway.)
+  connection.answerWithMaximum((bid) => {
+    const maximum = $maximum.get();
+    return maximum !== null && !bidsFor(maximum, bid) && bid.amountCents < maximum.maximumCents;
+  });
   connection.$auction.listen((auction) => {
     // Answers never cross to a new connection: a maximum in flight on the lost one is answered now.
     if (auction.status === "reconnecting") {

@@ -331,6 +331,24 @@ describe("rounds over a real socket", () => {
     expect(connection.$won.get()).toBeNull();
   });
 
+  it("does not call a bid its maximum answers at once an outbid, even when the answer comes in the next frame", async () => {
+    const { connection, toasts, send } = await openRoundWithOwnBid();
+    connection.answerWithMaximum((placed) => placed.bidderName !== "Lin" && placed.amountCents < 350_000);
+    send(broadcast(bid(6, "Grace", 300_000), 3));
+    await until(() => connection.$auction.get().highest?.id === 6, "Grace's bid");
+    connection.claimBid(7);
+    send(broadcast(bid(7, "Lin", 300_001), 3));
+    await until(() => connection.$auction.get().highest?.id === 7, "the automatic bid");
+    // Above the maximum: passed for good, and told so.
+    send(broadcast(bid(8, "Grace", 400_000), 3));
+    await until(() => connection.$auction.get().highest?.id === 8, "Grace's second bid");
+    expect(toasts.map((toast) => toast.title)).toEqual([
+      "New Bid!",
+      "New Bid!",
+      "You've been outbid by Grace — $4,000.00",
+    ]);
+  });
+
   it("counts a claimed bid (the page's maximum's automatic bid) as its own: outbid and won follow it", async () => {
     const { connection, toasts, send, received } = await openRoundWithOwnBid();
     const heard: string[] = [];

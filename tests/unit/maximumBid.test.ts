@@ -64,14 +64,20 @@ function fakeConnection(live = true) {
   });
   const sent: ClientMessage[] = [];
   const claimed: number[] = [];
+  const answered = { current: (_bid: WireBid) => false };
   const listeners = new Set<(message: ServerMessage) => void>();
   let open = true;
   return {
     sent,
     claimed,
+    /** Whether the page's maximum answers this bid at once (no outbid toast for it). */
+    answers: (placed: WireBid) => answered.current(placed),
     connection: {
       $auction,
       claimBid: (id: number) => void claimed.push(id),
+      answerWithMaximum(answers: (bid: WireBid) => boolean) {
+        answered.current = answers;
+      },
       send: (message: ClientMessage) => open && sent.push(message) > 0,
       listen(listener: (message: ServerMessage) => void) {
         listeners.add(listener);
@@ -246,6 +252,20 @@ describe("the owner's state", () => {
     // A plain bid of the owner's above the maximum is theirs, not the maximum's.
     page.showHighest(bid(5, "Ada", 6_000));
     expect(page.$maximum.get()?.leading).toBe(false);
+  });
+
+  it("answers another name's bid below it at once, so the page does not call it an outbid", async () => {
+    const page = openMaximum();
+    expect(page.answers(bid(2, "Bo", 3_000)), "no maximum yet").toBe(false);
+    await setAcceptedMaximum(page);
+    expect(page.answers(bid(2, "Bo", 3_000))).toBe(true);
+    // Even once the page counts Bo as leading: the automatic bid is on its way in the next frame.
+    page.showHighest(bid(2, "Bo", 3_000));
+    expect(page.answers(bid(2, "Bo", 3_000))).toBe(true);
+    // A tie goes to the earlier maximum: Bo's bid at the maximum is never stored, so never heard.
+    expect(page.answers(bid(3, "Bo", 5_000))).toBe(false);
+    expect(page.answers(bid(3, "Bo", 5_100))).toBe(false);
+    expect(page.answers(bid(3, "Ada", 3_000)), "the owner's own name").toBe(false);
   });
 
   it("claims its automatic bids as the page's own, so outbid and won toasts follow them", async () => {
