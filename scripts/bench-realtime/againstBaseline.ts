@@ -4,6 +4,9 @@
  * phase (phases/throughput.ts) runs against them in turn, A B A B, at 1, 10 and 100 bidders, for a
  * number of rounds: a busy spell of the machine falls on both. Figures of different runs are not
  * compared, only the ratio within one run.
+ * Maximums in the mix (issue 45): against a service whose protocol knows the "maximum" message, one
+ * bidder in MAXIMUM_SHARE keeps a secret maximum and raises it with each answer; a service that
+ * does not know it (an earlier release) gets plain bids only.
  * `--without-index NAME` adds a third contender: this tree with that index dropped once its
  * migrations ran (PostgreSQL only), to see what one index costs the bid path.
  */
@@ -18,6 +21,14 @@ import { measureThroughput, type ThroughputReport, throughputLine } from "./phas
 import type { Backend, Plan } from "./plan.ts";
 import { postgresPids, postmasterPid } from "./processes.ts";
 import { type Service, startService } from "./service.ts";
+
+const MAXIMUM_SHARE = 10;
+
+/** Whether the checkout's protocol has the client's "maximum" message (src/lib/auction/protocol.ts). */
+async function knowsMaximums(root: string): Promise<boolean> {
+  const protocol = await readFile(join(root, "src", "lib", "auction", "protocol.ts"), "utf8").catch(() => "");
+  return protocol.includes('type: v.literal("maximum")');
+}
 
 /** Not counted: the first bids on a fresh service warm its JIT, its pool and the table's pages. */
 const WARM_UP = { bidders: 10, ms: 2_000 };
@@ -44,6 +55,8 @@ interface ContenderResult {
   label: string;
   commit: string;
   withoutIndex: string | null;
+  /** One bidder in this many kept a maximum (0: plain bids only). */
+  maximumShare: number;
   /** Every round's report, by number of bidders. */
   throughput: Record<number, Measured[]>;
 }
@@ -169,12 +182,16 @@ export async function runAgainstBaseline(
         `${thousands(insertCeiling.rowsPerSecond)} rows/s`,
     );
 
-    const results: ContenderResult[] = contenders.map((contender) => ({
-      label: contender.label,
-      commit: contender.commit,
-      withoutIndex: contender.withoutIndex ?? null,
-      throughput: Object.fromEntries(plan.throughputBidders.map((bidders) => [bidders, []])),
-    }));
+    const results: ContenderResult[] = [];
+    for (const contender of contenders) {
+      results.push({
+        label: contender.label,
+        commit: contender.commit,
+        withoutIndex: contender.withoutIndex ?? null,
+        maximumShare: (await knowsMaximums(contender.root)) ? MAXIMUM_SHARE : 0,
+        throughput: Object.fromEntries(plan.throughputBidders.map((bidders) => [bidders, []])),
+      });
+    }
     for (let round = 0; round < rounds; round += 1) {
       for (const bidders of plan.throughputBidders) {
         // Each round starts with the next contender, so none always runs right after the same one.
@@ -184,7 +201,16 @@ export async function runAgainstBaseline(
           const result = results[index] as ContenderResult;
           const pids = postmaster ? await postgresPids(postmaster) : null;
           const report = await measureCosts(
-            () => measureThroughput(fleet, service, pids, databaseUrls[index] ?? null, bidders, plan.throughputMs),
+            () =>
+              measureThroughput(
+                fleet,
+                service,
+                pids,
+                databaseUrls[index] ?? null,
+                bidders,
+                plan.throughputMs,
+                result.maximumShare,
+              ),
             cluster?.url ?? null,
           );
           console.log(`round ${round + 1}/${rounds}: ${throughputLine(`${name} ${result.label}`, report)}`);
@@ -237,7 +263,7 @@ export function baselineTable(report: BaselineReport): string[] {
   ];
   for (const contender of report.contenders) {
     rows.push([
-      `${contender.label} (${contender.commit})`,
+      `${contender.label} (${contender.commit}, ${contender.maximumShare > 0 ? `1 in ${contender.maximumShare} a maximum` : "plain bids"})`,
       bidderCounts.map((bidders) => {
         const entry = cell(contender.label, bidders);
         return entry ? `${thousands(entry.median)} (${thousands(entry.min)}–${thousands(entry.max)})` : "";

@@ -79,6 +79,12 @@ export interface BidCommand {
   nameLength?: number;
   /** Return every accepted bid with its times (for latencies); throughput runs only count. */
   returnAccepts: boolean;
+  /**
+   * closed mode: one bidder in this many (the last of each group: none below that many bidders)
+   * keeps a secret maximum instead (docs/protocol.md#maximum-bids), raised by MAXIMUM_STEPS
+   * increments above the highest with each answer. Only for a service that knows the message.
+   */
+  maximumShare?: number;
 }
 
 /** What a resume names besides the last id: the moderation version and the round the page shows. */
@@ -114,6 +120,8 @@ export interface BidResult {
   tooLow: number;
   otherErrors: Record<string, number>;
   timeouts: number;
+  /** Maximums answered maximumSet (set or raised); their refusals are in otherErrors by code. */
+  maximumsSet: number;
   accepts: AcceptedBid[];
   /** Bid to answer (accepted or refused), at the bidder: from sending the bid to reading its answer. */
   answers: SparseHistogram;
@@ -647,7 +655,10 @@ function compareState(expected: WatchedState): StateComparison {
 // ---------------------------------------------------------------------------------------------
 // Bidders
 
-type Answer = Extract<ServerMessage, { type: "accepted" | "error" }>;
+type Answer = Extract<ServerMessage, { type: "accepted" | "error" | "maximumSet" }>;
+
+/** How far above the highest a bidder's maximum goes with each raise, in increments. */
+const MAXIMUM_STEPS = 10;
 
 interface Bidder {
   socket: RawSocket;
@@ -675,7 +686,7 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
   const bidders: Bidder[] = [];
   const onMessage = (bidder: Bidder) => (text: string) => {
     const answer = serverMessage(text);
-    if (answer.type !== "accepted" && answer.type !== "error") return;
+    if (answer.type !== "accepted" && answer.type !== "error" && answer.type !== "maximumSet") return;
     if (answer.requestId === undefined) return;
     bidder.waiting.get(answer.requestId)?.(answer);
     bidder.waiting.delete(answer.requestId);
@@ -702,6 +713,7 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
     tooLow: 0,
     otherErrors: {},
     timeouts: 0,
+    maximumsSet: 0,
     accepts: [],
     answers: { buckets: [], count: 0, minMs: 0, maxMs: 0 },
     highestIdAtStart,
@@ -715,39 +727,81 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
   const name = (index: number) =>
     command.nameLength ? "💸".repeat(command.nameLength) : `Bench Bidder ${String(index).padStart(3, "0")}`;
 
-  /** Places one bid; resolves with whether it was refused as too low (then counted in tooLow). */
-  async function placeOne(bidder: Bidder, bidderIndex: number): Promise<boolean> {
-    const cents = Math.max(nextCents, winningOver(highestCents));
-    nextCents = nextWinningCents(cents);
-    requestCounter += 1;
-    const requestId = `b${requestCounter}`;
+  /** Sends one message and waits for its answer (null: none in time), recording the time to it. */
+  async function ask(bidder: Bidder, message: ClientMessage & { requestId: string }) {
     const sentAt = nowMs();
     const answer = await new Promise<Answer | null>((resolve) => {
       const timer = setTimeout(() => {
-        bidder.waiting.delete(requestId);
+        bidder.waiting.delete(message.requestId);
         resolve(null);
       }, ANSWER_TIMEOUT_MS);
-      bidder.waiting.set(requestId, (reply) => {
+      bidder.waiting.set(message.requestId, (reply) => {
         clearTimeout(timer);
         resolve(reply);
       });
-      bidder.socket.send(
-        JSON.stringify({
-          type: "bid",
-          requestId,
-          bidderName: name(bidderIndex),
-          amount: cents / 100,
-        } satisfies ClientMessage),
-      );
+      bidder.socket.send(JSON.stringify(message));
     });
     const ackAt = nowMs();
-    if (answer !== null) answerTimes.record(ackAt - sentAt);
-    if (answer === null) {
-      result.timeouts += 1;
+    if (answer === null) result.timeouts += 1;
+    else answerTimes.record(ackAt - sentAt);
+    return { answer, sentAt, ackAt };
+  }
+
+  const maximumShare = command.maximumShare ?? 0;
+  const keepsMaximum = (bidderIndex: number) => maximumShare > 0 && bidderIndex % maximumShare === maximumShare - 1;
+  const ownMaximums = new Map<number, number>();
+
+  /**
+   * Raises this bidder's secret maximum to MAXIMUM_STEPS increments above every bid sent (the next
+   * amount) or its own maximum, so that the pre-check and the database see it above the highest.
+   */
+  async function raiseMaximum(bidder: Bidder, bidderIndex: number): Promise<void> {
+    let cents = Math.max(nextCents, ownMaximums.get(bidderIndex) ?? 0);
+    for (let step = 0; step < MAXIMUM_STEPS; step += 1) cents = winningOver(cents);
+    ownMaximums.set(bidderIndex, cents);
+    requestCounter += 1;
+    const { answer } = await ask(bidder, {
+      type: "maximum",
+      requestId: `m${requestCounter}`,
+      bidderName: name(bidderIndex),
+      maximum: cents / 100,
+      // 22 to 128 characters of [A-Za-z0-9_-]: one secret per bidder of the run.
+      bidderSecret: `bench-maximum-secret-${String(bidderIndex).padStart(3, "0")}`,
+    });
+    if (answer?.type === "maximumSet") {
+      result.maximumsSet += 1;
+      if (answer.bid) {
+        lastAcceptedId = Math.max(lastAcceptedId, answer.bid.id);
+        highestCents = Math.max(highestCents, answer.bid.amountCents);
+      }
+    } else if (answer?.type === "error") {
+      const code = answer.code ?? "unknown";
+      result.otherErrors[code] = (result.otherErrors[code] ?? 0) + 1;
+      highestCents = Math.max(highestCents, answer.highestCents ?? 0);
+    }
+  }
+
+  /** Places one bid; resolves with whether it was refused as too low (then counted in tooLow). */
+  async function placeOne(bidder: Bidder, bidderIndex: number): Promise<boolean> {
+    const cents = Math.max(nextCents, winningOver(highestCents));
+    // Under a leading maximum, a bid is answered by an automatic bid one increment above it: the
+    // next bid leaves room for it, or bids in flight together would be refused as too low.
+    nextCents = nextWinningCents(maximumShare > 0 ? nextWinningCents(cents) : cents);
+    requestCounter += 1;
+    const { answer, sentAt, ackAt } = await ask(bidder, {
+      type: "bid",
+      requestId: `b${requestCounter}`,
+      bidderName: name(bidderIndex),
+      amount: cents / 100,
+    });
+    if (answer === null || answer.type === "maximumSet") {
+      // Timed out (counted by ask), or an answer no bid gets.
     } else if (answer.type === "accepted") {
       result.accepted += 1;
       lastAcceptedId = Math.max(lastAcceptedId, answer.bid.id);
-      highestCents = Math.max(highestCents, answer.bid.amountCents);
+      // Passed at once by a maximum's automatic bid: at most one increment above this one.
+      const passedBy = answer.outbidByMaximum ? nextWinningCents(answer.bid.amountCents) : 0;
+      highestCents = Math.max(highestCents, answer.bid.amountCents, passedBy);
       if (command.returnAccepts) result.accepts.push([answer.bid.id, sentAt, ackAt]);
     } else if (answer.code === "too_low") {
       result.tooLow += 1;
@@ -756,6 +810,8 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
     } else {
       const code = answer.code ?? "unknown";
       result.otherErrors[code] = (result.otherErrors[code] ?? 0) + 1;
+      // outbid_by_maximum: it tied the leading maximum, whose automatic bid is now the highest.
+      highestCents = Math.max(highestCents, answer.highestCents ?? 0);
     }
     return false;
   }
@@ -798,7 +854,8 @@ async function runBidders(command: BidCommand): Promise<BidResult> {
           while (lastAcceptedId - floorId > window && running())
             await waitForFloor(lastAcceptedId - window, plannedEnd);
           if (!running()) break;
-          await placeOne(bidder, bidderIndex);
+          if (keepsMaximum(bidderIndex)) await raiseMaximum(bidder, bidderIndex);
+          else await placeOne(bidder, bidderIndex);
         }
       }),
     );

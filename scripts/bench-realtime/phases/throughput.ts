@@ -34,9 +34,15 @@ export interface ThroughputReport {
    * before the phase, which the earlier phases filled. A placement's cost may grow with it.
    */
   bidsBefore: number;
-  /** Accepted or refused as too low by the database (auction_bids_decided_total), per second. */
+  /**
+   * Bids accepted or refused as too low or as tying a maximum by the database
+   * (auction_bids_decided_total), and maximums it set, raised or refused as outbid
+   * (auction_maximums_total), per second.
+   */
   decidedPerSecond: number;
-  decided: { accepted: number; tooLow: number; nameNotAllowed: number };
+  decided: { accepted: number; tooLow: number; outbidByMaximum: number; maximums: number; nameNotAllowed: number };
+  /** One bidder in this many kept a secret maximum (0: plain bids only). */
+  maximumShare: number;
   acceptedPerSecond: number;
   /** Accepted bids as the bidders counted them (the same as decided.accepted when nothing timed out). */
   accepted: number;
@@ -52,6 +58,7 @@ export interface ThroughputReport {
 }
 
 const DECIDED = 'auction_bids_decided_total{outcome="%"}';
+const MAXIMUM_OUTCOMES = ["set", "raised", "outbid"].map((outcome) => `auction_maximums_total{outcome="${outcome}"}`);
 const REJECTED_TOO_LOW = 'auction_bids_rejected_total{code="too_low"}';
 const BATCH = "auction_bid_batch_size";
 
@@ -97,6 +104,7 @@ export async function measureThroughput(
   databaseUrl: string | null,
   bidders: number,
   durationMs: number,
+  maximumShare = 0,
 ): Promise<ThroughputReport> {
   // One process places every bid, each above the last it sent: amounts never collide with another
   // process's, so a refusal means bids reached the service out of their sending order. Each
@@ -105,7 +113,7 @@ export async function measureThroughput(
   const endWaits = databaseUrl ? await startWaitSampling(databaseUrl) : null;
   const endCpu = await startCpuSampling(service.pid, fleet.pids, postgresPidList);
   const result = await fleet.bidder.run<BidResult>(
-    { type: "bid", url: service.socketUrl, bidders, durationMs, mode: "closed", returnAccepts: false },
+    { type: "bid", url: service.socketUrl, bidders, durationMs, mode: "closed", returnAccepts: false, maximumShare },
     durationMs + 60_000,
   );
   const cpu = await endCpu();
@@ -115,6 +123,8 @@ export async function measureThroughput(
   const decided = {
     accepted: delta(before, after, DECIDED.replace("%", "accepted")),
     tooLow: delta(before, after, DECIDED.replace("%", "too_low")),
+    outbidByMaximum: delta(before, after, DECIDED.replace("%", "outbid_by_maximum")),
+    maximums: MAXIMUM_OUTCOMES.reduce((sum, key) => sum + delta(before, after, key), 0),
     nameNotAllowed: delta(before, after, DECIDED.replace("%", "name_not_allowed")),
   };
   const answers = new LatencyHistogram();
@@ -123,8 +133,11 @@ export async function measureThroughput(
     bidders,
     seconds: Math.round(seconds * 100) / 100,
     bidsBefore: result.highestIdAtStart,
-    decidedPerSecond: Math.round((decided.accepted + decided.tooLow) / seconds),
+    decidedPerSecond: Math.round(
+      (decided.accepted + decided.tooLow + decided.outbidByMaximum + decided.maximums) / seconds,
+    ),
     decided,
+    maximumShare,
     acceptedPerSecond: Math.round(decided.accepted / seconds),
     accepted: result.accepted,
     refused: refusals(result),
@@ -142,7 +155,11 @@ export function throughputLine(name: string, report: ThroughputReport): string {
   return (
     `${name} throughput, ${report.bidders} concurrent bidder${report.bidders === 1 ? "" : "s"}: ` +
     `${thousands(report.decidedPerSecond)} bids decided by the database/s, ${thousands(report.acceptedPerSecond)} accepted/s ` +
-    `(${thousands(decided.tooLow)} too low there, ${thousands(report.tooLowByInstance)} by the instance's pre-check, ` +
+    (report.maximumShare > 0
+      ? `(1 bidder in ${report.maximumShare} keeps a maximum: ${thousands(decided.maximums)} maximums decided, ` +
+        `${thousands(decided.outbidByMaximum)} bids tying one; `
+      : "(") +
+    `${thousands(decided.tooLow)} too low there, ${thousands(report.tooLowByInstance)} by the instance's pre-check, ` +
     `timeouts ${report.refused.timeouts ?? 0}); bid→answer ${latencyText(report.bidToAnswer)}; ` +
     `${thousands(batches.batches)} batches, mean ${batches.meanBids} bids, p99 ≤ ${batches.p99AtMost}, max ≤ ${batches.maxAtMost}; ` +
     `cpu service ${report.cpu.service}, postgres ${report.cpu.postgres ?? "in-process"}, generators ${report.cpu.generators}, ` +
