@@ -1,6 +1,8 @@
 /**
  * Rounds and soft close (docs/design.md#6b, sql/003_rounds.sql) against a model, on both backends:
- * generated sequences of bids, group-commit batches of bids (each answered as if placed alone),
+ * generated sequences of bids and secret maximums (docs/protocol.md#maximum-bids: their automatic
+ * bids count for the soft close, a round's end or a hide of its name's bid ends a maximum),
+ * group-commit batches of both (each answered as if placed alone),
  * clock steps (across the end, into and around the soft-close window), settlements, hidden and restored bids and restarts with other round lengths run on the
  * real place_auction_bid(), settle_auction_round() and moderate_auction() (the store's own SQL,
  * storeQueries in queries.ts) on one connection whose clock the test steps through
@@ -11,20 +13,28 @@
  *
  * Reproducible: the seed is fixed and printed; FC_SEED=<n> runs another one.
  */
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { storeQueries } from "../../../service/storage/queries.ts";
 import type {
   AuctionView,
+  MaximumOutcome,
   ModerationOutcome,
   PlaceBidOutcome,
+  Placement,
   RoundSettings,
   RoundSettlement,
   RoundWinner,
   StoredBid,
 } from "../../../service/storage/types.ts";
 import { seededRuns } from "../../harness/seededRuns.ts";
-import { modelNextWinningCents, modelTooLow } from "../harness/auctionModel.ts";
+import {
+  type ModelEntry,
+  type ModelLeading,
+  modelMaximumRule,
+  modelNextWinningCents,
+} from "../harness/auctionModel.ts";
 import {
   BACKENDS,
   type Backend,
@@ -48,7 +58,12 @@ interface ModelRound {
   endsAt: number | null;
   closedAt: number | null;
   bids: StoredBid[];
+  /** Its leading secret maximum (docs/protocol.md#maximum-bids), or null. */
+  leading: ModelLeading | null;
 }
+
+/** Names compare by their key (NFKC, case folded): the tests' names differ in case at most. */
+const sameKey = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 function iso(ms: number): string;
 function iso(ms: number | null): string | null;
@@ -106,7 +121,18 @@ class RoundsModel {
     return this.current?.endsAt ?? null;
   }
 
+  /** A lone bid by the previous release's call: a tie with a maximum answers too_low there. */
   placeBid(bidderName: string, amountCents: number, now: number, settings: RoundSettings): PlaceBidOutcome {
+    return this.place({ kind: "bid", name: bidderName, cents: amountCents }, now, settings, false) as PlaceBidOutcome;
+  }
+
+  /** A bid or a maximum; `answersMaximums`: the caller reads outbid_by_maximum (today's call). */
+  place(
+    entry: ModelEntry,
+    now: number,
+    settings: RoundSettings,
+    answersMaximums = true,
+  ): PlaceBidOutcome | MaximumOutcome {
     const closedRoundBids = this.advance(now, settings.roundSeconds);
     let round = this.current;
     if (!round || round.closedAt !== null) {
@@ -116,37 +142,63 @@ class RoundsModel {
         endsAt: settings.roundSeconds > 0 ? now + settings.roundSeconds * 1000 : null,
         closedAt: null,
         bids: [],
+        leading: null,
       };
       this.rounds.push(round);
     }
-    const highestCents = this.highestOf(round)?.amountCents ?? null;
-    if (modelTooLow(amountCents, highestCents)) {
-      return {
-        accepted: false,
-        code: "too_low",
-        // 0: no visible bid, as the state row says it.
-        highestCents: highestCents ?? 0,
-        moderation: this.moderation,
-        round: round.number,
-        endsAt: iso(round.endsAt),
-        closedRoundBids,
+    const top = this.highestOf(round);
+    const decision = modelMaximumRule(
+      top && { name: top.bidderName, cents: top.amountCents },
+      round.leading,
+      entry,
+      sameKey,
+    );
+    round.leading = decision.leading;
+    let own: StoredBid | null = null;
+    for (const [index, stored] of decision.stored.entries()) {
+      this.lastId += 1;
+      const bid: StoredBid = {
+        id: this.lastId,
+        bidderName: stored.name,
+        amountCents: stored.cents,
+        createdAt: iso(now),
       };
+      round.bids.push(bid);
+      if (index === 0 && decision.own) own = bid;
+      // An automatic bid is a bid: it moves the end too.
+      if (round.endsAt !== null && round.endsAt - now < settings.softCloseSeconds * 1000) {
+        round.endsAt = now + settings.softCloseSeconds * 1000;
+      }
     }
-    this.lastId += 1;
-    const bid: StoredBid = { id: this.lastId, bidderName, amountCents, createdAt: iso(now) };
-    round.bids.push(bid);
-    if (round.endsAt !== null && round.endsAt - now < settings.softCloseSeconds * 1000) {
-      round.endsAt = now + settings.softCloseSeconds * 1000;
+    const standing = { moderation: this.moderation, round: round.number, endsAt: iso(round.endsAt), closedRoundBids };
+    // 0: no visible bid, as the state row says it.
+    const highestCents = this.highestOf(round)?.amountCents ?? 0;
+    switch (decision.outcome) {
+      case "accepted": {
+        if (!own) throw new Error("an accepted bid is stored");
+        const accepted: PlaceBidOutcome = { accepted: true, bid: own, bidders: this.bidders(), ...standing };
+        if (decision.outbidByMaximum) accepted.outbidByMaximumCents = highestCents;
+        return accepted;
+      }
+      case "maximum_set":
+      case "maximum_raised":
+        return {
+          accepted: true,
+          raised: decision.outcome === "maximum_raised",
+          bid: own,
+          bidders: this.bidders(),
+          ...standing,
+        };
+      case "outbid_by_maximum": {
+        const code = entry.kind === "bid" && !answersMaximums ? "too_low" : "outbid_by_maximum";
+        return { accepted: false, code, highestCents, ...standing };
+      }
+      case "too_low":
+      case "maximum_too_low":
+        return { accepted: false, code: decision.outcome, highestCents, ...standing };
+      default:
+        throw new Error(`no blocked names here: ${decision.outcome}`);
     }
-    return {
-      accepted: true,
-      bid,
-      bidders: this.bidders(),
-      moderation: this.moderation,
-      round: round.number,
-      endsAt: iso(round.endsAt),
-      closedRoundBids,
-    };
   }
 
   settle(now: number, settings: RoundSettings): RoundSettlement {
@@ -168,6 +220,11 @@ class RoundsModel {
     if (changed) {
       if (action === "hide") this.hidden.add(bidId);
       else this.hidden.delete(bidId);
+      // Hiding a bid of the leading maximum's name ends the maximum.
+      const current = this.current;
+      if (action === "hide" && current?.leading && sameKey(current.leading.name, bid.bidderName)) {
+        current.leading = null;
+      }
       this.moderation += 1;
     }
     return { outcome: changed ? "done" : "unchanged", moderation: this.moderation, bidderName: bid.bidderName };
@@ -238,10 +295,14 @@ interface BidSpec {
    * the amount of the `sameAs`-th newest bid (0: the newest).
    */
   amount: { cents: number } | { overNext: number } | { sameAs: number };
+  /** A secret maximum of this amount, from the `maximumOf`-th browser, instead of a bid. */
+  maximumOf?: number;
 }
 
 type Command =
   | ({ kind: "bid" } & BidSpec)
+  /** A secret maximum placed alone (today's call). */
+  | ({ kind: "maximum" } & BidSpec)
   /**
    * Bids that arrived together, placed as one group-commit batch (place_auction_bids,
    * docs/design.md#6c) at one instant: each must be answered as the model answers it placed alone, in order.
@@ -283,13 +344,26 @@ const bidSpec: fc.Arbitrary<BidSpec> = fc.record({
   ),
 });
 
+/** Three browsers; a maximum reaches from just winning to far above. */
+const maximumSpec: fc.Arbitrary<BidSpec> = fc.record({
+  bidderName,
+  amount: fc.oneof(
+    fc.record({ overNext: fc.integer({ min: -1, max: 2 }) }),
+    fc.record({ overNext: fc.integer({ min: 10, max: 600 }) }),
+    fc.record({ sameAs: fc.nat({ max: 4 }) }),
+  ),
+  maximumOf: fc.nat({ max: 2 }),
+});
+const entrySpec = fc.oneof({ weight: 3, arbitrary: bidSpec }, { weight: 1, arbitrary: maximumSpec });
+
 const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 8, arbitrary: bidSpec.map((spec) => ({ kind: "bid" as const, ...spec })) },
+  { weight: 3, arbitrary: maximumSpec.map((spec) => ({ kind: "maximum" as const, ...spec })) },
   {
     weight: 3,
     arbitrary: fc.record({
       kind: fc.constant("batch" as const),
-      bids: fc.array(bidSpec, { minLength: 1, maxLength: 8 }),
+      bids: fc.array(entrySpec, { minLength: 1, maxLength: 8 }),
     }),
   },
   {
@@ -335,10 +409,10 @@ const runSpec: fc.Arbitrary<Run> = fc.record({
 
 // ---- Against the database ---------------------------------------------------------------------
 
-/** An empty auction: no bids, rounds, blocks or audit, ids from 1, the state row as migrated. */
+/** An empty auction: no bids, rounds, maximums, blocks or audit, ids from 1, the state row as migrated. */
 async function emptyAuction(query: DirectQuery): Promise<void> {
   await query(
-    "TRUNCATE auction_moderation_log, auction_bids, auction_blocked_names, auction_rounds, auction_state RESTART IDENTITY",
+    "TRUNCATE auction_moderation_log, auction_bids, auction_blocked_names, auction_rounds, auction_maximums, auction_state RESTART IDENTITY",
   );
   await query("INSERT INTO auction_state DEFAULT VALUES");
 }
@@ -362,6 +436,21 @@ async function storedRounds(query: DirectQuery) {
 /** The id of the `back`-th newest bid (0: the newest), wrapping round to the newest past the first. */
 function newestBut(back: number, model: RoundsModel): number {
   return model.bidCount() - (back % model.bidCount());
+}
+
+const ownerOf = (browser: number) => createHash("sha256").update(`browser-${browser}`).digest("hex");
+
+function entryOf(spec: BidSpec, model: RoundsModel): ModelEntry {
+  const cents = centsOf(spec.amount, model);
+  return spec.maximumOf === undefined
+    ? { kind: "bid", name: spec.bidderName, cents }
+    : { kind: "maximum", name: spec.bidderName, maximumCents: cents, owner: ownerOf(spec.maximumOf) };
+}
+
+function placementOf(entry: ModelEntry): Placement {
+  return entry.kind === "bid"
+    ? { bidderName: entry.name, amountCents: entry.cents }
+    : { bidderName: entry.name, maximumCents: entry.maximumCents, ownerHash: entry.owner };
 }
 
 function centsOf(amount: BidSpec["amount"], model: RoundsModel): number {
@@ -393,17 +482,24 @@ async function runAgainstModel(query: DirectQuery, run: Run): Promise<void> {
         expect(await storeQueries(query, settings).placeBid(step.bidderName, cents), where).toEqual(expected);
         break;
       }
+      case "maximum": {
+        await clockAtNow();
+        const entry = entryOf(step, model);
+        const expected = model.place(entry, now, settings);
+        expect(await storeQueries(query, settings).placeEntries([placementOf(entry)]), where).toEqual([expected]);
+        break;
+      }
       case "batch": {
         await clockAtNow();
         // The amounts as the bidders chose them, one after another; the model places each alone.
-        const bids = [];
+        const entries: Placement[] = [];
         const expected = [];
         for (const spec of step.bids) {
-          const cents = centsOf(spec.amount, model);
-          bids.push({ bidderName: spec.bidderName, amountCents: cents });
-          expected.push(model.placeBid(spec.bidderName, cents, now, settings));
+          const entry = entryOf(spec, model);
+          entries.push(placementOf(entry));
+          expected.push(model.place(entry, now, settings));
         }
-        expect(await storeQueries(query, settings).placeBids(bids), where).toEqual(expected);
+        expect(await storeQueries(query, settings).placeEntries(entries), where).toEqual(expected);
         break;
       }
       case "settle": {

@@ -284,89 +284,104 @@ export interface ModelMaximumAnswer {
   stored: { name: string; cents: number }[];
 }
 
+export interface ModelLeading {
+  name: string;
+  owner: string;
+  maximumCents: number;
+}
+
+/** What the rule decides for one entry: its answer, the bids it stores in order, the leader after. */
+export interface ModelRuleDecision {
+  outcome: ModelMaximumAnswer["outcome"];
+  stored: { name: string; cents: number }[];
+  /** The first stored bid is the entry's own. */
+  own: boolean;
+  outbidByMaximum: boolean;
+  leading: ModelLeading | null;
+}
+
 /**
- * The secret maximum bids' rule (docs/protocol.md#maximum-bids, eBay's): written from the rule's
- * text, not from the SQL. One round; names compare by `keyOf` (the tests' names differ plainly).
- * A plain leader's maximum is its bid; only the round's leading maximum is kept.
+ * The secret maximum bids' rule (docs/protocol.md#maximum-bids, eBay's), written from the rule's
+ * text, not from the SQL: one entry against the round's highest visible bid and its leading
+ * maximum. A plain leader's maximum is its bid; only the round's leading maximum is kept. Names
+ * compare by `sameName` (their keys).
  */
+export function modelMaximumRule(
+  highest: { name: string; cents: number } | null,
+  leading: ModelLeading | null,
+  entry: ModelEntry,
+  sameName: (a: string, b: string) => boolean,
+): ModelRuleDecision {
+  const decide = (
+    outcome: ModelRuleDecision["outcome"],
+    stored: ModelRuleDecision["stored"] = [],
+    after: ModelLeading | null = leading,
+    { own = false, outbid = false } = {},
+  ): ModelRuleDecision => ({ outcome, stored, own, outbidByMaximum: outbid, leading: after });
+  const smallest = modelNextWinningCents(highest?.cents ?? null);
+  const automatic = (cents: number) => ({ name: (leading as ModelLeading).name, cents });
+  if (entry.kind === "bid") {
+    const a = entry.cents;
+    const own = { name: entry.name, cents: a };
+    if (a < smallest) return decide("too_low");
+    if (!leading || sameName(leading.name, entry.name)) {
+      return decide("accepted", [own], leading && a >= leading.maximumCents ? null : leading, { own: true });
+    }
+    if (a > leading.maximumCents) return decide("accepted", [own], null, { own: true });
+    if (a < leading.maximumCents) {
+      const answer = automatic(Math.min(leading.maximumCents, a + BID_INCREMENT_CENTS));
+      return decide("accepted", [own, answer], leading, { own: true, outbid: true });
+    }
+    // A tie: the earlier maximum wins.
+    return decide("outbid_by_maximum", [automatic(leading.maximumCents)]);
+  }
+  const m = entry.maximumCents;
+  const mine = { name: entry.name, owner: entry.owner, maximumCents: m };
+  if (m < smallest) return decide("too_low");
+  if (leading && leading.owner === entry.owner) {
+    if (m <= leading.maximumCents) return decide("maximum_too_low");
+    return decide("maximum_raised", [], { ...leading, maximumCents: m });
+  }
+  if (!leading && highest && sameName(highest.name, entry.name)) return decide("maximum_set", [], mine);
+  const rival = leading ? leading.maximumCents : (highest?.cents ?? null);
+  if (rival === null || m > rival) {
+    const price = rival === null ? smallest : Math.max(smallest, Math.min(m, rival + BID_INCREMENT_CENTS));
+    return decide("maximum_set", [{ name: entry.name, cents: price }], mine, { own: true });
+  }
+  // Not above the leading maximum (a plain leader's bid is below any maximum that passes too_low).
+  if (!leading) throw new Error("a maximum not above a plain leader cannot pass too_low");
+  return decide("outbid_by_maximum", [automatic(Math.min(leading.maximumCents, m + BID_INCREMENT_CENTS))]);
+}
+
+/** One round under the rule (modelMaximumRule), names compared by `keyOf`. */
 export class MaximumRuleModel {
   highest: { name: string; cents: number } | null = null;
-  leading: { name: string; owner: string; maximumCents: number } | null = null;
+  leading: ModelLeading | null = null;
   readonly bids: { name: string; cents: number }[] = [];
   blocked = new Set<string>();
-
   private readonly keyOf: (name: string) => string;
 
   constructor(keyOf: (name: string) => string = (name) => name.toLowerCase()) {
     this.keyOf = keyOf;
   }
 
-  private sameName(a: string, b: string): boolean {
-    return this.keyOf(a) === this.keyOf(b);
-  }
-
-  private store(name: string, cents: number, into: ModelMaximumAnswer["stored"]) {
-    this.highest = { name, cents };
-    this.bids.push({ name, cents });
-    into.push({ name, cents });
-  }
-
   place(entry: ModelEntry): ModelMaximumAnswer {
-    const stored: ModelMaximumAnswer["stored"] = [];
-    const answer = (outcome: ModelMaximumAnswer["outcome"], own = false, outbid = false): ModelMaximumAnswer => ({
-      outcome,
-      ownCents: own ? (stored[0]?.cents ?? null) : null,
-      outbidByMaximum: outbid,
+    const refused = this.blocked.has(this.keyOf(entry.name));
+    const decision: ModelRuleDecision = refused
+      ? { outcome: "name_not_allowed", stored: [], own: false, outbidByMaximum: false, leading: this.leading }
+      : modelMaximumRule(this.highest, this.leading, entry, (a, b) => this.keyOf(a) === this.keyOf(b));
+    for (const bid of decision.stored) {
+      this.highest = bid;
+      this.bids.push(bid);
+    }
+    this.leading = decision.leading;
+    return {
+      outcome: decision.outcome,
+      ownCents: decision.own ? (decision.stored[0]?.cents ?? null) : null,
+      outbidByMaximum: decision.outbidByMaximum,
       highestCents: this.highest?.cents ?? 0,
-      stored,
-    });
-    if (this.blocked.has(this.keyOf(entry.name))) return answer("name_not_allowed");
-    const smallest = modelNextWinningCents(this.highest?.cents ?? null);
-    const leader = this.leading;
-    if (entry.kind === "bid") {
-      const a = entry.cents;
-      if (a < smallest) return answer("too_low");
-      if (!leader || this.sameName(leader.name, entry.name)) {
-        this.store(entry.name, a, stored);
-        if (leader && a >= leader.maximumCents) this.leading = null;
-        return answer("accepted", true);
-      }
-      if (a > leader.maximumCents) {
-        this.store(entry.name, a, stored);
-        this.leading = null;
-        return answer("accepted", true);
-      }
-      if (a < leader.maximumCents) {
-        this.store(entry.name, a, stored);
-        this.store(leader.name, Math.min(leader.maximumCents, a + BID_INCREMENT_CENTS), stored);
-        return answer("accepted", true, true);
-      }
-      // A tie: the earlier maximum wins.
-      this.store(leader.name, leader.maximumCents, stored);
-      return answer("outbid_by_maximum");
-    }
-    const m = entry.maximumCents;
-    if (m < smallest) return answer("too_low");
-    if (leader && leader.owner === entry.owner) {
-      if (m <= leader.maximumCents) return answer("maximum_too_low");
-      leader.maximumCents = m;
-      return answer("maximum_raised");
-    }
-    if (!leader && this.highest && this.sameName(this.highest.name, entry.name)) {
-      this.leading = { name: entry.name, owner: entry.owner, maximumCents: m };
-      return answer("maximum_set");
-    }
-    const rival = leader ? leader.maximumCents : (this.highest?.cents ?? null);
-    if (rival === null || m > rival) {
-      const price = rival === null ? smallest : Math.max(smallest, Math.min(m, rival + BID_INCREMENT_CENTS));
-      this.store(entry.name, price, stored);
-      this.leading = { name: entry.name, owner: entry.owner, maximumCents: m };
-      return answer("maximum_set", true);
-    }
-    // Not above the leading maximum (a plain leader's bid is below any maximum that passes too_low).
-    if (!leader) throw new Error("a maximum not above a plain leader cannot pass too_low");
-    this.store(leader.name, Math.min(leader.maximumCents, m + BID_INCREMENT_CENTS), stored);
-    return answer("outbid_by_maximum");
+      stored: decision.stored,
+    };
   }
 
   /** A copy to try an order on, leaving this one as it is. */
@@ -377,10 +392,5 @@ export class MaximumRuleModel {
     copy.bids.push(...this.bids);
     copy.blocked = new Set(this.blocked);
     return copy;
-  }
-
-  /** The operator hides a bid of this name or blocks it: its leading maximum ends. */
-  endMaximumOf(name: string) {
-    if (this.leading && this.sameName(this.leading.name, name)) this.leading = null;
   }
 }
