@@ -5,12 +5,14 @@
  * console's live script swaps the section in like the lists.
  *
  * The series is read once for every console of this instance and kept REFRESH_MS: a page asks
- * for it, and while an event stream is open a timer reads it again when a bid or a moderation
- * landed or a minute has turned since, and announces it on the streams if it changed. Many open
- * consoles cost one query every REFRESH_MS at most; none cost nothing.
+ * for it, and while an event stream is open a timer reads it again when a bid landed or a minute
+ * has turned since, and announces it on the streams if it changed. Many open consoles cost one
+ * query every REFRESH_MS at most; none cost nothing. After the first, a read asks only for the
+ * minutes from the one before the last kept (a bid's transaction may straddle a minute), the
+ * older minutes kept as they were; a moderation, which may change any minute, makes the next read whole.
  */
 import { formatCount } from "../../src/lib/format.ts";
-import { PULSE_HOURS, PULSE_MINUTES, type PulseSeries } from "../storage/pulse.ts";
+import { PULSE_HOURS, PULSE_MINUTES, type PulseRead, type PulseSeries } from "../storage/pulse.ts";
 import { type Html, html } from "./page.ts";
 
 /** How long a series read serves every console, and how often open streams look for a new one. */
@@ -23,8 +25,11 @@ const CHART_HEIGHT = 100;
 type Subscribe = (listener: () => void) => () => void;
 
 interface PulseOptions {
-  /** Reads the series (store.admin.pulse at the console's time, with sales while payments are on). */
-  read: () => Promise<PulseSeries>;
+  /**
+   * Reads the series (store.admin.pulse at the console's time, with sales while payments are on),
+   * its bids from `fromMinute` on (null: the whole window).
+   */
+  read: (fromMinute: Date | null) => Promise<PulseRead>;
   now: () => number;
   /** What may change it: the store's bids. */
   changes: Subscribe[];
@@ -37,7 +42,7 @@ interface PulseOptions {
 }
 
 export function createPulse({ read, now, changes, invalidations = [], refreshMs = REFRESH_MS }: PulseOptions) {
-  let kept: { series: PulseSeries; readAtMs: number } | null = null;
+  let kept: { series: PulseSeries; readAtMs: number; invalidated: number } | null = null;
   /** The time until which `kept` serves a page: REFRESH_MS after its read, or no more once invalidated. */
   let freshUntilMs = 0;
   /** Counts invalidations: a read that began before the last one is no answer after it. */
@@ -50,7 +55,9 @@ export function createPulse({ read, now, changes, invalidations = [], refreshMs 
   function readAgain(): Promise<PulseSeries> {
     if (reading?.invalidated === invalidated) return reading.promise;
     const readAtMs = now();
-    const started = { invalidated, promise: read() };
+    const base = kept?.invalidated === invalidated ? kept.series : null;
+    const fromMinute = base ? new Date(base.firstMinuteMs + (PULSE_MINUTES - 2) * MINUTE_MS) : null;
+    const started = { invalidated, promise: read(fromMinute).then((read) => merged(base ?? read, read)) };
     reading = started;
     changedSinceRead = false;
     started.promise.then(
@@ -58,7 +65,7 @@ export function createPulse({ read, now, changes, invalidations = [], refreshMs 
         if (reading === started) reading = null;
         // A later read (after an invalidation) has the last word.
         if (kept && kept.readAtMs > readAtMs) return;
-        kept = { series, readAtMs };
+        kept = { series, readAtMs, invalidated: started.invalidated };
         if (started.invalidated === invalidated) freshUntilMs = readAtMs + refreshMs;
       },
       () => {
@@ -121,6 +128,22 @@ export function createPulse({ read, now, changes, invalidations = [], refreshMs 
         }
       };
     },
+  };
+}
+
+/** The window `read` ends, its minutes before `read.fromMinuteMs` taken from `kept` (zero if older). */
+export function merged(kept: PulseSeries, read: PulseRead): PulseSeries {
+  const bidsPerMinute = Array.from({ length: PULSE_MINUTES }, (_, index) => {
+    const minuteMs = read.firstMinuteMs + index * MINUTE_MS;
+    const source = minuteMs >= read.fromMinuteMs ? read : kept;
+    const from = source === read ? read.fromMinuteMs : kept.firstMinuteMs;
+    return source.bidsPerMinute[(minuteMs - from) / MINUTE_MS] ?? 0;
+  });
+  return {
+    firstMinuteMs: read.firstMinuteMs,
+    bidsPerMinute,
+    firstHourMs: read.firstHourMs,
+    salesPerHour: read.salesPerHour,
   };
 }
 

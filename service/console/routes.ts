@@ -153,7 +153,7 @@ export function createAdminConsole({
   const isLive = (session: Session) => store.admin.isSessionLive(session.id, at());
   // One series for every console of this instance, at the console's time (the database's unless a test set one).
   const pulse = createPulse({
-    read: () => store.admin.pulse(at(), payments !== undefined),
+    read: (fromMinute) => store.admin.pulse(at(), payments !== undefined, fromMinute),
     now,
     changes: [(listener) => store.onBid(listener)],
     invalidations: [(listener) => store.onModeration(listener)],

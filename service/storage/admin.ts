@@ -10,7 +10,7 @@
  */
 import type { Logger } from "../logger.ts";
 import type { Query } from "./payments.ts";
-import { type PulseSeries, readPulse } from "./pulse.ts";
+import { type PulseRead, readPulse } from "./pulse.ts";
 
 /** Every instance LISTENs here; the payload is the id of a revoked session, or "*" for all of them. */
 export const ADMIN_SESSIONS_CHANNEL = "admin_sessions";
@@ -104,8 +104,8 @@ export interface AdminStore {
   forgetDeviceSignIn(attemptId: string): Promise<void>;
   /** Revokes every device; returns how many were trusted. */
   revokeEveryDevice(at: Date | null): Promise<number>;
-  /** The shop's pulse for the console (pulse.ts); the sales only if `withSales` (payments on). */
-  pulse(at: Date | null, withSales: boolean): Promise<PulseSeries>;
+  /** The shop's pulse for the console (pulse.ts); the sales only if `withSales` (payments on), the bids from `fromMinute`. */
+  pulse(at: Date | null, withSales: boolean, fromMinute?: Date | null): Promise<PulseRead>;
 }
 
 // One time for the whole statement: statement_timestamp() is when it arrived.
@@ -245,6 +245,6 @@ export function createAdminStore(query: Query, notices: AdminNotices): AdminStor
     async revokeEveryDevice(at) {
       return Number((await query(REVOKE_EVERY_DEVICE_SQL, [iso(at)]))[0]?.revoked ?? 0);
     },
-    pulse: (at, withSales) => readPulse(query, at, withSales),
+    pulse: (at, withSales, fromMinute) => readPulse(query, at, withSales, fromMinute),
   };
 }

@@ -8,6 +8,9 @@
  * by two scans of the primary key (backward to that bid, then forward over the day). A bid placed
  * while the window's first minute turns may fall a few milliseconds out of id order: it is then
  * counted in its neighbour's minute or left out, at the edge 24 hours back only.
+ *
+ * A read may start at a later minute (`fromMinute`): the console keeps the minutes it read and asks
+ * only for the newest, a backward scan of the last seconds' bids instead of the day's.
  */
 import type { Query } from "./payments.ts";
 
@@ -16,7 +19,7 @@ export const PULSE_MINUTES = 24 * 60;
 export const PULSE_HOURS = 24;
 
 export interface PulseSeries {
-  /** The first minute's start, in milliseconds since the epoch (UTC minutes, as every bucket). */
+  /** The window's first minute's start, in milliseconds since the epoch (UTC minutes, as every bucket). */
   firstMinuteMs: number;
   /** Visible bids (neither hidden nor of a blocked name), of every round, per minute: PULSE_MINUTES of them. */
   bidsPerMinute: number[];
@@ -24,6 +27,11 @@ export interface PulseSeries {
   firstHourMs: number;
   /** Confirmed payments per hour by their confirmation: PULSE_HOURS of them; null while payments are off. */
   salesPerHour: number[] | null;
+}
+
+/** A read: the window's bids per minute from `fromMinuteMs` (the first minute, unless asked later) to the last. */
+export interface PulseRead extends PulseSeries {
+  fromMinuteMs: number;
 }
 
 // Buckets start on whole UTC minutes and hours whatever the session's time zone (date_trunc on a
@@ -35,19 +43,25 @@ const THIS_MINUTE = `date_bin('1 minute', ${NOW}, ${ORIGIN})`;
 const FIRST_MINUTE = `(${THIS_MINUTE} - interval '${PULSE_MINUTES - 1} minutes')`;
 const THIS_HOUR = `date_bin('1 hour', ${NOW}, ${ORIGIN})`;
 const FIRST_HOUR = `(${THIS_HOUR} - interval '${PULSE_HOURS - 1} hours')`;
+// greatest() passes over a null $3: the whole window.
+const FROM_MINUTE = `greatest(${FIRST_MINUTE}, date_bin('1 minute', $3::timestamptz, ${ORIGIN}))`;
 
-/** $1 the time it is (null: the database's), $2 whether to read the sales (payments on). */
+/**
+ * $1 the time it is (null: the database's), $2 whether to read the sales (payments on), $3 the
+ * minute to count bids from (null: the window's first).
+ */
 const PULSE_SQL = `SELECT
   (extract(epoch FROM ${FIRST_MINUTE}) * 1000)::bigint AS first_minute_ms,
+  (extract(epoch FROM ${FROM_MINUTE}) * 1000)::bigint AS from_minute_ms,
   (extract(epoch FROM ${FIRST_HOUR}) * 1000)::bigint AS first_hour_ms,
   (SELECT json_agg(coalesce(counted.bids, 0) ORDER BY slot.minute)
-    FROM generate_series(${FIRST_MINUTE}, ${THIS_MINUTE}, interval '1 minute') AS slot (minute)
+    FROM generate_series(${FROM_MINUTE}, ${THIS_MINUTE}, interval '1 minute') AS slot (minute)
     LEFT JOIN (
       SELECT date_bin('1 minute', created_at, ${ORIGIN}) AS minute, count(*)::integer AS bids
       FROM auction_bids
       WHERE id > coalesce(
-          (SELECT id FROM auction_bids WHERE created_at < ${FIRST_MINUTE} ORDER BY id DESC LIMIT 1), 0)
-        AND created_at >= ${FIRST_MINUTE} AND created_at < ${THIS_MINUTE} + interval '1 minute'
+          (SELECT id FROM auction_bids WHERE created_at < ${FROM_MINUTE} ORDER BY id DESC LIMIT 1), 0)
+        AND created_at >= ${FROM_MINUTE} AND created_at < ${THIS_MINUTE} + interval '1 minute'
         AND hidden_at IS NULL AND NOT name_blocked
       GROUP BY 1
     ) AS counted ON counted.minute = slot.minute
@@ -69,13 +83,24 @@ function counts(value: unknown, length: number): number[] {
   return parsed.map(Number);
 }
 
-/** The pulse at `at` (null: the database's clock); the sales only if `withSales`. */
-export async function readPulse(query: Query, at: Date | null, withSales: boolean): Promise<PulseSeries> {
-  const [row] = await query(PULSE_SQL, [at?.toISOString() ?? null, withSales]);
+/**
+ * The pulse at `at` (null: the database's clock); the sales only if `withSales`; the bids from the
+ * minute of `fromMinute` on (null: the whole window).
+ */
+export async function readPulse(
+  query: Query,
+  at: Date | null,
+  withSales: boolean,
+  fromMinute: Date | null = null,
+): Promise<PulseRead> {
+  const [row] = await query(PULSE_SQL, [at?.toISOString() ?? null, withSales, fromMinute?.toISOString() ?? null]);
   if (!row) throw new Error("the pulse read returned no row");
+  const firstMinuteMs = Number(row.first_minute_ms);
+  const fromMinuteMs = Number(row.from_minute_ms);
   return {
-    firstMinuteMs: Number(row.first_minute_ms),
-    bidsPerMinute: counts(row.bids_per_minute, PULSE_MINUTES),
+    firstMinuteMs,
+    fromMinuteMs,
+    bidsPerMinute: counts(row.bids_per_minute, PULSE_MINUTES - (fromMinuteMs - firstMinuteMs) / 60_000),
     firstHourMs: Number(row.first_hour_ms),
     salesPerHour: withSales ? counts(row.sales_per_hour, PULSE_HOURS) : null,
   };

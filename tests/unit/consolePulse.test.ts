@@ -5,7 +5,7 @@
  * SQL's buckets on both backends: tests/service/storage/storagePulse.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createPulse, pulseSection, REFRESH_MS } from "../../service/console/pulse.ts";
+import { createPulse, merged, pulseSection, REFRESH_MS } from "../../service/console/pulse.ts";
 import { PULSE_HOURS, PULSE_MINUTES, type PulseSeries } from "../../service/storage/pulse.ts";
 
 const MINUTE_MS = 60_000;
@@ -24,14 +24,16 @@ function series(lastMinute: number, sales: number[] | null = null): PulseSeries 
 /** A pulse over a read that answers `answer.value`, counting reads, and one source of bids. */
 function pulseOverCountedReads() {
   const answer = { value: series(0), fails: false };
-  const reads = { count: 0 };
+  const reads = { count: 0, from: [] as (string | null)[] };
   const bidListeners = new Set<() => void>();
   const moderationListeners = new Set<() => void>();
   const pulse = createPulse({
-    read: async () => {
+    // Whole windows whatever is asked: the merge takes every minute from them.
+    read: async (fromMinute) => {
       reads.count += 1;
+      reads.from.push(fromMinute?.toISOString() ?? null);
       if (answer.fails) throw new Error("the database is out of reach");
-      return answer.value;
+      return { ...answer.value, fromMinuteMs: answer.value.firstMinuteMs };
     },
     now: () => Date.now(),
     changes: [
@@ -97,6 +99,32 @@ describe("the pulse's reads", () => {
     expect((await after).bidsPerMinute.at(-1)).toBe(7);
     expect((await pulse.current()).bidsPerMinute.at(-1)).toBe(7);
     expect(reads.count).toBe(4);
+    // The first read and those after a moderation are whole; the one in between from the last minute but one.
+    expect(reads.from).toEqual([null, null, "2026-03-01T12:33:00.000Z", null]);
+  });
+
+  it("after a whole read, asks for the newest minutes only and keeps the older ones", () => {
+    const kept = series(2);
+    kept.bidsPerMinute[0] = 9;
+    kept.bidsPerMinute[100] = 4;
+    // Two minutes later: the window has moved by two, and the read covers its last three minutes.
+    const firstMinuteMs = FIRST_MINUTE + 2 * MINUTE_MS;
+    const read = {
+      firstMinuteMs,
+      fromMinuteMs: firstMinuteMs + (PULSE_MINUTES - 3) * MINUTE_MS,
+      bidsPerMinute: [3, 0, 1],
+      firstHourMs: FIRST_HOUR,
+      salesPerHour: null,
+    };
+    const expected = new Array<number>(PULSE_MINUTES).fill(0);
+    expected[98] = 4;
+    expected.splice(PULSE_MINUTES - 3, 3, 3, 0, 1);
+    expect(merged(kept, read)).toEqual({
+      firstMinuteMs,
+      bidsPerMinute: expected,
+      firstHourMs: FIRST_HOUR,
+      salesPerHour: null,
+    });
   });
 
   it("tells open streams of a new series within REFRESH_MS of a bid, and of nothing when nothing changed", async () => {

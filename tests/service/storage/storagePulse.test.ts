@@ -105,6 +105,15 @@ describe.each(BACKENDS)("the shop's pulse on %s", (backend) => {
       const later = await store.admin.pulse(new Date(NOW.getTime() + MINUTE_MS), false);
       expect(later.salesPerHour).toBeNull();
       expect(later.bidsPerMinute).toEqual([...bids.slice(1), 1]);
+      // From a later minute: only the minutes from it to the last, counted alike.
+      const newest = await store.admin.pulse(NOW, false, new Date("2026-03-01T06:00:30.000Z"));
+      expect(newest.firstMinuteMs).toBe(FIRST_MINUTE);
+      expect(new Date(newest.fromMinuteMs).toISOString()).toBe("2026-03-01T06:00:00.000Z");
+      expect(newest.bidsPerMinute).toEqual(bids.slice(minuteOf("2026-03-01T06:00:00.000Z")));
+      // From before the window: the whole window.
+      const whole = await store.admin.pulse(NOW, false, new Date(FIRST_MINUTE - HOUR_MS));
+      expect(whole.fromMinuteMs).toBe(FIRST_MINUTE);
+      expect(whole.bidsPerMinute).toEqual(bids);
       // An hour later the first hour's sales are out, and the 13:00 sale is in the last hour.
       const hourLater = await store.admin.pulse(new Date(NOW.getTime() + HOUR_MS), true);
       expect(hourLater.salesPerHour).toEqual([...sales.slice(1), 1]);
