@@ -53,7 +53,7 @@
  *
  * Usage: npm run bench:realtime [-- --quick] [--backend postgres|pglite] [--only slow|conflation]
  *          [--watchers N] [--bidders N] [--seconds S] [--baseline REV] [--current REV]
- *          [--without-index NAME] [--rounds N]
+ *          [--without-index NAME] [--plain-too] [--rounds N]
  * The phases live one to a module in scripts/bench-realtime/phases/; this file runs them and writes the results.
  *   --only slow: the slow-consumer phase alone (results in realtime-<date>[-quick]-slow.json).
  *   --only conflation: the conflation phase alone (realtime-<date>[-quick]-conflation.json);
@@ -64,7 +64,9 @@
  *   unless --backend), --rounds times (5; --quick 2), with the plain-insert ceiling; results in
  *   realtime-<date>[-quick]-baseline.json. --current REV measures REV's files instead of the
  *   working tree's (others' uncommitted work stays out); --without-index NAME adds this tree with
- *   that index dropped (postgres only).
+ *   that index dropped (postgres only). Against a service that knows secret maximums, one bidder
+ *   in 10 keeps one (plain bids only for one that does not); --plain-too adds this tree with plain
+ *   bids only, the mix an earlier release gets.
  * Prints one line per measurement; writes everything to bench/results/realtime-<date>.json
  * (realtime-<date>-quick.json with --quick, small counts for a smoke test of about a minute).
  * All traffic goes to 127.0.0.1. Every wait is bounded; every child process is killed on exit.
@@ -109,7 +111,8 @@ import type { PostgresCluster } from "./harness/postgresCluster.ts";
 
 const USAGE =
   "usage: npm run bench:realtime -- [--quick] [--backend postgres|pglite] [--only slow|conflation] " +
-  "[--watchers N] [--bidders N] [--seconds S] [--baseline REV] [--without-index NAME] [--rounds N]";
+  "[--watchers N] [--bidders N] [--seconds S] [--baseline REV] [--current REV] [--without-index NAME] " +
+  "[--plain-too] [--rounds N]";
 
 type Only = "slow" | "conflation" | null;
 
@@ -119,6 +122,8 @@ interface Comparison {
   /** The revision measured as "this tree" instead of the working tree (others' uncommitted work stays out). */
   current: string | null;
   withoutIndex: string | null;
+  /** Adds this tree with plain bids only, beside its run with maximums in the mix. */
+  plainToo: boolean;
   rounds: number;
 }
 
@@ -150,6 +155,7 @@ function readOptions(args: string[]): {
       baseline: { type: "string" },
       current: { type: "string" },
       "without-index": { type: "string" },
+      "plain-too": { type: "boolean", default: false },
       rounds: { type: "string" },
     },
     strict: true,
@@ -171,10 +177,11 @@ function readOptions(args: string[]): {
     conflationBidders: positiveOption("bidders", values.bidders, base.conflationBidders),
     conflationMs: positiveOption("seconds", values.seconds, base.conflationMs / 1000) * 1000,
   };
-  const comparing = values.baseline !== undefined || values["without-index"] !== undefined;
-  if (comparing && only) throw new Error("--baseline and --without-index run the throughput phase alone, not --only");
+  const comparing = values.baseline !== undefined || values["without-index"] !== undefined || values["plain-too"];
+  if (comparing && only)
+    throw new Error("--baseline, --without-index and --plain-too run the throughput phase alone, not --only");
   if ((values.rounds !== undefined || values.current !== undefined) && !comparing) {
-    throw new Error("--rounds and --current go with --baseline or --without-index");
+    throw new Error("--rounds and --current go with --baseline, --without-index or --plain-too");
   }
   if (values["without-index"] !== undefined && values.backend === "pglite") {
     throw new Error("--without-index runs on postgres only");
@@ -184,6 +191,7 @@ function readOptions(args: string[]): {
         baseline: values.baseline ?? null,
         current: values.current ?? null,
         withoutIndex: values["without-index"] ?? null,
+        plainToo: values["plain-too"] ?? false,
         rounds: positiveOption("rounds", values.rounds, plan.quick ? 2 : 5),
       }
     : null;
@@ -380,6 +388,7 @@ async function main(): Promise<void> {
         : { label: "this tree", commit: `${code.commit}${code.modified.length > 0 ? "+changes" : ""}`, root: ROOT };
       if (comparison.current) checkouts.push(current.root);
       const contenders: Contender[] = [current];
+      if (comparison.plainToo) contenders.push({ ...current, label: `${current.label}, plain`, plainBids: true });
       if (comparison.withoutIndex) {
         contenders.push({
           ...current,

@@ -657,8 +657,11 @@ function compareState(expected: WatchedState): StateComparison {
 
 type Answer = Extract<ServerMessage, { type: "accepted" | "error" | "maximumSet" }>;
 
-/** How far above the highest a bidder's maximum goes with each raise, in increments. */
-const MAXIMUM_STEPS = 10;
+/**
+ * How far above every bid sent a bidder's maximum goes with each raise, in increments: odd, as plain
+ * bids step two at a time beside maximums, so that they seldom tie one exactly.
+ */
+const MAXIMUM_STEPS = 11;
 
 interface Bidder {
   socket: RawSocket;

@@ -155,7 +155,7 @@ export function throughputLine(name: string, report: ThroughputReport): string {
   return (
     `${name} throughput, ${report.bidders} concurrent bidder${report.bidders === 1 ? "" : "s"}: ` +
     `${thousands(report.decidedPerSecond)} bids decided by the database/s, ${thousands(report.acceptedPerSecond)} accepted/s ` +
-    (report.maximumShare > 0
+    (report.maximumShare > 0 && report.bidders >= report.maximumShare
       ? `(1 bidder in ${report.maximumShare} keeps a maximum: ${thousands(decided.maximums)} maximums decided, ` +
         `${thousands(decided.outbidByMaximum)} bids tying one; `
       : "(") +
