@@ -43,7 +43,7 @@ export interface BidDesk {
 }
 
 /** A maximum's owner as stored: the bidder secret's SHA-256 in hex, so the secret itself is kept nowhere. */
-export function ownerHashOf(bidderSecret: string): string {
+function ownerHashOf(bidderSecret: string): string {
   return createHash("sha256").update(bidderSecret).digest("hex");
 }
 

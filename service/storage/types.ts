@@ -95,7 +95,7 @@ export interface BidToPlace {
  * A secret maximum (docs/decisions/2026-11-28-maximum-bids.md): the name checked by the rules, the
  * maximum in cents, its owner the hex SHA-256 of the browser's bidder secret (never the secret).
  */
-export interface MaximumToPlace {
+interface MaximumToPlace {
   bidderName: string;
   maximumCents: number;
   ownerHash: string;

@@ -270,8 +270,6 @@ export type ResumeMessage = v.InferOutput<typeof ResumeSchema>;
 export type BidMessage = v.InferOutput<typeof BidBroadcastSchema>;
 export type BidsMessage = v.InferOutput<typeof BidsBroadcastSchema>;
 export type ErrorMessage = v.InferOutput<typeof ErrorSchema>;
-export type MaximumSetMessage = v.InferOutput<typeof MaximumSetSchema>;
-export type MyMaximumMessage = v.InferOutput<typeof MyMaximumSchema>;
 
 export type Parsed<T> = { ok: true; message: T } | { ok: false; requestId?: string; reason: string };
 

@@ -22,8 +22,8 @@ import { waitFor } from "./stores.ts";
 
 type Accepted = Extract<ServerMessage, { type: "accepted" }>;
 type MaximumSet = Extract<ServerMessage, { type: "maximumSet" }>;
-export type MaximumAnswer = MaximumSet | ErrorMessage;
-export type MyMaximum = Extract<ServerMessage, { type: "myMaximum" }>;
+type MaximumAnswer = MaximumSet | ErrorMessage;
+type MyMaximum = Extract<ServerMessage, { type: "myMaximum" }>;
 /** What a socket gets first: the snapshot, or the resume it asked for. */
 export type OpeningMessage = SnapshotMessage | ResumeMessage;
 export type BidAnswer = Accepted | ErrorMessage;
