@@ -27,6 +27,7 @@ export const {
   send: sendToAuction,
   listen: listenToAuction,
   claimBid,
+  answerWithMaximum,
   watchPayment,
   resync: resyncAuction,
 } = connection;

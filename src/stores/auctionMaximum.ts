@@ -4,11 +4,11 @@
  * loads before a visitor reaches the auction.
  */
 import { globalTimers } from "../lib/timers.ts";
-import { $auction, $typedBidderName, claimBid, listenToAuction, sendToAuction } from "./auction.ts";
+import { $auction, $typedBidderName, answerWithMaximum, claimBid, listenToAuction, sendToAuction } from "./auction.ts";
 import { createMaximumBid } from "./maximumBid.ts";
 
 export const { $maximum, setMaximum } = createMaximumBid({
-  connection: { $auction, send: sendToAuction, listen: listenToAuction, claimBid },
+  connection: { $auction, send: sendToAuction, listen: listenToAuction, claimBid, answerWithMaximum },
   storage: () => localStorage,
   fillRandom: (bytes) => crypto.getRandomValues(bytes),
   timers: globalTimers,

@@ -13,8 +13,11 @@ import { openPaymentService, type PaymentService, waitForPaymentsAvailable } fro
 import { locationForThisTest, waitFor } from "../harness/stores.ts";
 
 const DECIMALS = 6;
-const DELUXE = TIERS.find((tier) => tier.id === 2);
-if (!DELUXE) throw new Error("no tier 2");
+const DELUXE = (() => {
+  const tier = TIERS.find((candidate) => candidate.id === 2);
+  if (!tier) throw new Error("no tier 2");
+  return tier;
+})();
 const PRICE = BigInt(DELUXE.price) * 10n ** BigInt(DECIMALS);
 const CALLS_PER_SECOND = 3;
 const BUYERS = 50;
