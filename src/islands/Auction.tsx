@@ -16,6 +16,7 @@ import {
   bidTooLow,
   INVALID_BID,
   INVALID_NAME,
+  maximumBelowHighest,
   maximumSet,
   maximumTooLow,
   NAME_REQUIRED,
@@ -135,7 +136,7 @@ function Auction() {
     const cents = parseAmountInput(maximumAmount);
     if (!cents.ok) return showToast(INVALID_BID);
     const toBeat = currentHighestToBeat();
-    if (!checkAboveHighest(cents.value, toBeat).ok) return showToast(bidTooLow(toBeat));
+    if (!checkAboveHighest(cents.value, toBeat).ok) return showToast(maximumBelowHighest(toBeat));
     // Raising one's own maximum only: the service refuses a lower one (maximum_too_low).
     const current = $maximum.get();
     if (current && cents.value <= current.maximumCents) return showToast(maximumTooLow(current.maximumCents));
@@ -146,7 +147,8 @@ function Auction() {
       if (outcome.ok) {
         setMaximumAmount("");
         showToast(maximumSet(outcome.maximumCents));
-      } else showToast(refusedToast(outcome, typedName));
+      } else if (outcome.code === "too_low") showToast(maximumBelowHighest(outcome.highestCents ?? toBeat));
+      else showToast(refusedToast(outcome, typedName));
     } catch (error) {
       console.error("Auction: setting a maximum failed", error);
       showToast(BID_FAILED);

@@ -195,12 +195,13 @@ export function createMaximumBid(options: MaximumBidOptions) {
   }
 
   connection.listen(receive);
-  // Another name's bid below the maximum is stored with the automatic bid that passes it. (Not
+  // No outbid: another name's bid below the maximum (stored with the automatic bid that passes it),
+  // nor the maximum's own automatic bid, which the page hears before it is claimed here. (Not
   // `leading`: the page's stores have taken the bid, and counted it as passing, before this is asked;
   // a maximum already passed is below every later bid anyway.)
   connection.answerWithMaximum((bid) => {
     const maximum = $maximum.get();
-    return maximum !== null && !bidsFor(maximum, bid) && bid.amountCents < maximum.maximumCents;
+    return maximum !== null && (bidsFor(maximum, bid) || bid.amountCents < maximum.maximumCents);
   });
   connection.$auction.listen((auction) => {
     // Answers never cross to a new connection: a maximum in flight on the lost one is answered now.

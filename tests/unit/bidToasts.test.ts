@@ -6,6 +6,7 @@ import {
   bidTooLow,
   INVALID_BID,
   INVALID_NAME,
+  maximumBelowHighest,
   maximumSet,
   maximumTooLow,
   NAME_NOT_ALLOWED,
@@ -70,13 +71,18 @@ describe("bid toasts", () => {
     });
     expect(bidRefusedToast("outbid_by_maximum", context)).toEqual({
       title: "Outbid by an automatic bid",
-      description: "Someone's secret maximum is higher. Bid again to go above it.",
+      description: "Someone's secret maximum answered it at once. Bid again to go above it.",
       variant: "personal",
     });
     expect(bidRefusedToast("outbid_by_maximum", context)).toBe(OUTBID_BY_MAXIMUM);
     expect(bidRefusedToast("maximum_too_low", context)).toEqual({
       title: "Maximum Too Low",
       description: "Your new maximum must be higher than your current one.",
+      variant: "destructive",
+    });
+    expect(maximumBelowHighest(12_345)).toEqual({
+      title: "Maximum Too Low",
+      description: "Your maximum must be higher than $123.45",
       variant: "destructive",
     });
     expect(maximumTooLow(5_000).description).toBe("Your new maximum must be higher than your current one, $50.00.");

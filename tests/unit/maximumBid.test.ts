@@ -265,7 +265,9 @@ describe("the owner's state", () => {
     // A tie goes to the earlier maximum: Bo's bid at the maximum is never stored, so never heard.
     expect(page.answers(bid(3, "Bo", 5_000))).toBe(false);
     expect(page.answers(bid(3, "Bo", 5_100))).toBe(false);
-    expect(page.answers(bid(3, "Ada", 3_000)), "the owner's own name").toBe(false);
+    // The maximum's own automatic bid, up to the maximum itself (a tie answered at it), is no outbid either.
+    expect(page.answers(bid(3, "Ada", 5_000))).toBe(true);
+    expect(page.answers(bid(3, "Ada", 5_001)), "the owner's name above the maximum: a plain bid").toBe(false);
   });
 
   it("claims its automatic bids as the page's own, so outbid and won toasts follow them", async () => {

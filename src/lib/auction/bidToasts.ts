@@ -28,7 +28,7 @@ export const SLOW_DOWN = failure("Slow Down", REFUSAL_TEXTS.rate_limited);
  */
 export const OUTBID_BY_MAXIMUM: BidToast = {
   title: "Outbid by an automatic bid",
-  description: "Someone's secret maximum is higher. Bid again to go above it.",
+  description: "Someone's secret maximum answered it at once. Bid again to go above it.",
   variant: "personal",
 };
 
@@ -47,6 +47,11 @@ export function maximumTooLow(currentCents: number | null): BidToast {
       ? REFUSAL_TEXTS.maximum_too_low
       : `Your new maximum must be higher than your current one, ${formatCents(currentCents)}.`,
   );
+}
+
+/** A maximum at or below the highest bid: it could not even make the next bid. */
+export function maximumBelowHighest(highestCents: number | null): BidToast {
+  return failure("Maximum Too Low", `Your maximum must be higher than ${formatCents(highestCents ?? 0)}`);
 }
 
 export function bidTooLow(highestCents: number | null): BidToast {
