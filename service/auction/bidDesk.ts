@@ -63,7 +63,7 @@ export function createBidDesk(options: BidDeskOptions): BidDesk {
   function refuseAtStore(
     requestId: string,
     outcome: {
-      code: "too_low" | "outbid_by_maximum" | "maximum_too_low" | "name_not_allowed";
+      code: "too_low" | "outbid_by_maximum" | "maximum_too_low" | "name_leads" | "name_not_allowed";
       highestCents: number | null;
     },
   ): ServerMessage {

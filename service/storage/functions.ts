@@ -28,6 +28,7 @@ export const FUNCTIONS_DIGESTS: readonly string[] = [
   "d49ea1d1d8c2d65e69368bf0b042541023fad88529e83394862bec5a6bb54dd0",
   "02ea80d7b78ab2a746b6c8e95e858c405d8fc8ff4c91a057087e4505dd0733cb",
   "91ccbfbaf14522661fa824728dfcb72b66476ddf20ae82a4bfea531f8dd9f67f",
+  "f6927ca8dfec1835a1176a51f186430c6892f2a6571bd8180c02cc22b1d7f8ba",
 ];
 
 interface FunctionFile {

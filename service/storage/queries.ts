@@ -277,9 +277,9 @@ function toMaximumOutcome(row: Row): MaximumOutcome {
       closedRoundBids: nullableNumber(row.closed_round_bids),
     };
   }
-  if (row.outcome === "maximum_too_low") {
+  if (row.outcome === "maximum_too_low" || row.outcome === "name_leads") {
     const refused = toPlaceBidOutcome({ ...row, outcome: "too_low" });
-    return { ...refused, code: "maximum_too_low" } as MaximumOutcome;
+    return { ...refused, code: row.outcome } as MaximumOutcome;
   }
   return toPlaceBidOutcome(row) as MaximumOutcome;
 }

@@ -109,7 +109,7 @@ export type MaximumOutcome = PlacementRound &
     | { accepted: true; raised: boolean; bid: StoredBid | null; bidders: number; moderation: number }
     | {
         accepted: false;
-        code: "too_low" | "maximum_too_low" | "outbid_by_maximum";
+        code: "too_low" | "maximum_too_low" | "outbid_by_maximum" | "name_leads";
         highestCents: number;
         moderation: number;
       }

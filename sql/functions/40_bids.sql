@@ -205,6 +205,10 @@ BEGIN
         v_lead.maximum_cents := v_maximums[i];
         v_outcome := 'maximum_raised';
       END IF;
+    ELSIF v_lead.id IS NOT NULL AND v_lead.bidder_key = v_keys[i] THEN
+      -- The leading maximum's name from another browser: a contest would bid that name against its
+      -- own maximum and show the sender how far it goes. A name bids automatically from one browser.
+      v_outcome := 'name_leads';
     ELSIF v_lead.id IS NULL AND v_high_key = v_keys[i] THEN
       -- The name leads by a plain bid: the maximum stands behind it, the price stays.
       INSERT INTO auction_maximums (round_number, owner_hash, bidder_name, bidder_key, maximum_cents, created_at)

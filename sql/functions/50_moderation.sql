@@ -90,6 +90,18 @@ BEGIN
       ELSE (SELECT b.bidder_key FROM auction_bids b WHERE b.id = p_bid_id) END;
   END IF;
 
+  -- A bid shown again (restored, or its name unblocked) that now leads the round passed the leading
+  -- maximum without its owner's answer: the maximum ends rather than lead from behind. Moderation
+  -- places no bid, so it cannot answer for it.
+  IF p_action IN ('restore', 'unblock') THEN
+    UPDATE auction_maximums m SET ended_at = auction_clock(), ended_reason = 'moderated'
+    FROM auction_state s
+    WHERE m.ended_at IS NULL AND m.round_number = s.round_number AND m.bidder_key IS DISTINCT FROM (
+      SELECT b.bidder_key FROM auction_bids b
+      WHERE b.round_number = s.round_number AND b.hidden_at IS NULL AND NOT b.name_blocked
+      ORDER BY b.amount DESC, b.id LIMIT 1);
+  END IF;
+
   v_moderation := auction_recount_after_moderation();
 
   INSERT INTO auction_moderation_log (session_id, action, bid_id, bidder_name, reason)

@@ -90,6 +90,8 @@ export function bidRefusedToast(
       return maximumTooLow(null);
     case "outbid_by_maximum":
       return OUTBID_BY_MAXIMUM;
+    case "name_leads":
+      return failure("Name Leads", REFUSAL_TEXTS.name_leads);
     case "rate_limited":
       return SLOW_DOWN;
     case "unavailable":

@@ -52,6 +52,8 @@ export const ERROR_CODES = [
   "maximum_too_low",
   /** Passed at once by someone's maximum: nothing of yours was stored (docs/protocol.md#maximum-bids). */
   "outbid_by_maximum",
+  /** A maximum under the leading maximum's name from another browser (another secret). */
+  "name_leads",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -16,6 +16,7 @@ export const REFUSAL_TEXTS = {
   bad_message: "The message could not be read.",
   maximum_too_low: "Your new maximum must be higher than your current one.",
   outbid_by_maximum: "Outbid by an automatic bid.",
+  name_leads: "That name leads already. Bid under your own name.",
 } as const satisfies Record<ErrorCode, string>;
 
 /**

@@ -195,6 +195,7 @@ class RoundsModel {
       }
       case "too_low":
       case "maximum_too_low":
+      case "name_leads":
         return { accepted: false, code: decision.outcome, highestCents, ...standing };
       default:
         throw new Error(`no blocked names here: ${decision.outcome}`);

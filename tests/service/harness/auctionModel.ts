@@ -274,7 +274,8 @@ export interface ModelMaximumAnswer {
     | "outbid_by_maximum"
     | "maximum_set"
     | "maximum_raised"
-    | "maximum_too_low";
+    | "maximum_too_low"
+    | "name_leads";
   /** The entry's own bid, when stored. */
   ownCents: number | null;
   /** An accepted plain bid at once passed by an automatic bid. */
@@ -342,6 +343,8 @@ export function modelMaximumRule(
     if (m <= leading.maximumCents) return decide("maximum_too_low");
     return decide("maximum_raised", [], { ...leading, maximumCents: m });
   }
+  // The leading maximum's name from another browser: no contest with itself.
+  if (leading && sameName(leading.name, entry.name)) return decide("name_leads");
   if (!leading && highest && sameName(highest.name, entry.name)) return decide("maximum_set", [], mine);
   const rival = leading ? leading.maximumCents : (highest?.cents ?? null);
   if (rival === null || m > rival) {

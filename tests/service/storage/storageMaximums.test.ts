@@ -245,6 +245,34 @@ describe.each(BACKENDS)("maximum bids on %s", (backend) => {
     const [after] = await store.placeBids([{ bidderName: "Bob", amountCents: 100 }]);
     expect(after).not.toHaveProperty("outbidByMaximumCents");
   });
+  storeTest(
+    "a maximum under the leading maximum's name from another browser is refused, and shows nothing",
+    async ({ store }) => {
+      await store.placeEntries([bid("Bob", 100), maximum("Alice", 5_000, ALICE_SECRET)]);
+      const before = await visibleBids(store);
+      // Eve types Alice's name (any spelling of its key) with a secret of her own.
+      const [impostor] = await store.placeEntries([maximum("ALICE", 1_000_000, "eve-secret-0123456789abcdef")]);
+      expect(impostor).toMatchObject({ accepted: false, code: "name_leads" });
+      expect(await visibleBids(store)).toEqual(before);
+      expect(await store.ownMaximum(ownerOf(ALICE_SECRET))).toMatchObject({ maximumCents: 5_000, leading: true });
+      // Alice's maximum still answers for her.
+      const [plain] = await store.placeBids([{ bidderName: "Bob", amountCents: 3_000 }]);
+      expect(plain).toMatchObject({ accepted: true, outbidByMaximumCents: 3_000 + INC });
+    },
+  );
+
+  storeTest("a bid shown again that passes the leading maximum ends it", async ({ store }) => {
+    const [cleo] = await store.placeBids([{ bidderName: "Cleo", amountCents: 800 }]);
+    const cleoId = (cleo as PlaceBidOutcome & { accepted: true }).bid.id;
+    await store.moderate({ action: "hide", bidId: cleoId, reason: null, sessionId: "operator" });
+    await store.placeEntries([maximum("Ann", 1_000, ALICE_SECRET)]);
+    expect(await store.ownMaximum(ownerOf(ALICE_SECRET))).toMatchObject({ leading: true });
+    await store.moderate({ action: "restore", bidId: cleoId, reason: null, sessionId: "operator" });
+    // Cleo leads at 800 with nothing answering: Ann's maximum is over, and says so.
+    expect(await store.ownMaximum(ownerOf(ALICE_SECRET))).toMatchObject({ maximumCents: 1_000, leading: false });
+    const [next] = await store.placeBids([{ bidderName: "Bob", amountCents: 900 }]);
+    expect(next).not.toHaveProperty("outbidByMaximumCents");
+  });
 });
 
 describe.each(BACKENDS)("maximum bids and rounds on %s", (backend) => {
