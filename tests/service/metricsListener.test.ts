@@ -50,7 +50,12 @@ describe("the metrics listener, in process", () => {
       "name invalid 0",
       "patron invalid 0",
     ]);
-    expect(series("auction_bids_decided_total")).toEqual(["accepted 0", "too_low 0", "name_not_allowed 0"]);
+    expect(series("auction_bids_decided_total")).toEqual([
+      "accepted 0",
+      "too_low 0",
+      "outbid_by_maximum 0",
+      "name_not_allowed 0",
+    ]);
     const text = String((await onMetricsPort("GET /metrics HTTP/1.1")).body);
     expect(text).toContain("service_ready 1\n");
     expect(text).toContain("database_up 1\n");
