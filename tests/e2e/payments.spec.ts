@@ -371,6 +371,9 @@ test("wallets that throw or never answer harm only themselves: the buttons come 
   await expect(payButtons).toHaveText([`Pay with ${hanging}`, `Pay with ${TEST_WALLET_NAME}`]);
   await expect(payButtons.first()).toHaveAccessibleName(`Pay with ${hanging}`);
 
+  // Paused from here, the bound is measured on the test's clock alone: a running clock would add the
+  // real seconds a busy machine takes between these steps, and pass the bound early.
+  await page.clock.pauseAt(await page.evaluate(() => Date.now() + 1_000));
   await payButtons.first().click();
   const status = dialog.locator("[data-payment-status]");
   await expect(status).toHaveText(`Connecting to ${hanging}…`);
@@ -379,6 +382,7 @@ test("wallets that throw or never answer harm only themselves: the buttons come 
   await expect(payButtons.last()).toHaveAttribute("aria-disabled", "true");
   await page.clock.fastForward(1_000);
   await expect(status).toHaveText(`${hanging} did not answer. Try again, or pay with the QR code or link.`);
+  await page.clock.resume();
   for (const each of await payButtons.all()) await expect(each).not.toHaveAttribute("aria-disabled");
   await expect(payButtons.first()).toBeFocused();
   await expectAxeClean(page);
