@@ -29,6 +29,7 @@ export const FUNCTIONS_DIGESTS: readonly string[] = [
   "02ea80d7b78ab2a746b6c8e95e858c405d8fc8ff4c91a057087e4505dd0733cb",
   "91ccbfbaf14522661fa824728dfcb72b66476ddf20ae82a4bfea531f8dd9f67f",
   "f6927ca8dfec1835a1176a51f186430c6892f2a6571bd8180c02cc22b1d7f8ba",
+  "c34b3e5eaa45ee4b62a206796abd400e0f3da472fc6fa7dcb565fc829613e5d4",
 ];
 
 interface FunctionFile {

@@ -103,13 +103,13 @@ DECLARE
   v_id bigint;
   v_sequence text := pg_get_serial_sequence('auction_bids', 'id');
 BEGIN
-  SELECT array_agg(b.value ->> 'name' ORDER BY b.ordinality), array_agg(b.value ->> 'key' ORDER BY b.ordinality),
-    array_agg((b.value ->> 'cents')::bigint ORDER BY b.ordinality),
-    array_agg((b.value ->> 'maximum')::bigint ORDER BY b.ordinality),
-    array_agg(b.value ->> 'owner' ORDER BY b.ordinality),
-    bool_or(b.value ->> 'owner' IS NOT NULL)
+  -- One typed read of the batch: five `->>` lookups an entry cost 6 µs a bid more (bench:realtime).
+  SELECT array_agg(b.name ORDER BY b.ordinality), array_agg(b.key ORDER BY b.ordinality),
+    array_agg(b.cents ORDER BY b.ordinality), array_agg(b.maximum ORDER BY b.ordinality),
+    array_agg(b.owner ORDER BY b.ordinality), bool_or(b.owner IS NOT NULL)
   INTO v_names, v_keys, v_cents, v_maximums, v_owners, v_has_maximums
-  FROM json_array_elements(p_bids::json) WITH ORDINALITY AS b;
+  FROM ROWS FROM (json_to_recordset(p_bids::json) AS (name text, key text, cents bigint, maximum bigint, owner text))
+    WITH ORDINALITY AS b (name, key, cents, maximum, owner, ordinality);
   IF v_names IS NULL THEN
     RETURN;
   END IF;
@@ -157,6 +157,39 @@ BEGIN
     IF coalesce(v_maximums[i], v_cents[i]) < v_min_cents THEN
       RETURN QUERY SELECT i, 'too_low'::text, NULL::bigint, NULL::text, NULL::bigint, NULL::text, v_bidders,
         v_high_cents, v_moderation, v_round.number, auction_time_text(v_round.ends_at), v_closed_bids, NULL::boolean;
+      CONTINUE;
+    END IF;
+
+    -- A plain bid with no maximum in the round, the usual case: stored and answered as the release
+    -- before maximums did, without the arrays an automatic bid needs.
+    IF v_lead.id IS NULL AND v_owners[i] IS NULL THEN
+      v_high_cents := v_cents[i];
+      v_high_key := v_keys[i];
+      IF NOT v_names[i] = ANY (v_known_names) THEN
+        v_bidders := v_bidders + 1;
+        v_known_names := v_known_names || v_names[i];
+      END IF;
+      v_id := nextval(v_sequence);
+      v_ids := v_ids || v_id;
+      v_insert_names := v_insert_names || v_names[i];
+      v_insert_keys := v_insert_keys || v_keys[i];
+      v_insert_cents := v_insert_cents || v_cents[i];
+      IF v_round.ends_at IS NOT NULL AND v_round.ends_at - v_now < make_interval(secs => p_soft_close_seconds) THEN
+        v_round.ends_at := v_now + make_interval(secs => p_soft_close_seconds);
+        v_round_changed := true;
+      END IF;
+      PERFORM pg_notify('auction_bids', json_build_object(
+        'id', v_id,
+        'bidderName', v_names[i],
+        'amountCents', v_cents[i],
+        'createdAt', v_now_text,
+        'bidders', v_bidders,
+        'moderation', v_moderation,
+        'round', v_round.number,
+        'endsAt', auction_time_text(v_round.ends_at)
+      )::text);
+      RETURN QUERY SELECT i, 'accepted'::text, v_id, v_names[i], v_cents[i], v_now_text, v_bidders, v_cents[i],
+        v_moderation, v_round.number, auction_time_text(v_round.ends_at), v_closed_bids, NULL::boolean;
       CONTINUE;
     END IF;
 
