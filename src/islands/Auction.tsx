@@ -1,5 +1,5 @@
 import { useStore } from "@nanostores/react";
-import { type SubmitEvent, useEffect, useId, useState } from "react";
+import { type ReactNode, type SubmitEvent, useEffect, useId, useState } from "react";
 import {
   BIG_JUMP_FACTOR,
   checkAboveHighest,
@@ -51,6 +51,43 @@ function leaderLine(phase: RoundPhase, highest: WireBid | null): string {
   if (!highest) return "No bids yet";
   if (phase === "ended") return `Sold to ${highest.bidderName} for ${formatCents(highest.amountCents)}`;
   return `Leading: ${highest.bidderName}`;
+}
+
+interface MoneyFieldProps {
+  id: string;
+  name: string;
+  label: string;
+  /** The id of the text that says what the amount means. */
+  describedBy: string;
+  value: string;
+  onChange: (value: string) => void;
+  placeholder?: string;
+  children?: ReactNode;
+}
+
+/** An amount in pretend dollars: a labelled number field, kept as typed (parseAmountInput reads it). */
+function MoneyField({ id, name, label, describedBy, value, onChange, placeholder, children }: MoneyFieldProps) {
+  return (
+    <div className="flex flex-col gap-1.5">
+      <label htmlFor={id} className="text-sm font-semibold">
+        {label}
+      </label>
+      <input
+        id={id}
+        name={name}
+        type="number"
+        inputMode="decimal"
+        step="0.01"
+        min="0"
+        placeholder={placeholder}
+        aria-describedby={describedBy}
+        value={value}
+        onChange={(event) => onChange(event.target.value)}
+        className={FIELD_CLASS}
+      />
+      {children}
+    </div>
+  );
 }
 
 /** The owner's line about their maximum (docs/product-behaviour.md#maximum-bids). */
@@ -207,27 +244,18 @@ function Auction() {
               className={FIELD_CLASS}
             />
           </div>
-          <div className="flex flex-col gap-1.5">
-            <label htmlFor={`${ids}-amount`} className="text-sm font-semibold">
-              Bid Amount (pretend $)
-            </label>
-            <input
-              id={`${ids}-amount`}
-              name="amount"
-              type="number"
-              inputMode="decimal"
-              step="0.01"
-              min="0"
-              placeholder={formatCents(nextWinningCents(highestCents))}
-              aria-describedby={`${ids}-money`}
-              value={amount}
-              onChange={(event) => {
-                setAmount(event.target.value);
-                setConfirming(null);
-              }}
-              className={FIELD_CLASS}
-            />
-          </div>
+          <MoneyField
+            id={`${ids}-amount`}
+            name="amount"
+            label="Bid Amount (pretend $)"
+            placeholder={formatCents(nextWinningCents(highestCents))}
+            describedBy={`${ids}-money`}
+            value={amount}
+            onChange={(value) => {
+              setAmount(value);
+              setConfirming(null);
+            }}
+          />
           {confirming !== null && (
             <p role="alert" className="rounded-lg border border-gold px-3 py-2 text-sm">
               {formatCents(confirming)} is more than {BIG_JUMP_FACTOR} times the smallest winning bid (
@@ -246,27 +274,19 @@ function Auction() {
           </button>
         </form>
         <form noValidate onSubmit={submitMaximum} className="mt-6 flex flex-col gap-4 border-t border-void-600 pt-4">
-          <div className="flex flex-col gap-1.5">
-            <label htmlFor={`${ids}-maximum`} className="text-sm font-semibold">
-              Maximum Bid (pretend $)
-            </label>
-            <input
-              id={`${ids}-maximum`}
-              name="maximum"
-              type="number"
-              inputMode="decimal"
-              step="0.01"
-              min="0"
-              aria-describedby={`${ids}-maximum-rule`}
-              value={maximumAmount}
-              onChange={(event) => setMaximumAmount(event.target.value)}
-              className={FIELD_CLASS}
-            />
+          <MoneyField
+            id={`${ids}-maximum`}
+            name="maximum"
+            label="Maximum Bid (pretend $)"
+            describedBy={`${ids}-maximum-rule`}
+            value={maximumAmount}
+            onChange={setMaximumAmount}
+          >
             <p id={`${ids}-maximum-rule`} className="text-sm text-ink-muted">
               We bid for you, one step at a time, only as high as it takes to lead and never above your maximum. Nobody
               else sees it.
             </p>
-          </div>
+          </MoneyField>
           <p role="status" className="text-sm font-semibold empty:hidden">
             {maximum ? maximumLine(maximum) : ""}
           </p>
