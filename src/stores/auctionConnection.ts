@@ -7,6 +7,7 @@
  */
 import { atom, map } from "nanostores";
 import type { BidFailureCode } from "../lib/auction/bidToasts.ts";
+import { createPendingAnswers } from "../lib/auction/pendingAnswers.ts";
 import type {
   BidMessage,
   ClientMessage,
@@ -128,7 +129,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
   let answeredByMaximum: (bid: WireBid) => boolean = () => false;
   /** The newest round whose end this page has announced: each end is announced once. */
   let announcedRound = 0;
-  const pendingBids = new Map<string, { settle: (outcome: BidOutcome) => void; timer: unknown }>();
+  const pendingBids = createPendingAnswers<BidOutcome>(timers, BID_ACK_TIMEOUT_MS, { ok: false, code: "timeout" });
   let lastRequestNumber = 0;
   /**
    * Payment references this page waits on, each with who hears its status (docs/design.md#8):
@@ -151,7 +152,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       onStatus(status) {
         $auction.setKey("status", status);
         // Answers never cross to a new connection: a bid in flight on the lost one is answered now.
-        if (status === "reconnecting") settleAll({ ok: false, code: "connection_lost" });
+        if (status === "reconnecting") pendingBids.settleAll({ ok: false, code: "connection_lost" });
         // A new connection watches nothing: the service forgets a socket's watches when it closes.
         if (status === "live") for (const reference of watchedPayments.keys()) sendWatch(reference);
         options.observe?.status?.(status);
@@ -164,18 +165,6 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
     });
   /** Null until connect(): the page's URL is known only in the browser. */
   let client: ReturnType<typeof createRealtimeClient> | null = null;
-
-  function settleBid(requestId: string, outcome: BidOutcome) {
-    const pending = pendingBids.get(requestId);
-    if (!pending) return;
-    pendingBids.delete(requestId);
-    timers.clearTimeout(pending.timer);
-    pending.settle(outcome);
-  }
-
-  function settleAll(outcome: BidOutcome) {
-    for (const requestId of [...pendingBids.keys()]) settleBid(requestId, outcome);
-  }
 
   /**
    * Announces the end of the round the page was showing, once, when a message shows it ended: the
@@ -310,11 +299,11 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
         if (!message.outbidByMaximum) ownBidIds.add(message.bid.id);
         // A bid that opened the next round joins its list with that round's first message.
         if (message.round === ($auction.get().round?.number ?? 0)) addBid(message.bid);
-        settleBid(message.requestId, { ok: true, bid: message.bid, outbidByMaximum: message.outbidByMaximum });
+        pendingBids.settle(message.requestId, { ok: true, bid: message.bid, outbidByMaximum: message.outbidByMaximum });
         break;
       case "error":
         if (message.requestId) {
-          settleBid(message.requestId, { ok: false, code: message.code, highestCents: message.highestCents });
+          pendingBids.settle(message.requestId, { ok: false, code: message.code, highestCents: message.highestCents });
         } else {
           options.log.error(`Auction: the service refused a message (${message.code}): ${message.message}`);
         }
@@ -333,7 +322,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
 
   function stop() {
     client?.stop();
-    settleAll({ ok: false, code: "connection_lost" });
+    pendingBids.settleAll({ ok: false, code: "connection_lost" });
   }
 
   /** Adds a bid unless it is already listed; false for a duplicate. Keeps id order, newest first. */
@@ -381,10 +370,7 @@ export function createAuctionConnection(options: AuctionConnectionOptions) {
       const requestId = `bid-${++lastRequestNumber}`;
       if (!send({ type: "bid", requestId, bidderName, amount: amountCents / 100 }))
         return Promise.resolve({ ok: false, code: "no_connection" });
-      return new Promise((resolve) => {
-        const timer = timers.setTimeout(() => settleBid(requestId, { ok: false, code: "timeout" }), BID_ACK_TIMEOUT_MS);
-        pendingBids.set(requestId, { settle: resolve, timer });
-      });
+      return pendingBids.wait(requestId);
     },
     /**
      * Follows a payment request: `onStatus` hears its "payment" messages, from now and after every

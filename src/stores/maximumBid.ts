@@ -7,6 +7,7 @@
  */
 import { atom } from "nanostores";
 import type { BidFailureCode } from "../lib/auction/bidToasts.ts";
+import { createPendingAnswers } from "../lib/auction/pendingAnswers.ts";
 import type { ClientMessage, ServerMessage, WireBid } from "../lib/auction/protocol.ts";
 import type { Timers } from "../lib/timers.ts";
 import type { AuctionState } from "./auctionConnection.ts";
@@ -100,7 +101,7 @@ export function createMaximumBid(options: MaximumBidOptions) {
   let lastRequestNumber = 0;
   /** The highest bid's id the page showed when the service last answered (undefined: none). */
   let highestAtAnswer: number | undefined;
-  const pending = new Map<string, { settle: (outcome: MaximumOutcome) => void; timer: unknown }>();
+  const pending = createPendingAnswers<MaximumOutcome>(timers, BID_ACK_TIMEOUT_MS, { ok: false, code: "timeout" });
 
   function ensureSecret(): string {
     if (secret) return secret;
@@ -109,14 +110,6 @@ export function createMaximumBid(options: MaximumBidOptions) {
     secret = base64url(bytes);
     writeKey(storage, BIDDER_SECRET_KEY, secret);
     return secret;
-  }
-
-  function settle(requestId: string, outcome: MaximumOutcome) {
-    const waiting = pending.get(requestId);
-    if (!waiting) return;
-    pending.delete(requestId);
-    timers.clearTimeout(waiting.timer);
-    waiting.settle(outcome);
   }
 
   /** Asks the service for this secret's maximum in the current round (nothing without a secret). */
@@ -184,11 +177,11 @@ export function createMaximumBid(options: MaximumBidOptions) {
           bidderName,
           leading: message.leading,
         });
-        settle(message.requestId, { ok: true, maximumCents: message.maximumCents });
+        pending.settle(message.requestId, { ok: true, maximumCents: message.maximumCents });
         break;
       case "error":
         if (message.requestId && pending.has(message.requestId)) {
-          settle(message.requestId, { ok: false, code: message.code, highestCents: message.highestCents });
+          pending.settle(message.requestId, { ok: false, code: message.code, highestCents: message.highestCents });
         }
         break;
     }
@@ -206,7 +199,7 @@ export function createMaximumBid(options: MaximumBidOptions) {
   connection.$auction.listen((auction) => {
     // Answers never cross to a new connection: a maximum in flight on the lost one is answered now.
     if (auction.status === "reconnecting") {
-      for (const requestId of [...pending.keys()]) settle(requestId, { ok: false, code: "connection_lost" });
+      pending.settleAll({ ok: false, code: "connection_lost" });
     }
     follow(auction);
   });
@@ -229,10 +222,7 @@ export function createMaximumBid(options: MaximumBidOptions) {
       if (!connection.send(message)) return Promise.resolve({ ok: false, code: "no_connection" });
       bidderName = name;
       writeKey(storage, MAXIMUM_NAME_KEY, name);
-      return new Promise((resolve) => {
-        const timer = timers.setTimeout(() => settle(requestId, { ok: false, code: "timeout" }), BID_ACK_TIMEOUT_MS);
-        pending.set(requestId, { settle: resolve, timer });
-      });
+      return pending.wait(requestId);
     },
   };
 }
