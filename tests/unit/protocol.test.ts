@@ -69,6 +69,52 @@ describe("client messages", () => {
   });
 });
 
+describe("a maximum's messages", () => {
+  // 32 bytes in base64url, as a browser makes it: 43 characters.
+  const secret = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
+  const maximum = { type: "maximum", requestId: "m1", bidderName: "Nobody", maximum: 25, bidderSecret: secret };
+
+  it("reads a maximum and the question about one", () => {
+    expect(parseClientMessage(JSON.stringify(maximum))).toEqual({ ok: true, message: maximum });
+    const ask = { type: "myMaximum", bidderSecret: secret };
+    expect(parseClientMessage(JSON.stringify(ask))).toEqual({ ok: true, message: ask });
+  });
+
+  it("refuses a secret that is not 22 to 128 base64url characters, naming the field", () => {
+    for (const bidderSecret of [
+      "",
+      "short",
+      "a".repeat(21),
+      "a".repeat(129),
+      `${secret.slice(1)}+`,
+      `${secret}=`,
+      7,
+      null,
+    ]) {
+      expect(refusal(JSON.stringify({ ...maximum, bidderSecret }))).toMatchObject({
+        requestId: "m1",
+        reason: expect.stringContaining("bidderSecret"),
+      });
+      expect(refusal(JSON.stringify({ type: "myMaximum", bidderSecret })).ok).toBe(false);
+    }
+    expect(parseClientMessage(JSON.stringify({ ...maximum, bidderSecret: "a".repeat(22) })).ok).toBe(true);
+    expect(parseClientMessage(JSON.stringify({ ...maximum, bidderSecret: "a".repeat(128) })).ok).toBe(true);
+  });
+
+  it("refuses a maximum without an amount, with one that is not a number, or with a field too many", () => {
+    const { maximum: _amount, ...noAmount } = maximum;
+    expect(refusal(JSON.stringify(noAmount))).toMatchObject({
+      requestId: "m1",
+      reason: expect.stringContaining("maximum"),
+    });
+    expect(refusal(JSON.stringify({ ...maximum, maximum: "25" }))).toMatchObject({ requestId: "m1" });
+    // A bid's field on a maximum is a typo, not a bid.
+    expect(refusal(JSON.stringify({ ...maximum, amount: 25 }))).toMatchObject({ requestId: "m1" });
+    const { bidderSecret: _secret, ...noSecret } = maximum;
+    expect(refusal(JSON.stringify(noSecret))).toMatchObject({ requestId: "m1" });
+  });
+});
+
 describe("service messages", () => {
   it("reads what the service sends and refuses anything else", () => {
     const wire = { id: 1, bidderName: "Nobody", amountCents: 1250, createdAt: "2026-01-01T00:00:00.000Z" };
