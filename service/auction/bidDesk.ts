@@ -13,7 +13,13 @@ import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { NameFilter } from "../names/nameFilter.ts";
 import { nameKey } from "../names/nameKey.ts";
-import { type BidStore, type PlacementRound, StoreUnavailableError } from "../storage/types.ts";
+import {
+  type BidStore,
+  type MaximumOutcome,
+  type PlaceBidOutcome,
+  type PlacementRound,
+  StoreUnavailableError,
+} from "../storage/types.ts";
 import { type BidBatcher, createBidBatcher } from "./bidBatcher.ts";
 import type { KnownStanding } from "./knownStanding.ts";
 import type { RoundClock } from "./roundClock.ts";
@@ -47,6 +53,9 @@ function ownerHashOf(bidderSecret: string): string {
   return createHash("sha256").update(bidderSecret).digest("hex");
 }
 
+/** A bid or maximum the database refused: its codes are the store's, listed once (storage/types.ts). */
+type StoreRefusal = Extract<PlaceBidOutcome | MaximumOutcome, { accepted: false }>;
+
 export function createBidDesk(options: BidDeskOptions): BidDesk {
   const { store, rateLimiter, metrics, logger, known, nameFilter, roundClock } = options;
   const batcher = options.batcher ?? createBidBatcher({ store, onBatch: (size) => metrics.bidBatchSize.observe(size) });
@@ -60,13 +69,7 @@ export function createBidDesk(options: BidDeskOptions): BidDesk {
   }
 
   /** A refusal the database decided, with the highest it decided at. */
-  function refuseAtStore(
-    requestId: string,
-    outcome: {
-      code: "too_low" | "outbid_by_maximum" | "maximum_too_low" | "name_leads" | "name_not_allowed";
-      highestCents: number | null;
-    },
-  ): ServerMessage {
+  function refuseAtStore(requestId: string, outcome: StoreRefusal): ServerMessage {
     if (outcome.code === "name_not_allowed" || outcome.highestCents === null) {
       return refuse(requestId, "name_not_allowed", highestCents());
     }
