@@ -33,6 +33,7 @@ describe("compatible-with", () => {
       ["018_admin_sign_in_networks.sql", 17],
       ["019_maximum_bids.sql", 18],
       ["020_stale_key_rows_index.sql", 19],
+      ["021_name_checks_in_a_trigger.sql", 20],
     ]);
   });
 });

@@ -422,18 +422,30 @@ describe.each(BACKENDS)("generated frames against the service on %s", (backend) 
 });
 
 /**
- * The table's name checks as one SQL condition on `bidder_name`: its CHECK expressions and the test
- * of new rows' trigger (a name must show something: sql/functions/45_bidder_names.sql).
+ * The table's name checks as one SQL condition on `bidder_name`: its CHECK expressions (the length,
+ * the trimmed ends) and the tests of new rows' trigger (sql/functions/45_bidder_names.sql: no
+ * control character, joiners between emoji only, something visible).
  */
 async function tableNameChecks(query: DirectQuery): Promise<string> {
   const checks = await query(
     `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
      WHERE conrelid = 'auction_bids'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%bidder_name%'`,
   );
-  expect(checks.length).toBeGreaterThanOrEqual(3);
+  expect(checks.length).toBeGreaterThanOrEqual(2);
+  const triggerTests = [
+    "auction_bidder_name_free_of_controls",
+    "auction_bidder_name_joins_emoji",
+    "auction_bidder_name_visible",
+  ];
+  // The trigger's function calls each test, so these are the tests new rows meet.
+  const [trigger] = await query(
+    `SELECT p.prosrc FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+     WHERE t.tgrelid = 'auction_bids'::regclass AND t.tgname = 'auction_bids_name_characters'`,
+  );
+  for (const test of triggerTests) expect(String(trigger?.prosrc)).toContain(`${test}(NEW.bidder_name)`);
   return [
     ...checks.map((check) => String(check.def).replace(/^CHECK /, "")),
-    "auction_bidder_name_visible(bidder_name)",
+    ...triggerTests.map((test) => `${test}(bidder_name)`),
   ].join(" AND ");
 }
 

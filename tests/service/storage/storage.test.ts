@@ -75,7 +75,7 @@ describe.each(BACKENDS)("auction storage on %s", (backend) => {
         "bell\u0007",
         "tab\tinside",
         "zero\u200Bwidth",
-        // U+200D joins two emoji only (sql/009_emoji_joiner.sql): alone, between letters, first, last, doubled.
+        // U+200D joins two emoji only (sql/functions/45_bidder_names.sql): alone, between letters, first, last, doubled.
         "\u200D",
         "zero\u200Djoiner",
         "\u200D\u{1F680}",
@@ -137,9 +137,9 @@ describe.each(BACKENDS)("auction storage on %s", (backend) => {
       await first.close();
       // A bid of a blank name, as the service stored it before the visible-name trigger.
       await withDirectSql(location, async (query) => {
-        await query("ALTER TABLE auction_bids DISABLE TRIGGER auction_bids_name_visible");
+        await query("ALTER TABLE auction_bids DISABLE TRIGGER auction_bids_name_characters");
         await query("SELECT * FROM place_auction_bid('\u3164', NULL, 100, 0, 0)");
-        await query("ALTER TABLE auction_bids ENABLE TRIGGER auction_bids_name_visible");
+        await query("ALTER TABLE auction_bids ENABLE TRIGGER auction_bids_name_characters");
       });
       const store = await storeForThisTest(location);
       const [blank] = (await store.view(50)).bids;
