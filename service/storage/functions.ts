@@ -30,7 +30,7 @@ export const FUNCTIONS_DIGESTS: readonly string[] = [
   "91ccbfbaf14522661fa824728dfcb72b66476ddf20ae82a4bfea531f8dd9f67f",
   "f6927ca8dfec1835a1176a51f186430c6892f2a6571bd8180c02cc22b1d7f8ba",
   "c34b3e5eaa45ee4b62a206796abd400e0f3da472fc6fa7dcb565fc829613e5d4",
-  "45eb1a7fc62b68eb26aae8f86aa04bfafe2a2953215c4ab625a73a3d433ce5aa",
+  "26b7d37f4bcc34123cda7f018ea09a4dbc0e0f5496c1a6dbc6e4350e8e645876",
 ];
 
 interface FunctionFile {

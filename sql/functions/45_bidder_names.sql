@@ -43,14 +43,15 @@ AS $$ SELECT p_name !~ '(?<![\u00A9\u00AE\u203C\u2049\u2122\u2139\u2194-\u2199\u
 CREATE OR REPLACE FUNCTION auction_bids_check_name() RETURNS trigger
 LANGUAGE plpgsql
 AS $$
+DECLARE
+  v_refused_by text := CASE
+    WHEN NOT auction_bidder_name_free_of_controls(NEW.bidder_name) THEN 'auction_bids_name_no_control'
+    WHEN NOT auction_bidder_name_joins_emoji(NEW.bidder_name) THEN 'auction_bids_name_emoji_joiner'
+  END;
 BEGIN
-  IF NOT auction_bidder_name_free_of_controls(NEW.bidder_name) THEN
-    RAISE EXCEPTION 'new row for relation "auction_bids" violates check constraint "auction_bids_name_no_control"'
-      USING ERRCODE = 'check_violation', CONSTRAINT = 'auction_bids_name_no_control';
-  END IF;
-  IF NOT auction_bidder_name_joins_emoji(NEW.bidder_name) THEN
-    RAISE EXCEPTION 'new row for relation "auction_bids" violates check constraint "auction_bids_name_emoji_joiner"'
-      USING ERRCODE = 'check_violation', CONSTRAINT = 'auction_bids_name_emoji_joiner';
+  IF v_refused_by IS NOT NULL THEN
+    RAISE EXCEPTION 'new row for relation "auction_bids" violates check constraint "%"', v_refused_by
+      USING ERRCODE = 'check_violation', CONSTRAINT = v_refused_by;
   END IF;
   IF NOT auction_bidder_name_visible(NEW.bidder_name) THEN
     RAISE EXCEPTION 'a bidder name must show something'
