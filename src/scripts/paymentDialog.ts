@@ -387,8 +387,10 @@ function settle(status: PaymentStatusBody) {
   const entry = followed.get(status.reference);
   if (!entry) return;
   if (shown?.payment?.reference === status.reference) {
-    if (status.status === "waiting") dialogParts().status.textContent = statusText(status);
-    else showOutcome(status.status, status);
+    // An expired request stays followed (a payment sent in time may still confirm it), so the
+    // service's "waiting", sent before it expired and read after, must not cover the outcome.
+    if (status.status !== "waiting") showOutcome(status.status, status);
+    else if (!shown.outcome) dialogParts().status.textContent = statusText(status);
   }
   if (!isSettled(status.status)) return;
   clearTimeout(entry.timer);
